@@ -1,0 +1,347 @@
+"""A BERT encoder written to be read (SLP3 §11.1, Fig. 11.3).
+
+Module and parameter names are those of Hugging Face's ``modeling_bert.py``
+(``embeddings.word_embeddings.weight``, ``encoder.layer.0.attention.self.query.weight``,
+…), so a Hugging Face BERT checkpoint loads with ``load_state_dict(strict=True)``
+and no table of renamed keys.
+
+One block (post-LN, as in the original BERT):
+
+    h = LayerNorm(x + W^O · MultiHeadAttention(x))       # attention sub-layer
+    y = LayerNorm(h + W_2 · GELU(W_1 · h))               # feed-forward sub-layer
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from .attention import AttentionOutput, attention, causal_mask, combine_masks, merge_heads, padding_mask, split_heads
+
+
+# ----------------------------------------------------------------------------- config
+
+@dataclass(frozen=True)
+class BertConfig:
+    """The numbers that fix a BERT's shape (the fields of a Hugging Face ``config.json``)."""
+
+    vocab_size: int = 30522            # |V|, WordPiece vocabulary
+    hidden_size: int = 768             # d, model dimension
+    num_hidden_layers: int = 12        # L, transformer blocks
+    num_attention_heads: int = 12      # H, heads per block (d_h = d / H)
+    intermediate_size: int = 3072      # d_ff, feed-forward inner size (4d)
+    hidden_act: str = "gelu"
+    hidden_dropout_prob: float = 0.1
+    attention_probs_dropout_prob: float = 0.1
+    max_position_embeddings: int = 512  # the 512-token limit
+    type_vocab_size: int = 2           # segments A and B
+    layer_norm_eps: float = 1e-12
+    pad_token_id: int = 0
+    initializer_range: float = 0.02
+
+    def __post_init__(self):
+        if self.hidden_size % self.num_attention_heads:
+            raise ValueError(
+                f"hidden_size {self.hidden_size} is not divisible by num_attention_heads {self.num_attention_heads}"
+            )
+        if self.hidden_act not in ACTIVATIONS:
+            raise ValueError(f"hidden_act {self.hidden_act!r} is not supported; use one of {sorted(ACTIVATIONS)}")
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden_size // self.num_attention_heads
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "BertConfig":
+        """Build from a Hugging Face config dict; keys this encoder does not use are ignored."""
+        pos = d.get("position_embedding_type", "absolute")
+        if pos != "absolute":
+            raise ValueError(f"position_embedding_type {pos!r} is not supported; course_lib's BERT uses absolute positions")
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names and v is not None})
+
+    @classmethod
+    def from_json(cls, path: str | Path) -> "BertConfig":
+        return cls.from_dict(json.loads(Path(path).read_text()))
+
+    def to_dict(self) -> dict:
+        return {"model_type": "bert", "architectures": ["BertModel"], **asdict(self)}
+
+
+def _gelu_tanh(x):
+    return nn.functional.gelu(x, approximate="tanh")
+
+
+ACTIVATIONS = {"gelu": nn.functional.gelu, "relu": torch.relu, "gelu_new": _gelu_tanh, "gelu_pytorch_tanh": _gelu_tanh}
+
+
+# ----------------------------------------------------------------------------- output
+
+@dataclass
+class EncoderOutput:
+    """What a forward pass returns.
+
+    last_hidden_state: (B, T, d)      the contextual embeddings z_1..z_T of the last layer
+    hidden_states:     L+1 × (B, T, d) the embedding layer, then the output of every block
+    pooler_output:     (B, d) or None  tanh(W · z_[CLS]), the pooler's [CLS] summary
+    weights:           L × (B, H, T, T) softmax attention weights, when requested
+    scores:            L × (B, H, T, T) raw scores QKᵀ/√d_k (before masking), when requested
+    logits:            (B, T, |V|) or None  MLM-head predictions, for models with an MLM head
+    nsp_logits:        (B, 2) or None  next-sentence-prediction head, when the model has one
+    """
+
+    last_hidden_state: torch.Tensor
+    hidden_states: tuple[torch.Tensor, ...]
+    pooler_output: torch.Tensor | None = None
+    weights: tuple[torch.Tensor, ...] | None = None
+    scores: tuple[torch.Tensor, ...] | None = None
+    logits: torch.Tensor | None = None
+    nsp_logits: torch.Tensor | None = None
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.hidden_states) - 1
+
+    def attention(self, layer: int, head: int | None = None, kind: str = "weights") -> torch.Tensor:
+        """Attention of one layer (B, H, T, T), or of one head (B, T, T).
+
+        ``kind`` is ``"weights"`` (softmax) or ``"scores"`` (QKᵀ/√d_k). Layers and
+        heads count from 0; negative indices count from the end, as in Python.
+        """
+        if kind not in ("weights", "scores"):
+            raise ValueError(f"kind must be 'weights' or 'scores', not {kind!r}")
+        maps = getattr(self, kind)
+        if maps is None:
+            raise ValueError("attention was not recorded: call the model with output_attentions=True")
+        layer = check_index("layer", layer, len(maps))
+        out = maps[layer]
+        if head is None:
+            return out
+        return out[:, check_index("head", head, out.size(1))]
+
+
+def check_index(what: str, i: int, n: int) -> int:
+    """Validate a layer/head index against a count n; return it as a non-negative index."""
+    if not isinstance(i, int) or isinstance(i, bool):
+        raise TypeError(f"{what} must be an integer, not {type(i).__name__}")
+    if not -n <= i < n:
+        plural = {"layer": "layers", "head": "heads"}.get(what, what + "s")
+        raise IndexError(f"{what} {i} is out of range: this model has {n} {plural} (0-{n - 1})")
+    return i % n
+
+
+# ----------------------------------------------------------------------------- modules
+
+class BertEmbeddings(nn.Module):
+    """x_i = LayerNorm(E[w_i] + P[i] + S[segment_i]): token + position + segment embeddings."""
+
+    def __init__(self, config: BertConfig):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
+        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
+        self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
+        B, T = input_ids.shape
+        positions = torch.arange(T, device=input_ids.device)  # (T,)
+        x = self.word_embeddings(input_ids) + self.position_embeddings(positions) + self.token_type_embeddings(token_type_ids)
+        return self.dropout(self.LayerNorm(x))  # (B, T, d)
+
+
+class BertSelfAttention(nn.Module):
+    """Multi-head self-attention: project to q, k, v, split into heads, attend (eq. 11.1-11.6)."""
+
+    def __init__(self, config: BertConfig):
+        super().__init__()
+        self.num_heads = config.num_attention_heads
+        self.query = nn.Linear(config.hidden_size, config.hidden_size)
+        self.key = nn.Linear(config.hidden_size, config.hidden_size)
+        self.value = nn.Linear(config.hidden_size, config.hidden_size)
+        self.dropout = nn.Dropout(config.attention_probs_dropout_prob)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool) -> AttentionOutput:
+        q = split_heads(self.query(x), self.num_heads)  # (B, H, T, d_h)
+        k = split_heads(self.key(x), self.num_heads)
+        v = split_heads(self.value(x), self.num_heads)
+        p = self.dropout.p if self.training else 0.0
+        out = attention(q, k, v, mask, need_weights=need_weights, dropout_p=p)
+        out.output = merge_heads(out.output)  # (B, T, d)
+        return out
+
+
+class BertSelfOutput(nn.Module):
+    """W^O, then the residual connection and layer norm of the attention sub-layer."""
+
+    def __init__(self, config: BertConfig):
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(self, attended: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+        return self.LayerNorm(residual + self.dropout(self.dense(attended)))
+
+
+class BertAttention(nn.Module):
+    def __init__(self, config: BertConfig):
+        super().__init__()
+        self.self = BertSelfAttention(config)
+        self.output = BertSelfOutput(config)
+
+    def forward(self, x, mask, need_weights):
+        att = self.self(x, mask, need_weights)
+        return self.output(att.output, x), att
+
+
+class BertIntermediate(nn.Module):
+    """First feed-forward layer and its non-linearity: GELU(W_1 h + b_1), (B, T, d_ff)."""
+
+    def __init__(self, config: BertConfig):
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.intermediate_size)
+        self.act = ACTIVATIONS[config.hidden_act]
+
+    def forward(self, h):
+        return self.act(self.dense(h))
+
+
+class BertOutput(nn.Module):
+    """Second feed-forward layer, then the residual connection and layer norm."""
+
+    def __init__(self, config: BertConfig):
+        super().__init__()
+        self.dense = nn.Linear(config.intermediate_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(self, inner, residual):
+        return self.LayerNorm(residual + self.dropout(self.dense(inner)))
+
+
+class BertLayer(nn.Module):
+    """One transformer block (Fig. 11.3): attention sub-layer, then feed-forward sub-layer."""
+
+    def __init__(self, config: BertConfig):
+        super().__init__()
+        self.attention = BertAttention(config)
+        self.intermediate = BertIntermediate(config)
+        self.output = BertOutput(config)
+
+    def forward(self, x, mask, need_weights):
+        h, att = self.attention(x, mask, need_weights)
+        return self.output(self.intermediate(h), h), att
+
+
+class BertEncoder(nn.Module):
+    def __init__(self, config: BertConfig):
+        super().__init__()
+        self.layer = nn.ModuleList(BertLayer(config) for _ in range(config.num_hidden_layers))
+
+
+class BertPooler(nn.Module):
+    """tanh(W z_[CLS] + b): the summary vector used by NSP and sentence classification."""
+
+    def __init__(self, config: BertConfig):
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+
+    def forward(self, hidden):
+        return torch.tanh(self.dense(hidden[:, 0]))
+
+
+def init_weights(module: nn.Module, std: float = 0.02) -> None:
+    """BERT's initialisation: N(0, 0.02) for weights, zeros for biases, LayerNorm = identity."""
+    for m in module.modules():
+        if isinstance(m, nn.Linear):
+            nn.init.normal_(m.weight, std=std)
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.Embedding):
+            nn.init.normal_(m.weight, std=std)
+            if m.padding_idx is not None:
+                with torch.no_grad():
+                    m.weight[m.padding_idx].zero_()
+        elif isinstance(m, nn.LayerNorm):
+            nn.init.ones_(m.weight)
+            nn.init.zeros_(m.bias)
+
+
+class BertModel(nn.Module):
+    """The BERT encoder: embeddings, L transformer blocks, and (optionally) the pooler.
+
+    >>> model = BertModel(BertConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=128))
+    >>> out = model(torch.tensor([[101, 7592, 102]]))
+    >>> out.last_hidden_state.shape
+    torch.Size([1, 3, 64])
+    """
+
+    has_mlm_head = False
+
+    def __init__(self, config: BertConfig, add_pooling_layer: bool = True):
+        super().__init__()
+        self.config = config
+        self.embeddings = BertEmbeddings(config)
+        self.encoder = BertEncoder(config)
+        self.pooler = BertPooler(config) if add_pooling_layer else None
+        self.name_or_path = "randomly initialised BERT"
+        init_weights(self, config.initializer_range)
+
+    @property
+    def device(self) -> torch.device:
+        return self.embeddings.word_embeddings.weight.device
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        output_attentions: bool = False,
+        causal: bool = False,
+    ) -> EncoderOutput:
+        """Encode a batch.
+
+        input_ids, attention_mask, token_type_ids: (B, T) as a tokenizer returns them.
+        output_attentions: also return every layer's attention ``weights`` and ``scores``
+            (B, H, T, T); this takes the explicit attention path (slower).
+        causal: additionally hide future tokens, turning the encoder's bidirectional
+            attention into a left-to-right one (for comparing the two, Fig. 11.1).
+        """
+        if input_ids.dim() == 1:
+            input_ids = input_ids[None]
+        B, T = input_ids.shape
+        if T > self.config.max_position_embeddings:
+            raise ValueError(
+                f"the input has {T} tokens, but this model has position embeddings for at most "
+                f"{self.config.max_position_embeddings}; shorten the text or tokenize with truncation=True"
+            )
+        if token_type_ids is None:
+            token_type_ids = torch.zeros_like(input_ids)
+        mask = combine_masks(
+            padding_mask(attention_mask.reshape(B, T)) if attention_mask is not None else None,
+            causal_mask(T, device=input_ids.device) if causal else None,
+        )  # (B, 1, 1, T), (T, T) or (B, 1, T, T); True = may attend
+
+        x = self.embeddings(input_ids, token_type_ids.reshape(B, T))  # (B, T, d)
+        hidden, weights, scores = [x], [], []
+        for block in self.encoder.layer:
+            x, att = block(x, mask, need_weights=output_attentions)
+            hidden.append(x)
+            if output_attentions:
+                weights.append(att.weights)
+                scores.append(att.scores)
+        return EncoderOutput(
+            last_hidden_state=x,
+            hidden_states=tuple(hidden),
+            pooler_output=self.pooler(x) if self.pooler is not None else None,
+            weights=tuple(weights) if output_attentions else None,
+            scores=tuple(scores) if output_attentions else None,
+        )
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())

