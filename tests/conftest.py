@@ -1,0 +1,89 @@
+"""Shared fixtures: the embedded model, the transformers reference, tiny checkpoints made on the fly."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach for a network
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import course_lib  # noqa: E402
+from course_lib.pretrained import embedded_model_dir  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).resolve().parent / "data"
+
+# A padded batch with a sentence pair: the inputs every parity test uses.
+PARITY_TEXTS = [
+    ("The bank raised its interest rates.", None),
+    ("Mt. Sanitas is in Sunshine Canyon.", "We hiked there on a sunny Saturday morning with friends."),
+    ("So long and thanks for all the fish!", None),
+]
+
+
+def pytest_collection_modifyitems(config, items):
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU (none on this machine)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def embedded():
+    """(model, tokenizer) of the packaged all-MiniLM-L6-v2, on the CPU."""
+    return course_lib.load_pretrained(device="cpu")
+
+
+@pytest.fixture(scope="session")
+def embedded_dir() -> Path:
+    return embedded_model_dir()
+
+
+def encode_parity_batch(tokenizer, device="cpu"):
+    """Encode PARITY_TEXTS one by one (pairs need the pair path), then pad them into one batch."""
+    encs = [tokenizer(a, b) if b else tokenizer(a) for a, b in PARITY_TEXTS]
+    T = max(e.input_ids.size(1) for e in encs)
+    def pad(t, value):
+        return torch.nn.functional.pad(t, (0, T - t.size(1)), value=value)
+    return {
+        "input_ids": torch.cat([pad(e.input_ids, tokenizer.pad_token_id) for e in encs]).to(device),
+        "attention_mask": torch.cat([pad(e.attention_mask, 0) for e in encs]).to(device),
+        "token_type_ids": torch.cat([pad(e.token_type_ids, 0) for e in encs]).to(device),
+    }
+
+
+@pytest.fixture(scope="session")
+def parity_batch(embedded):
+    return encode_parity_batch(embedded[1])
+
+
+TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+            max_position_embeddings=128)
+
+
+def make_hf_mlm_checkpoint(path: Path, vocab_dir: Path, *, safe: bool = True, nsp: bool = False, seed: int = 0):
+    """Save a tiny randomly initialised transformers BERT with an MLM head (and NSP head) in HF format."""
+    import transformers
+
+    torch.manual_seed(seed)
+    cfg = transformers.BertConfig(vocab_size=30522, **TINY)
+    cls = transformers.BertForPreTraining if nsp else transformers.BertForMaskedLM
+    model = cls(cfg).eval()
+    with torch.no_grad():  # give the MLM bias non-zero values so a lost bias is noticed
+        model.cls.predictions.bias.normal_(0, 0.5)
+    model.save_pretrained(path, safe_serialization=safe)
+    shutil.copy(vocab_dir / "vocab.txt", path / "vocab.txt")
+    return model
+
+
+@pytest.fixture(scope="session")
+def tiny_mlm_dir(tmp_path_factory, embedded_dir):
+    path = tmp_path_factory.mktemp("tiny-mlm")
+    model = make_hf_mlm_checkpoint(path, embedded_dir)
+    return path, model
