@@ -174,6 +174,8 @@ class BertTokenizer:
         ``truncation=True``, cut to ``max_length`` with a warning that says so.
         """
         single = isinstance(text, str)
+        if not single and not isinstance(text, (list, tuple)):
+            raise TypeError(f"the text must be a string or a list of strings, not {type(text).__name__}")
         texts = [text] if single else list(text)
         if not texts:
             raise ValueError("no text given: pass a string or a non-empty list of strings")
