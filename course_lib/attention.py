@@ -85,19 +85,31 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
 # ----------------------------------------------------------------------------- attention
 
 def attention_scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-    """Eq. 11.3-11.4: the N×N matrix of scaled dot products QKᵀ/√d_k."""
-    return q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    """Eq. 11.3-11.4: the N×N matrix of scaled dot products QKᵀ/√d_k.
+
+    (q/√d_k)·kᵀ equals (q·kᵀ)/√d_k; scaling q first divides a (T, d_k) matrix
+    instead of the larger (T, T) one.
+    """
+    return (q / math.sqrt(q.size(-1))) @ k.transpose(-2, -1)
+
+
+def additive_mask(mask: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Boolean mask (True = may attend) -> float mask to *add* to the scores: 0 or a huge negative number.
+
+    The most negative finite number is used instead of -inf, so that a row with
+    no allowed key gets uniform weights instead of NaN; every disallowed
+    position still gets exactly zero weight after the softmax.
+    """
+    return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(~mask, torch.finfo(dtype).min)
 
 
 def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
-    """Row-wise softmax with disallowed positions set to exactly zero weight.
+    """Eq. 11.5: row-wise softmax, disallowed positions getting exactly zero weight.
 
-    Disallowed positions are filled with the most negative finite number rather
-    than -inf, so a row with *no* allowed key (e.g. a fully padded row) gets
-    uniform weights instead of NaN.
+    ``mask`` is boolean (True = may attend) or an :func:`additive_mask`.
     """
     if mask is not None:
-        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+        scores = scores + (additive_mask(mask, scores.dtype) if mask.dtype == torch.bool else mask)
     return scores.softmax(dim=-1)
 
 
@@ -112,19 +124,18 @@ def attention(
     """Scaled dot-product attention, eq. 11.1-11.6: softmax(QKᵀ/√d_k) V.
 
     q: (..., T_q, d_k)   k: (..., T_k, d_k)   v: (..., T_k, d_v)
-    mask: boolean, True = may attend, broadcastable to (..., T_q, T_k)
+    mask: boolean, True = may attend, broadcastable to (..., T_q, T_k); an
+        :func:`additive_mask` made from it once is also accepted (faster when
+        many layers share one mask).
 
     With ``need_weights=True`` (the explicit path) the result also carries the
     raw ``scores`` and the softmax ``weights``; with ``need_weights=False`` the
     fused PyTorch kernel computes the same ``output`` faster.
     """
+    if mask is not None and mask.dtype == torch.bool:
+        mask = additive_mask(mask, q.dtype)
     if not need_weights:
-        attn_mask = None
-        if mask is not None:
-            # additive float mask: like masked_softmax, a row with no allowed key stays finite
-            attn_mask = torch.zeros(mask.shape, dtype=q.dtype, device=q.device)
-            attn_mask = attn_mask.masked_fill(~mask, torch.finfo(q.dtype).min)
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
         return AttentionOutput(out)
     scores = attention_scores(q, k)  # (..., T_q, T_k)
     weights = masked_softmax(scores, mask)

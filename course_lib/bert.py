@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import torch
 from torch import nn
 
-from .attention import AttentionOutput, attention, causal_mask, combine_masks, merge_heads, padding_mask, split_heads
+from .attention import AttentionOutput, additive_mask, attention, attention_scores, causal_mask, combine_masks, merge_heads, padding_mask, split_heads
 
 
 # ----------------------------------------------------------------------------- config
@@ -81,6 +82,27 @@ ACTIVATIONS = {"gelu": nn.functional.gelu, "relu": torch.relu, "gelu_new": _gelu
 
 # ----------------------------------------------------------------------------- output
 
+class LayerScores(Sequence):
+    """Per-layer raw scores QKᵀ/√d_k (B, H, T, T), computed when you index them.
+
+    The encoder keeps each layer's queries and keys (B, H, T, d_h) rather than
+    the (B, H, T, T) score matrices, which for long inputs are many times larger.
+    ``scores[l]`` recomputes layer l's matrix exactly as the forward pass did.
+    """
+
+    def __init__(self, queries_keys: list[tuple[torch.Tensor, torch.Tensor]]):
+        self._qk = queries_keys
+
+    def __len__(self) -> int:
+        return len(self._qk)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(len(self))[i]]
+        q, k = self._qk[i]
+        return attention_scores(q, k)
+
+
 @dataclass
 class EncoderOutput:
     """What a forward pass returns.
@@ -98,7 +120,7 @@ class EncoderOutput:
     hidden_states: tuple[torch.Tensor, ...]
     pooler_output: torch.Tensor | None = None
     weights: tuple[torch.Tensor, ...] | None = None
-    scores: tuple[torch.Tensor, ...] | None = None
+    scores: LayerScores | None = None
     logits: torch.Tensor | None = None
     nsp_logits: torch.Tensor | None = None
 
@@ -165,14 +187,16 @@ class BertSelfAttention(nn.Module):
         self.value = nn.Linear(config.hidden_size, config.hidden_size)
         self.dropout = nn.Dropout(config.attention_probs_dropout_prob)
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool) -> AttentionOutput:
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool):
+        """Returns the attention output (B, T, d) with its weights, and the (q, k) it used."""
         q = split_heads(self.query(x), self.num_heads)  # (B, H, T, d_h)
         k = split_heads(self.key(x), self.num_heads)
         v = split_heads(self.value(x), self.num_heads)
         p = self.dropout.p if self.training else 0.0
         out = attention(q, k, v, mask, need_weights=need_weights, dropout_p=p)
         out.output = merge_heads(out.output)  # (B, T, d)
-        return out
+        out.scores = None  # recomputed on demand from (q, k): see LayerScores
+        return out, (q, k)
 
 
 class BertSelfOutput(nn.Module):
@@ -195,8 +219,8 @@ class BertAttention(nn.Module):
         self.output = BertSelfOutput(config)
 
     def forward(self, x, mask, need_weights):
-        att = self.self(x, mask, need_weights)
-        return self.output(att.output, x), att
+        att, qk = self.self(x, mask, need_weights)
+        return self.output(att.output, x), att, qk
 
 
 class BertIntermediate(nn.Module):
@@ -234,8 +258,8 @@ class BertLayer(nn.Module):
         self.output = BertOutput(config)
 
     def forward(self, x, mask, need_weights):
-        h, att = self.attention(x, mask, need_weights)
-        return self.output(self.intermediate(h), h), att
+        h, att, qk = self.attention(x, mask, need_weights)
+        return self.output(self.intermediate(h), h), att, qk
 
 
 class BertEncoder(nn.Module):
@@ -326,21 +350,23 @@ class BertModel(nn.Module):
             padding_mask(attention_mask.reshape(B, T)) if attention_mask is not None else None,
             causal_mask(T, device=input_ids.device) if causal else None,
         )  # (B, 1, 1, T), (T, T) or (B, 1, T, T); True = may attend
+        if mask is not None:
+            mask = additive_mask(mask, self.embeddings.word_embeddings.weight.dtype)  # once, shared by all layers
 
         x = self.embeddings(input_ids, token_type_ids.reshape(B, T))  # (B, T, d)
-        hidden, weights, scores = [x], [], []
+        hidden, weights, queries_keys = [x], [], []
         for block in self.encoder.layer:
-            x, att = block(x, mask, need_weights=output_attentions)
+            x, att, qk = block(x, mask, need_weights=output_attentions)
             hidden.append(x)
             if output_attentions:
                 weights.append(att.weights)
-                scores.append(att.scores)
+                queries_keys.append(qk)
         return EncoderOutput(
             last_hidden_state=x,
             hidden_states=tuple(hidden),
             pooler_output=self.pooler(x) if self.pooler is not None else None,
             weights=tuple(weights) if output_attentions else None,
-            scores=tuple(scores) if output_attentions else None,
+            scores=LayerScores(queries_keys) if output_attentions else None,
         )
 
     def num_parameters(self) -> int:

@@ -140,3 +140,18 @@ def test_model_fast_path_matches_explicit_path(embedded, parity_batch):
     assert fast.weights is None
     am = parity_batch["attention_mask"].bool()
     torch.testing.assert_close(fast.last_hidden_state[am], slow.last_hidden_state[am], atol=1e-5, rtol=1e-5)
+
+
+def test_model_scores_are_the_pre_softmax_matrices_of_its_weights(embedded, parity_batch):
+    """softmax(scores + padding mask) must give back each layer's weights, and scores are unmasked."""
+    model, _ = embedded
+    with torch.no_grad():
+        out = model(**parity_batch, output_attentions=True)
+    pad = ~parity_batch["attention_mask"].bool()[:, None, None, :]
+    assert len(out.scores) == len(out.weights) == 6
+    for s, w in zip(out.scores, out.weights):
+        assert s.shape == w.shape
+        assert torch.isfinite(s).all(), "raw scores are reported before masking"
+        torch.testing.assert_close(s.masked_fill(pad, float("-inf")).softmax(-1), w, atol=1e-6, rtol=0)
+    assert not torch.allclose(out.scores[0], out.scores[1])
+    assert len(out.scores[2:4]) == 2

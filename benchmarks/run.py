@@ -1,0 +1,110 @@
+"""Encoder forward throughput: course_lib vs transformers, same weights, same batches, same run.
+
+    make bench                  # or: .venv/bin/python benchmarks/run.py [--device cuda] [--quick]
+
+Two comparisons, each printed as tokens/s and as a ratio course_lib / transformers
+(goal: >= 1.0, course_lib is not slower than the reference):
+
+* without attention weights: course_lib's fast path (torch SDPA) vs transformers' default (sdpa)
+* with attention weights:    course_lib's explicit path (weights + scores) vs transformers eager,
+                             output_attentions=True
+
+Timings alternate between the two implementations, batch by batch, so that
+a machine that slows down mid-run slows both alike; the median of the repeats is reported.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import torch
+
+import course_lib
+from course_lib.pretrained import embedded_model_dir
+
+TEXT = ("The bank raised its interest rates, and people who had sat on the bank of the river all summer "
+        "watched the boats go by while the plant across the water closed its doors after forty years. ")
+
+
+def batches(tok, sizes, device):
+    """Fixed batches of real text, cut to the given (batch, length) shapes, with some padding."""
+    ids = tok(TEXT * 40, truncation=True, max_length=512).input_ids[0]  # warns: long text cut on purpose
+    out = []
+    for B, T in sizes:
+        x = ids[:T].repeat(B, 1).clone()
+        x[:, -1] = tok.sep_token_id
+        am = torch.ones_like(x)
+        am[B // 2:, T - T // 4:] = 0  # pad the last quarter of half the rows
+        x[am == 0] = tok.pad_token_id
+        out.append(dict(input_ids=x.to(device), attention_mask=am.to(device), token_type_ids=torch.zeros_like(x).to(device)))
+    return out
+
+
+def timed(fn, device):
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    t = time.perf_counter()
+    fn()
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    return time.perf_counter() - t
+
+
+@torch.inference_mode()
+def compare(ours_fn, ref_fn, data, repeats, device):
+    tokens = sum(b["attention_mask"].sum().item() for b in data)
+    t_ours, t_ref = [], []
+    for b in data[:1]:  # warm-up
+        ours_fn(b), ref_fn(b)
+    for _ in range(repeats):
+        t_ours.append(sum(timed(lambda b=b: ours_fn(b), device) for b in data))
+        t_ref.append(sum(timed(lambda b=b: ref_fn(b), device) for b in data))
+    a, r = tokens / statistics.median(t_ours), tokens / statistics.median(t_ref)
+    return a, r
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--quick", action="store_true", help="fewer, smaller batches (a smoke run)")
+    ap.add_argument("--json", help="also write the results to this file")
+    args = ap.parse_args(argv)
+    import warnings
+
+    import transformers
+
+    warnings.filterwarnings("ignore", message="truncated")
+    device = course_lib.get_device(args.device)
+    model, tok = course_lib.load_pretrained(device=device)
+    ref_sdpa = transformers.BertModel.from_pretrained(embedded_model_dir(), attn_implementation="sdpa").to(device).eval()
+    ref_eager = transformers.BertModel.from_pretrained(embedded_model_dir(), attn_implementation="eager").to(device).eval()
+    sizes = [(4, 64), (8, 128)] if args.quick else [(32, 32), (16, 128), (8, 256), (4, 512)]
+    data = batches(tok, sizes, device)
+    repeats = 2 if args.quick else args.repeats
+    print(f"device: {device}, torch {torch.__version__}, transformers {transformers.__version__}, "
+          f"threads {torch.get_num_threads()}; batches (B, T): {sizes}; median of {repeats} repeats")
+    rows = {}
+    rows["without attention weights"] = compare(lambda b: model(**b), lambda b: ref_sdpa(**b), data, repeats, device)
+    rows["with attention weights"] = compare(lambda b: model(**b, output_attentions=True),
+                                             lambda b: ref_eager(**b, output_attentions=True), data, repeats, device)
+    print(f"{'':28s} {'course_lib tok/s':>17s} {'transformers tok/s':>19s} {'ratio':>7s}")
+    results = {}
+    for name, (a, r) in rows.items():
+        ratio = a / r
+        results[name] = {"course_lib_tokens_per_s": a, "transformers_tokens_per_s": r, "ratio": ratio}
+        print(f"{name:28s} {a:17.0f} {r:19.0f} {ratio:7.2f}  {'goal >= 1.0 met' if ratio >= 1.0 else 'BELOW goal 1.0'}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": str(device), "sizes": sizes, "results": results}, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
