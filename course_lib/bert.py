@@ -109,6 +109,7 @@ class EncoderOutput:
 
     last_hidden_state: (B, T, d)      the contextual embeddings z_1..z_T of the last layer
     hidden_states:     L+1 × (B, T, d) the embedding layer, then the output of every block
+                                        (None when called with output_hidden_states=False)
     pooler_output:     (B, d) or None  tanh(W · z_[CLS]), the pooler's [CLS] summary
     weights:           L × (B, H, T, T) softmax attention weights, when requested
     scores:            L × (B, H, T, T) raw scores QKᵀ/√d_k (before masking), when requested
@@ -117,16 +118,12 @@ class EncoderOutput:
     """
 
     last_hidden_state: torch.Tensor
-    hidden_states: tuple[torch.Tensor, ...]
+    hidden_states: tuple[torch.Tensor, ...] | None
     pooler_output: torch.Tensor | None = None
     weights: tuple[torch.Tensor, ...] | None = None
     scores: LayerScores | None = None
     logits: torch.Tensor | None = None
     nsp_logits: torch.Tensor | None = None
-
-    @property
-    def num_layers(self) -> int:
-        return len(self.hidden_states) - 1
 
     def attention(self, layer: int, head: int | None = None, kind: str = "weights") -> torch.Tensor:
         """Attention of one layer (B, H, T, T), or of one head (B, T, T).
@@ -327,6 +324,7 @@ class BertModel(nn.Module):
         token_type_ids: torch.Tensor | None = None,
         output_attentions: bool = False,
         causal: bool = False,
+        output_hidden_states: bool = True,
     ) -> EncoderOutput:
         """Encode a batch.
 
@@ -335,6 +333,8 @@ class BertModel(nn.Module):
             (B, H, T, T); this takes the explicit attention path (slower).
         causal: additionally hide future tokens, turning the encoder's bidirectional
             attention into a left-to-right one (for comparing the two, Fig. 11.1).
+        output_hidden_states: keep every layer's output in ``hidden_states`` (the
+            default); with False only the last layer's is kept, which saves memory.
         """
         if input_ids.dim() == 1:
             input_ids = input_ids[None]
@@ -357,13 +357,14 @@ class BertModel(nn.Module):
         hidden, weights, queries_keys = [x], [], []
         for block in self.encoder.layer:
             x, att, qk = block(x, mask, need_weights=output_attentions)
-            hidden.append(x)
+            if output_hidden_states:
+                hidden.append(x)
             if output_attentions:
                 weights.append(att.weights)
                 queries_keys.append(qk)
         return EncoderOutput(
             last_hidden_state=x,
-            hidden_states=tuple(hidden),
+            hidden_states=tuple(hidden) if output_hidden_states else None,
             pooler_output=self.pooler(x) if self.pooler is not None else None,
             weights=tuple(weights) if output_attentions else None,
             scores=LayerScores(queries_keys) if output_attentions else None,

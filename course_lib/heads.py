@@ -80,8 +80,10 @@ class BertForPreTraining(nn.Module):
     def device(self) -> torch.device:
         return self.bert.device
 
-    def forward(self, input_ids, attention_mask=None, token_type_ids=None, output_attentions=False, causal=False):
-        out: EncoderOutput = self.bert(input_ids, attention_mask, token_type_ids, output_attentions, causal)
+    def forward(self, input_ids, attention_mask=None, token_type_ids=None, output_attentions=False, causal=False,
+                output_hidden_states=True):
+        out: EncoderOutput = self.bert(input_ids, attention_mask, token_type_ids, output_attentions, causal,
+                                       output_hidden_states)
         out.logits = self.cls.predictions(out.last_hidden_state)
         if self.cls.seq_relationship is not None:
             out.nsp_logits = self.cls.seq_relationship(out.pooler_output)
