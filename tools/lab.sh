@@ -5,11 +5,13 @@ set -euo pipefail
 venv=${1:-.venv}
 port=${PORT:-8888}
 cd "$(dirname "$0")/.."
+root_flag=()
+[ "$(id -u)" = "0" ] && root_flag=(--allow-root)  # containers and CI often run as root
 if [ "${LAB_CHECK:-}" != "1" ]; then
-  exec "$venv/bin/jupyter" lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --ServerApp.port="$port"
+  exec "$venv/bin/jupyter" lab "${root_flag[@]}" --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --ServerApp.port="$port"
 fi
 log=$(mktemp)
-"$venv/bin/jupyter" lab --no-browser --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 \
+"$venv/bin/jupyter" lab "${root_flag[@]}" --no-browser --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 \
   --ServerApp.port="$port" --ServerApp.port_retries=50 >"$log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -f "$log"' EXIT

