@@ -1,0 +1,85 @@
+"""What attention costs as the input grows (SLP3 §11.1: the N×N score matrix and the 512-token limit).
+
+Self-attention compares every token with every other one: QKᵀ has N² entries per
+head, so time and memory grow quadratically with the length N.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+
+import torch
+
+from .attention import attention
+from .device import get_device
+
+
+@dataclass
+class CostPoint:
+    n: int              # sequence length N
+    seconds: float      # median wall time of one attention call (all heads)
+    peak_bytes: int     # peak memory allocated during the call, measured
+    matrix_bytes: int   # size of one (H, N, N) float32 matrix, for reference
+
+
+@contextlib.contextmanager
+def _quiet_native_stderr():
+    """The profiler's C++ side prints start/stop lines straight to file descriptor 2; hide them."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _peak_cpu_bytes(fn) -> int:
+    """Peak of the running sum of allocations and frees recorded by the PyTorch profiler."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with _quiet_native_stderr(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        fn()
+    events = sorted((e for e in prof.events() if e.cpu_parent is None), key=lambda e: e.time_range.start)
+    current = peak = 0
+    for e in events:
+        current += e.cpu_memory_usage
+        peak = max(peak, current)
+    return peak
+
+
+@torch.no_grad()
+def attention_cost(lengths=(32, 64, 128, 256, 512), heads: int = 12, d_head: int = 64, repeats: int = 5,
+                   device=None, seed: int = 0) -> list[CostPoint]:
+    """Time and peak memory of explicit attention (weights included) for each length N."""
+    dev = get_device(device)
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    points = []
+    for n in lengths:
+        q, k, v = (torch.randn(1, heads, n, d_head, generator=g).to(dev) for _ in range(3))
+        call = lambda: attention(q, k, v)  # noqa: E731
+        call()  # warm-up
+        times = []
+        for _ in range(repeats):
+            if dev.type == "cuda":
+                torch.cuda.synchronize()
+            t = time.perf_counter()
+            call()
+            if dev.type == "cuda":
+                torch.cuda.synchronize()
+            times.append(time.perf_counter() - t)
+        if dev.type == "cuda":
+            torch.cuda.reset_peak_memory_stats()
+            base = torch.cuda.memory_allocated()
+            call()
+            peak = torch.cuda.max_memory_allocated() - base
+        else:
+            peak = _peak_cpu_bytes(call)
+        points.append(CostPoint(n, statistics.median(times), int(peak), heads * n * n * 4))
+    return points

@@ -1,0 +1,88 @@
+"""Attention explorer: pick a sentence (or pair), layer, head; see weights or raw scores.
+
+All numbers come from :mod:`course_lib.explorer`; this module only wires controls
+to those functions and shows the PNG they draw. The model runs once per text and
+causal setting; changing layer, head, kind or the selected cell only redraws.
+"""
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+
+from ..explorer import ExplorerInputError, attention_maps, draw_view, figure_png, readout, select_view
+
+DEFAULT_TEXT = "The bank raised its interest rates. [SEP] Savers were pleased."
+
+
+class AttentionExplorer(W.VBox):
+    """``AttentionExplorer(model, tokenizer)``: display it as the last line of a cell."""
+
+    def __init__(self, model, tokenizer, text: str = DEFAULT_TEXT, layer: int = 0, head: int | str = 0):
+        self.model, self.tokenizer = model, tokenizer
+        self.maps = None
+        L, H = model.config.num_hidden_layers, model.config.num_attention_heads
+        self.text = W.Text(value=text, description="text", continuous_update=False,
+                           placeholder="a sentence, or: sentence A [SEP] sentence B",
+                           layout=W.Layout(width="95%"))
+        self.layer = W.Dropdown(options=list(range(L)), value=layer, description="layer", layout=W.Layout(width="160px"))
+        self.head = W.Dropdown(options=["all"] + list(range(H)), value=head, description="head",
+                               layout=W.Layout(width="160px"))
+        self.kind = W.ToggleButtons(options=[("softmax weights", "weights"), ("raw scores QKᵀ/√d", "scores")],
+                                    value="weights", description="show")
+        self.causal = W.Checkbox(value=False, description="causal mask (hide future tokens)", indent=False)
+        self.query = W.Dropdown(description="query", layout=W.Layout(width="220px"))
+        self.key = W.Dropdown(description="key", layout=W.Layout(width="220px"))
+        self.message = W.HTML()
+        self.readout = W.HTML()
+        self.heatmap = W.Image(format="png")
+        for w, cls in [(self.text, "explorer-text"), (self.layer, "explorer-layer"), (self.head, "explorer-head"),
+                       (self.kind, "explorer-kind"), (self.causal, "explorer-causal"), (self.query, "explorer-query"),
+                       (self.key, "explorer-key"), (self.message, "explorer-message"),
+                       (self.readout, "explorer-readout"), (self.heatmap, "explorer-heatmap")]:
+            w.add_class(cls)
+        super().__init__([
+            self.text,
+            W.HBox([self.layer, self.head, self.causal]),
+            self.kind,
+            W.HBox([self.query, self.key]),
+            self.readout,
+            self.message,
+            self.heatmap,
+        ])
+        self.add_class("attention-explorer")
+        self.text.observe(self._recompute, "value")
+        self.causal.observe(self._recompute, "value")
+        for w in (self.layer, self.head, self.kind, self.query, self.key):
+            w.observe(self._redraw, "value")
+        self._recompute()
+
+    # ------------------------------------------------------------------ callbacks
+    def _recompute(self, _change=None):
+        try:
+            self.maps = attention_maps(self.model, self.tokenizer, self.text.value, causal=self.causal.value)
+        except ExplorerInputError as err:
+            self._show_error(str(err))
+            return
+        labels = [(f"{i}: {t}", i) for i, t in enumerate(self.maps.tokens)]
+        with self.hold_trait_notifications():
+            self._updating = True
+            self.query.options, self.key.options = labels, labels
+            self.query.value, self.key.value = min(1, len(labels) - 1), 0
+            self._updating = False
+        self._redraw()
+
+    def _redraw(self, _change=None):
+        if self.maps is None or getattr(self, "_updating", False) or self.query.value is None:
+            return
+        self.message.value = ""
+        q, k = self.query.value, self.key.value
+        view = select_view(self.maps, self.layer.value, self.head.value, self.kind.value)
+        self.heatmap.value = figure_png(draw_view(view, cell=(q, k)))
+        self.readout.value = f"<span style='font-family:monospace'>{html.escape(readout(self.maps, self.layer.value, self.head.value, q, k))}</span>"
+
+    def _show_error(self, text: str):
+        self.maps = None
+        self.readout.value = ""
+        self.heatmap.value = b""
+        self.message.value = f"<b style='color:#b2182b'>⚠ {html.escape(text)}</b>"

@@ -1,0 +1,120 @@
+"""The attention explorer's pure functions, its widget wiring, and the attention-cost measurement."""
+import pytest
+import torch
+
+from course_lib.cost import attention_cost
+from course_lib.explorer import (ExplorerInputError, attention_maps, draw_view, figure_png, parse_input, readout,
+                                 select_view)
+from course_lib.widgets import AttentionExplorer
+
+PAIR = "The bank raised its interest rates. [SEP] Savers were pleased."
+
+
+@pytest.fixture(scope="module")
+def pair_maps(embedded):
+    return attention_maps(*embedded, PAIR)
+
+
+def test_parse_input_single_and_pair():
+    assert parse_input("  One sentence. ") == ("One sentence.", None)
+    assert parse_input("A b. [SEP] C d.") == ("A b.", "C d.")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "Type a sentence (or two sentences separated by [SEP])."),
+    ("   ", "Type a sentence (or two sentences separated by [SEP])."),
+    ("a [SEP] b [SEP] c", "Use [SEP] once, between two sentences: found it 2 times."),
+    ("[SEP] b", "A sentence pair needs text on both sides of [SEP]; there is nothing before it."),
+    ("a [SEP]  ", "A sentence pair needs text on both sides of [SEP]; there is nothing after it."),
+])
+def test_parse_input_explains_bad_input(text, message):
+    with pytest.raises(ExplorerInputError) as err:
+        parse_input(text)
+    assert str(err.value).startswith(message)
+
+
+def test_maps_match_the_model_and_mark_the_pair_boundary(embedded, pair_maps):
+    model, tok = embedded
+    enc = tok("The bank raised its interest rates.", "Savers were pleased.")
+    with torch.no_grad():
+        out = model(**enc, output_attentions=True)
+    assert pair_maps.tokens == enc.tokens[0]
+    assert pair_maps.weights.shape == (6, 12, len(pair_maps.tokens), len(pair_maps.tokens))
+    torch.testing.assert_close(pair_maps.weights[4], out.weights[4][0])
+    torch.testing.assert_close(pair_maps.scores[1], out.scores[1][0])
+    assert pair_maps.tokens[pair_maps.boundary] == "[SEP]" and pair_maps.boundary < len(pair_maps.tokens) - 1
+
+
+def test_causal_maps_hide_the_future(embedded):
+    maps = attention_maps(*embedded, "So long and thanks for all the fish", causal=True)
+    T = len(maps.tokens)
+    above = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)
+    assert (maps.weights[..., above] == 0).all()
+    assert torch.equal(maps.mask, ~above)
+    assert "masked" in readout(maps, 0, 0, 1, 3)
+
+
+def test_over_long_and_unreadable_texts_are_refused(embedded):
+    with pytest.raises(ExplorerInputError, match="longer than the model's limit of 512 tokens"):
+        attention_maps(*embedded, "word " * 600)
+    with pytest.raises(ExplorerInputError, match="the explorer shows at most 64"):
+        attention_maps(*embedded, "word " * 100)
+
+
+def test_select_view_single_head_and_grid(pair_maps):
+    one = select_view(pair_maps, layer=2, head=3, kind="scores")
+    torch.testing.assert_close(one.matrices[0], pair_maps.scores[2, 3])
+    assert one.title == "layer 2, head 3: raw scores QKᵀ/√d_k (bidirectional)"
+    lo, hi = one.value_range
+    assert lo == -hi and hi == pytest.approx(float(pair_maps.scores[2, 3].abs().max()))
+    grid = select_view(pair_maps, layer=-1, head="all")
+    assert grid.matrices.shape[0] == 12 and grid.layer == 5 and grid.value_range == (0.0, 1.0)
+    with pytest.raises(IndexError, match="layer 6 is out of range: this model has 6 layers"):
+        select_view(pair_maps, 6, 0)
+    with pytest.raises(IndexError, match="head 12 is out of range: this model has 12 heads"):
+        select_view(pair_maps, 0, 12)
+
+
+def test_readout_reports_the_cell(pair_maps):
+    line = readout(pair_maps, 1, 2, query=2, key=0)
+    w = float(pair_maps.weights[1, 2, 2, 0])
+    assert line.startswith("layer 1, query 'bank' (2) → key '[CLS]' (0): head 2: ")
+    assert f"weight {w:.3f}" in line
+    assert readout(pair_maps, 1, "all", 2, 0).count("head ") == 12
+
+
+def test_drawn_figure_labels_every_token(pair_maps):
+    fig = draw_view(select_view(pair_maps, 0, 0), cell=(1, 2))
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == pair_maps.tokens
+    assert [t.get_text() for t in ax.get_yticklabels()] == pair_maps.tokens
+    assert ax.get_xlabel() and ax.get_ylabel()
+    assert figure_png(fig)[:8] == b"\x89PNG\r\n\x1a\n"
+    grid = draw_view(select_view(pair_maps, 0, "all"))
+    assert sum(a.get_visible() for a in grid.axes) == 12 + 1  # 12 heads + colour bar
+
+
+def test_widget_redraws_on_layer_and_head_and_shows_errors(embedded):
+    w = AttentionExplorer(*embedded, text=PAIR)
+    first = w.heatmap.value
+    assert first and w.message.value == ""
+    w.layer.value = 3
+    assert w.heatmap.value != first
+    second = w.heatmap.value
+    w.head.value = 7
+    assert w.heatmap.value != second and "head 7" in w.readout.value
+    w.text.value = "a [SEP] b [SEP] c"
+    assert "Use [SEP] once" in w.message.value and w.heatmap.value == b""
+    w.text.value = "So long and thanks for all the fish"
+    assert w.message.value == "" and w.heatmap.value
+    assert w.query.options[1] == ("1: so", 1)
+
+
+def test_attention_cost_grows_quadratically():
+    pts = attention_cost(lengths=(64, 128, 256), repeats=3)
+    assert [p.n for p in pts] == [64, 128, 256]
+    for small, big in zip(pts, pts[1:]):
+        # doubling N: one (H, N, N) matrix is 4x larger, and so is the measured peak
+        assert big.matrix_bytes == 4 * small.matrix_bytes
+        assert 3.0 <= big.peak_bytes / small.peak_bytes <= 4.5
+    assert all(p.peak_bytes >= p.matrix_bytes for p in pts)
