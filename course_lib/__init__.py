@@ -1,6 +1,7 @@
 """course_lib: the library behind the notebooks for SLP3 ch. 11, Fine-Tuning and Masked Language Models."""
-from .attention import (AttentionOutput, attention, bidirectional_mask, causal_mask, merge_heads, padding_mask,
-                        split_heads)
+# the function attention() stays in course_lib.attention, so that the submodule name is not shadowed
+from . import attention
+from .attention import AttentionOutput, bidirectional_mask, causal_mask, merge_heads, padding_mask, split_heads
 from .bert import BertConfig, BertModel, EncoderOutput
 from .device import get_device, seed_everything
 from .heads import BertForPreTraining
@@ -9,7 +10,7 @@ from .pretrained import CheckpointError, load_pretrained
 from .tokenizer import BertTokenizer, Encoding
 
 __all__ = [
-    "AttentionOutput", "attention", "bidirectional_mask", "causal_mask", "padding_mask", "split_heads", "merge_heads",
+    "AttentionOutput", "bidirectional_mask", "causal_mask", "padding_mask", "split_heads", "merge_heads",
     "BertConfig", "BertModel", "BertForPreTraining", "EncoderOutput", "get_device", "seed_everything",
     "load_pretrained", "CheckpointError", "BertTokenizer", "Encoding", "fill_mask",
 ]

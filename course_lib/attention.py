@@ -85,7 +85,7 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
 # ----------------------------------------------------------------------------- attention
 
 def attention_scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-    """Eq. 11.3-11.4: the N×N matrix of scaled dot products QKᵀ/√d_k.
+    """Eq. 11.4, all pairs at once and scaled as in eq. 11.6: the N×N matrix QKᵀ/√d_k (Fig. 11.2).
 
     (q/√d_k)·kᵀ equals (q·kᵀ)/√d_k; scaling q first divides a (T, d_k) matrix
     instead of the larger (T, T) one.
@@ -104,7 +104,7 @@ def additive_mask(mask: torch.Tensor, dtype: torch.dtype = torch.float32) -> tor
 
 
 def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
-    """Eq. 11.5: row-wise softmax, disallowed positions getting exactly zero weight.
+    """Eq. 11.3: row-wise softmax, disallowed positions getting exactly zero weight.
 
     ``mask`` is boolean (True = may attend) or an :func:`additive_mask`.
     """

@@ -372,3 +372,12 @@ class BertModel(nn.Module):
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
+
+
+def parameter_count(config: BertConfig, add_pooling_layer: bool = True) -> int:
+    """Number of parameters of ``BertModel(config)``, found by building it on the meta device.
+
+    Nothing is allocated, so this is instant even for XLM-R large's 560M parameters.
+    """
+    with torch.device("meta"):
+        return BertModel(config, add_pooling_layer=add_pooling_layer).num_parameters()
