@@ -87,3 +87,14 @@ def tiny_mlm_dir(tmp_path_factory, embedded_dir):
     path = tmp_path_factory.mktemp("tiny-mlm")
     model = make_hf_mlm_checkpoint(path, embedded_dir)
     return path, model
+
+
+# ----------------------------------------------------------------------------- timings shown after the run
+TIMINGS: list[str] = []  # tests append "what: N.N s" lines; printed in the terminal summary
+
+
+def pytest_terminal_summary(terminalreporter):
+    if TIMINGS:
+        terminalreporter.section("wall times")
+        for line in TIMINGS:
+            terminalreporter.write_line(line)

@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from conftest import ROOT
+from conftest import ROOT, TIMINGS
 
 sys.path.insert(0, str(ROOT / "tools"))
 import make_notebooks  # noqa: E402
@@ -27,7 +27,7 @@ def test_notebook_runs_top_to_bottom(source, tmp_path):
     client.execute()
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
     assert not errors, f"{source.name}: {errors[0].ename}: {errors[0].evalue}"
-    print(f"{source.name}: ran in {time.perf_counter() - start:.1f} s")
+    TIMINGS.append(f"notebook {source.name} (nbclient, top to bottom): {time.perf_counter() - start:.1f} s")
 
 
 def test_there_are_notebooks():
