@@ -1,5 +1,6 @@
 # Two commands for a fresh machine (Python 3.11 with pip):
-#   make lab    set everything up, generate the notebooks, open JupyterLab on notebooks/
+#   make lab    set everything up, generate the notebooks (and the students' copies in notebooks/student/),
+#               open JupyterLab on notebooks/
 #   make test   set everything up and run the whole test suite (what .ci/run does)
 # LAB_CHECK=1 make lab   starts JupyterLab headless, waits until it answers, then stops it.
 
@@ -9,7 +10,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 8888
 
-.PHONY: setup lab test bench notebooks lock clean
+.PHONY: setup lab test bench notebooks student lock clean browser
 
 setup: $(STAMP) notebooks
 
@@ -24,11 +25,18 @@ $(STAMP): pyproject.toml constraints.txt
 
 notebooks: $(STAMP)
 	$(PY) tools/make_notebooks.py
+	$(PY) tools/make_student.py
+
+student: $(STAMP)
+	$(PY) tools/make_student.py
 
 lab: setup
 	LAB_CHECK=$(LAB_CHECK) PORT=$(PORT) bash tools/lab.sh $(VENV)
 
-test: setup
+browser:
+	bash tools/install_browser.sh
+
+test: setup browser
 	$(PY) -m pytest
 
 bench: setup

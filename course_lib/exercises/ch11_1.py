@@ -1,0 +1,280 @@
+"""Exercises of notebook 11.1, bidirectional transformer encoders (SLP3 §11.1).
+
+attention    scaled_dot_product_attention(Q, K, V, mask=None) -> (output, weights), eq. 11.1-11.6
+causal_mask  causal_mask(T) -> (T, T) bool, True on and below the diagonal (Fig. 11.1a)
+heads        split_heads(X, n_heads): (B, T, d) -> (B, H, T, d/H) and merge_heads(X): its inverse
+param_count  bert_parameter_count(config) -> the number of parameters of BertModel(config)
+
+Every check runs the student's functions on seeded random inputs and compares
+with ``course_lib``'s reference implementation.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import torch
+
+from .. import attention as A
+from ..bert import BertConfig, BertModel
+from .core import NotAttempted, Wrong, exercise
+from .hints import ATOL, close, expect_shape, expect_tensor, first_mismatch, fmt_index, fmt_int, fmt_num, fmt_shape
+
+
+def _randn(*shape, g: torch.Generator) -> torch.Tensor:
+    return torch.randn(*shape, generator=g)
+
+
+# ----------------------------------------------------------------------------- attention
+
+# (leading dims, T_q, T_k, d_k, d_v, causal); T_q != T_k and d_k != d_v so that mix-ups show
+ATTENTION_CASES = [
+    ((), 4, 6, 8, 5, False),
+    ((), 5, 5, 8, 3, True),
+    ((2, 3), 5, 5, 8, 6, False),
+    ((2, 3), 5, 5, 8, 6, True),
+]
+
+
+@exercise("attention", needs=["scaled_dot_product_attention"])
+def check_attention(scaled_dot_product_attention):
+    for seed, (lead, T_q, T_k, d_k, d_v, causal) in enumerate(ATTENTION_CASES):
+        g = torch.Generator().manual_seed(seed)
+        Q, K, V = _randn(*lead, T_q, d_k, g=g), _randn(*lead, T_k, d_k, g=g), _randn(*lead, T_k, d_v, g=g)
+        mask = A.causal_mask(T_q) if causal else None  # (T, T), broadcast over batch and heads
+        case = f"Q {fmt_shape(Q.shape)}, K {fmt_shape(K.shape)}, V {fmt_shape(V.shape)}, " + (
+            "causal mask" if causal else "no mask")
+        try:
+            _check_attention_case(scaled_dot_product_attention, Q, K, V, mask)
+        except Wrong as e:
+            raise Wrong(f"{e} (with {case})") from None
+    return f"matches course_lib.attention.attention on {len(ATTENTION_CASES)} inputs, batched and masked"
+
+
+def _check_attention_case(sdpa, Q, K, V, mask):
+    ref = A.attention(Q, K, V, mask)  # before the student's call, in case it changes its inputs
+    args = (Q.clone(), K.clone(), V.clone()) + ((mask.clone(),) if mask is not None else ())
+    answer = sdpa(*args)
+    if not isinstance(answer, (tuple, list)) or len(answer) != 2:
+        got = "a single tensor" if isinstance(answer, torch.Tensor) else type(answer).__name__
+        raise Wrong(f"scaled_dot_product_attention should return a pair (output, weights), got {got}")
+    output = expect_tensor(answer[0], "the output (the first value returned)")
+    weights = expect_tensor(answer[1], "the weights (the second value returned)")
+    if ref.output.shape != ref.weights.shape and (output.shape, weights.shape) == (ref.weights.shape, ref.output.shape):
+        raise Wrong("return (output, weights) in this order: yours look like (weights, output)")
+    lead_axes = ("batch", "head")[2 - (Q.dim() - 2):]
+    expect_shape(weights, ref.weights.shape, "the weights", axes=(*lead_axes, "query", "key"))
+    _diagnose_weights(weights, Q, K, V, mask, ref.weights)
+    expect_shape(output, ref.output.shape, "the output", axes=(*lead_axes, "query", "value feature"))
+    if not close(output, ref.output):
+        idx, diff = first_mismatch(output, ref.output)
+        raise Wrong(f"the weights are right, but the output differs from weights @ V by {diff:.3g} at {fmt_index(idx)}")
+
+
+def _diagnose_weights(weights, Q, K, V, mask, expected):
+    """Raise Wrong naming the first mistake visible in the weights (..., T_q, T_k)."""
+    if torch.isnan(weights).any():
+        raise Wrong(f"the weights contain NaN, e.g. at {fmt_index(torch.isnan(weights).nonzero()[0][-2:])}")
+    if close(weights, expected):
+        return
+    w = weights.double()
+    if mask is not None:
+        leak = ~mask.expand_as(w) & (w.abs() > ATOL)
+        if leak.any():
+            raise Wrong(f"weight at {fmt_index(leak.nonzero()[0][-2:])} should be 0: that key is masked")
+    raw = Q.double() @ K.double().transpose(-2, -1)  # (..., T_q, T_k), unscaled
+    sums = w.sum(-1)
+    off = (sums - 1).abs() > 1e-4
+    if off.any():
+        for axis in range(w.dim() - 1):
+            if ((w.sum(axis) - 1).abs() < 1e-4).all():
+                raise Wrong(f"the weights sum to 1 along axis {axis - w.dim()} instead of along each row: "
+                            "take the softmax over the keys, the last axis (dim=-1)")
+        idx = tuple(off.nonzero()[0])
+        hint = f"row {int(idx[-1])} of the weights sums to {fmt_num(float(sums[idx]), near=1)}, expected 1"
+        if mask is not None and close(w, (raw / math.sqrt(K.size(-1))).softmax(-1) * mask):
+            hint += ": apply the mask to the scores before the softmax (masked scores -> -inf), not to the weights after it"
+        raise Wrong(hint)
+    d_k, d_v = K.size(-1), V.size(-1)
+    scalings = [
+        (1.0, "your weights are softmax(QKᵀ), without the division by √d_k: scale the scores by 1/√d_k (eq. 11.6)"),
+        (d_k, "your weights are softmax(QKᵀ/d_k): divide by √d_k, not by d_k"),
+        (1 / math.sqrt(d_k), "your weights are softmax(QKᵀ·√d_k): divide the scores by √d_k, do not multiply"),
+    ]
+    if d_v != d_k:
+        scalings.append((math.sqrt(d_v), "your weights are softmax(QKᵀ/√d_v): scale by √d_k, the size of the keys"))
+    for scale, hint in scalings:
+        if close(w, A.masked_softmax(raw / scale, mask)):
+            raise Wrong(hint)
+    idx, diff = first_mismatch(w, expected)
+    raise Wrong(f"the weights differ from softmax(QKᵀ/√d_k) by {diff:.3g} at {fmt_index(idx[-2:])}")
+
+
+# ----------------------------------------------------------------------------- causal mask
+
+@exercise("causal_mask", needs=["causal_mask"])
+def check_causal_mask(causal_mask):
+    for T in (4, 1, 7):
+        call = f"causal_mask({T})"
+        m = expect_tensor(causal_mask(T), call)
+        expect_shape(m, (T, T), call, axes=("query", "key"))
+        if m.dtype != torch.bool:
+            raise Wrong(f"{call} has dtype {m.dtype}; a mask must be torch.bool (True = may attend): "
+                        "use dtype=torch.bool or .bool()")
+        wrong = (m != A.causal_mask(T)).nonzero()
+        if len(wrong):
+            i, j = (int(v) for v in wrong[0])
+            if j > i:
+                raise Wrong(f"position ({i}, {j}) should be False: token {i} must not see token {j}, which comes later")
+            if i == j:
+                raise Wrong(f"position ({i}, {i}) should be True: every token may see itself")
+            raise Wrong(f"position ({i}, {j}) should be True: token {i} may see token {j}, which comes before it")
+    return "True on and below the diagonal, for T = 1, 4 and 7"
+
+
+# ----------------------------------------------------------------------------- heads
+
+HEAD_CASES = [(2, 5, 4, 3), (3, 7, 2, 4)]  # (B, T, H, d_h), every size different so swapped axes show
+
+
+@exercise("heads", needs=["split_heads", "merge_heads"])
+def check_heads(split_heads, merge_heads):
+    g = torch.Generator().manual_seed(0)
+    for B, T, H, dh in HEAD_CASES:
+        _check_split(split_heads, _randn(B, T, H * dh, g=g), H)
+    try:
+        for B, T, H, dh in HEAD_CASES:
+            _check_merge(merge_heads, _randn(B, H, T, dh, g=g))
+    except NotAttempted as e:
+        raise NotAttempted(f"split_heads is correct; now {e}") from None
+    X = _randn(2, 6, 12, g=g)
+    back = expect_tensor(merge_heads(split_heads(X, 3)), "merge_heads(split_heads(X, 3))")
+    if not close(back, X):
+        raise Wrong("merge_heads(split_heads(X, 3)) should give X back for X of shape (2, 6, 12)")
+    return "split and merge match course_lib.attention, and merge_heads(split_heads(X)) == X"
+
+
+def _dims(ds: list[int]) -> str:
+    """[3, 4, 5] -> 'dims 3…5'; [1, 5, 9] -> 'dims 1, 5, 9'."""
+    if ds == list(range(ds[0], ds[0] + len(ds))):
+        return f"dims {ds[0]}…{ds[-1]}"
+    return "dims " + ", ".join(map(str, ds))
+
+
+def _origin(vec: torch.Tensor, source: torch.Tensor) -> list[tuple[int, ...]] | None:
+    """Where each value of vec sits in source (random values are unique), or None if some are not there."""
+    hits = [(source == v).nonzero() for v in vec]
+    return [tuple(int(i) for i in h[0]) for h in hits] if all(len(h) == 1 for h in hits) else None
+
+
+def _check_split(split_heads, X, H):
+    B, T, d = X.shape
+    dh = d // H
+    call = f"split_heads(X, {H}) with X of shape {fmt_shape(X.shape)}"
+    got = expect_tensor(split_heads(X.clone(), H), call)
+    expect_shape(got, (B, H, T, dh), call, axes=("batch", "head", "token", "feature"))
+    if close(got, A.split_heads(X, H)):
+        return
+    if close(got, X.reshape(B, H, T, dh)):
+        raise Wrong(f"{call}: you reshaped (B, T, d) straight to (B, H, T, d_h), which mixes tokens into heads; "
+                    "view X as (B, T, H, d_h) first, then swap the token and head axes with transpose(1, 2)")
+    b, h, t, _ = first_mismatch(got, A.split_heads(X, H))[0]
+    lo, hi = h * dh, (h + 1) * dh
+    yours = ""
+    where = _origin(got[b, h, t], X[b])
+    if where and len({tok for tok, _ in where}) == 1:
+        yours = f"; yours holds {_dims([dim for _, dim in where])} of token {where[0][0]}"
+    raise Wrong(f"{call}: [{b}, {h}, {t}] should be X[{b}, {t}, {lo}:{hi}] ({_dims(list(range(lo, hi)))} of token {t})"
+                f"{yours}: head h must hold dims h·d_h … (h+1)·d_h−1 of every token")
+
+
+def _check_merge(merge_heads, X):
+    B, H, T, dh = X.shape
+    call = f"merge_heads(X) with X of shape {fmt_shape(X.shape)}"
+    got = expect_tensor(merge_heads(X.clone()), call)
+    expect_shape(got, (B, T, H * dh), call, axes=("batch", "token", "feature"))
+    if close(got, A.merge_heads(X)):
+        return
+    if close(got, X.reshape(B, T, H * dh)):
+        raise Wrong(f"{call}: you reshaped (B, H, T, d_h) straight to (B, T, H·d_h), which mixes tokens and heads; "
+                    "transpose(1, 2) to (B, T, H, d_h) first, then reshape")
+    b, t, k = first_mismatch(got, A.merge_heads(X))[0]
+    h = k // dh
+    raise Wrong(f"{call}: [{b}, {t}, {h * dh}:{(h + 1) * dh}] should be head {h}'s vector for token {t}, "
+                f"X[{b}, {h}, {t}]: the merged vector puts the heads side by side, head 0 first")
+
+
+# ----------------------------------------------------------------------------- parameter count
+
+PARAM_CONFIGS = [
+    BertConfig(),  # BERT-base: 109,482,240
+    BertConfig(vocab_size=100, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=40,
+               max_position_embeddings=32),
+    BertConfig(vocab_size=57, hidden_size=24, num_hidden_layers=3, num_attention_heads=4, intermediate_size=50,
+               max_position_embeddings=20, type_vocab_size=1),
+]
+
+
+def _describe(cfg: BertConfig) -> str:
+    if cfg == BertConfig():
+        return "BERT-base"
+    return (f"a BERT with V={cfg.vocab_size}, d={cfg.hidden_size}, L={cfg.num_hidden_layers}, "
+            f"d_ff={cfg.intermediate_size}, {cfg.max_position_embeddings} positions, "
+            f"{cfg.type_vocab_size} segment type{'s' if cfg.type_vocab_size != 1 else ''}")
+
+
+def _n(module: torch.nn.Module) -> int:
+    return sum(p.numel() for p in module.parameters())
+
+
+def _parts(model: BertModel) -> dict[str, int]:
+    """Named pieces of a BERT, to recognise the piece a wrong count left out (or counted twice)."""
+    cfg, e, layer = model.config, model.embeddings, model.encoder.layer[0]
+    L, d = cfg.num_hidden_layers, cfg.hidden_size
+    parts = {
+        "one LayerNorm (2·d)": _n(e.LayerNorm),
+        "one bias vector (d)": d,
+        "the segment embeddings": _n(e.token_type_embeddings),
+        "the position embeddings": _n(e.position_embeddings),
+        "the word embeddings": _n(e.word_embeddings),
+        "the pooler (d·d + d)": _n(model.pooler),
+        "one d×d weight matrix": d * d,
+        "one feed-forward bias (d_ff)": cfg.intermediate_size,
+    }
+    per_layer = {
+        "the two LayerNorms": _n(layer.attention.output.LayerNorm) + _n(layer.output.LayerNorm),
+        "one LayerNorm": _n(layer.output.LayerNorm),
+        "the biases of Q, K, V and W^O": sum(p.numel() for name, p in layer.attention.named_parameters()
+                                             if name.endswith(("query.bias", "key.bias", "value.bias", "dense.bias"))),
+        "the query, key, value and output projections": _n(layer.attention.self) + _n(layer.attention.output.dense),
+        "the feed-forward layers": _n(layer.intermediate) + _n(layer.output.dense),
+    }
+    parts.update({f"{name} of all {L} layers": L * size for name, size in per_layer.items()})
+    parts[f"one of the {L} layers"] = _n(layer)
+    return parts
+
+
+@exercise("param_count", needs=["bert_parameter_count"])
+def check_param_count(bert_parameter_count):
+    counts = []
+    for cfg in PARAM_CONFIGS:
+        with torch.device("meta"):  # no memory allocated, even for BERT-base
+            model = BertModel(cfg)
+        expected, what = model.num_parameters(), _describe(cfg)
+        got = bert_parameter_count(cfg)
+        if isinstance(got, bool) or not isinstance(got, numbers.Integral):
+            hint = "; use // rather than /, or int(...)" if isinstance(got, float) else ""
+            raise Wrong(f"bert_parameter_count should return an int, got {type(got).__name__} {got!r} for {what}{hint}")
+        if got == expected:
+            counts.append(expected)
+            continue
+        diff = int(got) - expected
+        emb, layer, pooler = _n(model.embeddings), _n(model.encoder.layer[0]), _n(model.pooler)
+        hint = (f"off by {diff:+,} parameters for {what}: yours {fmt_int(got)}, expected {fmt_int(expected)} = "
+                f"embeddings {fmt_int(emb)} + {cfg.num_hidden_layers} layers × {fmt_int(layer)} + pooler {fmt_int(pooler)}")
+        same = [name for name, size in _parts(model).items() if size == abs(diff)][:3]
+        if same:
+            hint += (f"; {fmt_int(abs(diff))} is the size of {' or '.join(same)}: "
+                     + ("did you leave it out?" if diff < 0 else "did you count it twice?"))
+        raise Wrong(hint)
+    return f"right for BERT-base ({fmt_int(counts[0])}) and {len(counts) - 1} smaller configurations"

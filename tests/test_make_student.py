@@ -1,0 +1,143 @@
+"""tools/make_student.py: solutions become stubs, nothing of them survives, a student's copy is never lost."""
+import re
+import sys
+
+import jupytext
+import nbformat
+import pytest
+
+from conftest import DATA, ROOT
+from course_lib.exercises import grade_notebook
+
+sys.path.insert(0, str(ROOT / "tools"))
+import make_student  # noqa: E402
+
+FIXTURE = DATA / "exercise_fixture.py"
+SOLVED = [FIXTURE, *make_student.sources()]
+STUB = 'raise NotImplementedError("Exercise: replace this line with your code")'
+
+
+def solution_lines(text: str) -> set[str]:
+    """Lines found only inside solution blocks (a line also found outside them may rightly stay)."""
+    inside, outside, in_block = set(), set(), False
+    for line in text.splitlines():
+        if "### BEGIN SOLUTION" in line or "### END SOLUTION" in line:
+            in_block = "BEGIN" in line
+            continue
+        (inside if in_block else outside).add(line.strip())
+    return {line for line in inside - outside if line}
+
+
+def test_a_solution_block_becomes_a_stub_at_its_indentation():
+    source = "def f(x):\n    \"\"\"doc\"\"\"\n    ### BEGIN SOLUTION\n    y = x + 1\n    return y\n    ### END SOLUTION\n\n" \
+             "### BEGIN SOLUTION\nz = 3\n### END SOLUTION\nprint(z)\n"
+    assert make_student.strip_solutions(source) == f"def f(x):\n    \"\"\"doc\"\"\"\n    {STUB}\n\n{STUB}\nprint(z)\n"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("x = 1\n    ### BEGIN SOLUTION\n    y = 2\n", "nb.py:2: '### BEGIN SOLUTION' has no matching '### END SOLUTION'"),
+    ("### END SOLUTION\n", "nb.py:1: '### END SOLUTION' without a '### BEGIN SOLUTION' before it"),
+    ("### BEGIN SOLUTION\n### BEGIN SOLUTION\n", "nb.py:2: a new '### BEGIN SOLUTION' before the '### END SOLUTION' "
+                                                 "of the block opened on line 1"),
+])
+def test_a_broken_marker_names_the_file_and_line(text, message):
+    with pytest.raises(make_student.SolutionMarkerError) as err:
+        make_student.strip_solutions(text, "nb.py")
+    assert str(err.value) == message
+
+
+def test_the_command_line_reports_a_broken_marker_and_writes_nothing(tmp_path, capsys):
+    source = tmp_path / "nb.py"
+    source.write_text('# %% tags=["exercise"]\ndef f():\n    ### BEGIN SOLUTION\n    return 1\n')
+    assert make_student.main(["--out", str(tmp_path / "out"), str(source)]) == 1
+    assert f"{source}:3: '### BEGIN SOLUTION' has no matching '### END SOLUTION'" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("source", SOLVED, ids=[p.stem for p in SOLVED])
+def test_the_generated_version_keeps_the_cells_and_drops_every_solution(source, tmp_path):
+    assert make_student.main(["--out", str(tmp_path), str(source)]) == 0
+    generated = tmp_path / f"{source.stem}.ipynb"
+    text = generated.read_text()
+    assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text
+    nb, solved = nbformat.read(generated, as_version=4), jupytext.read(source)
+    code = "\n".join(c.source for c in nb.cells)
+    leaked = [line for line in solution_lines(source.read_text()) if line in code]
+    assert not leaked, f"solution text in the student's notebook: {leaked}"
+    assert [(c.cell_type, c.metadata.get("tags")) for c in nb.cells] == \
+           [(c.cell_type, c.metadata.get("tags")) for c in solved.cells]
+    assert re.findall(r'check\("\w+"\)', code) == re.findall(r'check\("\w+"\)', source.read_text())
+    assert code.count(STUB) == source.read_text().count("### BEGIN SOLUTION")
+    assert nb.metadata["jupytext"] == {"formats": "ipynb"}  # not paired: saving it writes no .py
+
+
+@pytest.mark.parametrize("source", SOLVED, ids=[p.stem for p in SOLVED])
+def test_the_generated_version_grades_every_exercise_not_attempted(source, tmp_path):
+    make_student.main(["--out", str(tmp_path), str(source)])
+    results = grade_notebook(tmp_path / f"{source.stem}.ipynb")
+    assert [r.name for r in results] == re.findall(r'check\("(\w+)"\)', source.read_text())
+    assert {r.status for r in results} == {"not attempted"}, [str(r) for r in results]
+
+
+def test_an_edited_copy_is_kept_unless_forced_and_then_backed_up(tmp_path, capsys):
+    out = tmp_path / "student"
+    args = ["--out", str(out), str(FIXTURE)]
+    source_before = FIXTURE.read_bytes()
+    assert make_student.main(args) == 0
+    target = out / "exercise_fixture.ipynb"
+    assert "exercise_fixture.ipynb: written" in capsys.readouterr().out
+
+    nb = nbformat.read(target, as_version=4)
+    nb.cells[3].source = nb.cells[3].source.replace(STUB, "return 42  # my answer")
+    nbformat.write(nb, target)
+    edited = target.read_text()
+    assert make_student.main(args) == 0
+    said = capsys.readouterr().out
+    assert "kept your edited copy" in said and "exercise_fixture.ipynb; use --force to replace it" in said
+    assert target.read_text() == edited
+
+    assert make_student.main(["--force", *args]) == 0
+    assert "replaced (your old copy is" in capsys.readouterr().out
+    backups = list(out.glob("exercise_fixture.ipynb.bak-*"))
+    assert len(backups) == 1 and re.fullmatch(r"exercise_fixture\.ipynb\.bak-\d{8}-\d{6}", backups[0].name)
+    assert backups[0].read_text() == edited
+    assert STUB in nbformat.read(target, as_version=4).cells[3].source and "my answer" not in target.read_text()
+    assert FIXTURE.read_bytes() == source_before
+
+
+def test_a_kept_copy_is_reported(tmp_path, capsys):
+    out = tmp_path / "student"
+    make_student.main(["--out", str(out), str(FIXTURE)])
+    target = out / "exercise_fixture.ipynb"
+    nb = nbformat.read(target, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("print('my notes')"))
+    nbformat.write(nb, target)
+    capsys.readouterr()
+    make_student.main(["--out", str(out), str(FIXTURE)])
+    assert capsys.readouterr().out.strip().endswith("; use --force to replace it")
+    assert "my notes" in target.read_text()
+
+
+def test_a_copy_that_was_only_run_is_up_to_date_and_keeps_its_outputs(tmp_path, capsys):
+    out = tmp_path / "student"
+    make_student.main(["--out", str(out), str(FIXTURE)])
+    target = out / "exercise_fixture.ipynb"
+    nb = nbformat.read(target, as_version=4)
+    nb.cells[1].outputs = [nbformat.v4.new_output("stream", text="ran\n")]
+    nbformat.write(nb, target)
+    capsys.readouterr()
+    make_student.main(["--out", str(out), str(FIXTURE)])
+    assert capsys.readouterr().out.strip().endswith("exercise_fixture.ipynb: up to date")
+    assert "ran\\n" in target.read_text()
+
+
+def test_the_same_source_always_gives_the_same_file(tmp_path):
+    for out in ("a", "b"):
+        make_student.main(["--out", str(tmp_path / out), str(FIXTURE)])
+    assert (tmp_path / "a" / "exercise_fixture.ipynb").read_bytes() == (tmp_path / "b" / "exercise_fixture.ipynb").read_bytes()
+
+
+def test_by_default_only_notebooks_with_solutions_are_used(tmp_path):
+    (tmp_path / "with.py").write_text("# %%\ndef f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION\n")
+    (tmp_path / "without.py").write_text("# %%\nx = 1  # mentions ### BEGIN SOLUTION only inside a line\n")
+    assert make_student.sources(tmp_path) == [tmp_path / "with.py"]
