@@ -104,7 +104,7 @@ def test_widget_redraws_on_layer_and_head_and_shows_errors(embedded):
     w.head.value = 7
     assert w.heatmap.value != second and "head 7" in w.readout.value
     w.text.value = "a [SEP] b [SEP] c"
-    assert "Use [SEP] once" in w.message.value and w.heatmap.value == b""
+    assert "Use [SEP] once" in w.message.value and w.heatmap.value == b"" and w.heatmap.layout.display == "none"
     w.text.value = "So long and thanks for all the fish"
     assert w.message.value == "" and w.heatmap.value
     assert w.query.options[1] == ("1: so", 1)

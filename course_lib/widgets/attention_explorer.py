@@ -76,6 +76,7 @@ class AttentionExplorer(W.VBox):
         if self.maps is None or getattr(self, "_updating", False) or self.query.value is None:
             return
         self.message.value = ""
+        self.heatmap.layout.display = ""
         q, k = self.query.value, self.key.value
         view = select_view(self.maps, self.layer.value, self.head.value, self.kind.value)
         self.heatmap.value = figure_png(draw_view(view, cell=(q, k)))
@@ -85,4 +86,5 @@ class AttentionExplorer(W.VBox):
         self.maps = None
         self.readout.value = ""
         self.heatmap.value = b""
+        self.heatmap.layout.display = "none"  # no broken-image icon while there is nothing to show
         self.message.value = f"<b style='color:#b2182b'>⚠ {html.escape(text)}</b>"

@@ -1,0 +1,210 @@
+"""The notebooks as a student meets them: JupyterLab in headless Chromium, Run All Cells, no errors.
+
+One JupyterLab server per test session serves a temporary copy of notebooks/ (running cells never
+touches the repository's notebooks). Each notebook is opened in its own browser page, run with
+Run → Run All Cells, checked for error outputs and screenshotted into artifacts/screenshots/
+(see docs/screenshots.md). The attention explorer of notebook 11.1 is then driven like a student
+would: change layer and head, type an empty sentence. Two self-tests on small generated
+notebooks keep the checks honest (a notebook with 1/0 must be caught; a minimal widget with the
+explorer's class contract must be driven by the same helpers).
+
+Needs Debian's Chromium at /usr/bin/chromium: `make browser` installs it (`make test` does it first).
+"""
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from . import jupyterlab as jl
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+EXPLORER_NOTEBOOK = "11_1_bidirectional_encoders.ipynb"
+SELFTEST = "_browser_selftest"  # folder inside the server's temporary root, never in the repo
+
+pytestmark = pytest.mark.slow
+
+
+# ---------------------------------------------------------------------------- self-test notebooks
+def _code_notebook(*sources: str):
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
+    return nb
+
+
+ERROR_NOTEBOOK = _code_notebook(
+    "import sys, warnings\nprint('to stdout')\nprint('to stderr', file=sys.stderr)\nwarnings.warn('only a warning')",
+    "1/0",
+    "never_reached = True",
+)
+
+# The explorer's class contract (see jupyterlab.py), with a solid-colour PNG for each (layer, head).
+MINI_EXPLORER = '''
+import struct, zlib
+import ipywidgets as W
+
+def png(rgb, size=48):
+    raw = b"".join(b"\\x00" + bytes(rgb) * size for _ in range(size))
+    chunk = lambda t, d: struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+    ihdr = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
+    return b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+
+class MiniExplorer(W.VBox):
+    def __init__(self):
+        self.text = W.Text(value="So long and thanks", description="text", continuous_update=False)
+        self.layer = W.Dropdown(options=list(range(6)), value=2, description="layer")
+        self.head = W.Dropdown(options=["all"] + list(range(12)), value=3, description="head")
+        self.message, self.heatmap = W.HTML(), W.Image(format="png", width=96, height=96)
+        for w, c in [(self.text, "explorer-text"), (self.layer, "explorer-layer"), (self.head, "explorer-head"),
+                     (self.message, "explorer-message"), (self.heatmap, "explorer-heatmap")]:
+            w.add_class(c)
+        super().__init__([self.text, W.HBox([self.layer, self.head]), self.message, self.heatmap])
+        self.add_class("attention-explorer")
+        for w in (self.text, self.layer, self.head):
+            w.observe(self.redraw, "value")
+        self.redraw()
+
+    def redraw(self, _change=None):
+        if not self.text.value.strip():
+            self.message.value, self.heatmap.value = "<b>Type a sentence.</b>", b""
+            return
+        head = 12 if self.head.value == "all" else self.head.value
+        self.message.value, self.heatmap.value = "", png((40 * self.layer.value, 20 * head, 200))
+
+MiniExplorer()
+'''
+
+
+# ---------------------------------------------------------------------------- fixtures
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory):
+    problem = jl.chromium_problem()
+    if problem:
+        pytest.fail(problem, pytrace=False)
+    root = tmp_path_factory.mktemp("lab-root")
+    shutil.copytree(ROOT / "notebooks", root, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    if (ROOT / "jupytext.toml").exists():  # the pairing config a student's JupyterLab finds above notebooks/
+        shutil.copy(ROOT / "jupytext.toml", root)
+    (root / SELFTEST).mkdir()
+    nbformat.write(ERROR_NOTEBOOK, root / SELFTEST / "error.ipynb")
+    nbformat.write(_code_notebook(MINI_EXPLORER), root / SELFTEST / "mini_explorer.ipynb")
+    server = jl.JupyterLab(root)
+    try:
+        server.start()
+    except RuntimeError as err:
+        pytest.fail(str(err), pytrace=False)
+    yield server
+    server.cleanup()
+
+
+@pytest.fixture(scope="session")
+def browser(lab):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = jl.launch_chromium(pw)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="session")
+def executed(lab, browser):
+    """``executed(name)`` -> (page, RunResult): each notebook is opened and run once per session."""
+    cache: dict[str, tuple] = {}
+
+    def run(name: str):
+        if name not in cache:
+            start = time.perf_counter()
+            page = jl.open_notebook(browser, lab, name)
+            opened = time.perf_counter() - start
+            result = jl.run_all_cells(page, name)
+            result.open_seconds = opened
+            cache[name] = (page, result)
+        return cache[name]
+
+    yield run
+    for page, _ in cache.values():
+        page.context.close()
+
+
+# ---------------------------------------------------------------------------- tests
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs_in_jupyterlab(notebook, executed):
+    page, result = executed(notebook.name)
+    start = time.perf_counter()
+    shot = jl.screenshot_notebook(page, notebook.name, SCREENSHOTS / f"{notebook.stem}.png")
+    print(f"\n{notebook.name}: opened with an idle kernel in {result.open_seconds:.1f} s, Run All Cells took "
+          f"{result.seconds:.1f} s ({result.code_cells} code cells, {len(result.stderr)} stderr outputs), "
+          f"screenshot {time.perf_counter() - start:.1f} s -> {shot.relative_to(ROOT)}")
+    problems = result.problems()
+    assert not problems, f"{notebook.name} in JupyterLab:\n" + "\n".join(problems)
+    assert result.completed and not result.not_executed
+
+
+def drive_explorer(page, name: str, shot_prefix: str) -> dict:
+    """Change layer and head, then type an empty sentence; return what was seen. Asserts along the way."""
+    jl.watch_kernel(page, name)
+    explorer = page.locator(jl.EXPLORER).first
+    explorer.wait_for(state="attached", timeout=30_000)
+    explorer.scroll_into_view_if_needed()
+    jl.wait_heatmap_shown(page)
+    jl.screenshot_explorer(page, SCREENSHOTS / f"{shot_prefix}_initial.png")
+    src0, png0 = jl.heatmap_src(page), jl.heatmap_bytes(page)
+    assert png0.startswith(b"\x89PNG"), f"the heatmap is not a PNG: {src0[:60]!r}"
+
+    layer = jl.choose_other(page, jl.LAYER, prefer=["4", "1"])
+    jl.wait_heatmap_changed(page, src0)
+    src1 = jl.heatmap_src(page)
+    head = jl.choose_other(page, jl.HEAD, prefer=["7", "all"])
+    jl.wait_heatmap_changed(page, src1)
+    jl.wait_until_idle(page, name)
+    png2 = jl.heatmap_bytes(page)
+    assert png2.startswith(b"\x89PNG") and png2 != png0, "the heatmap did not change with layer and head"
+    assert jl.dropdown_options(page, jl.LAYER)[1] == layer and jl.dropdown_options(page, jl.HEAD)[1] == head
+    jl.screenshot_explorer(page, SCREENSHOTS / f"{shot_prefix}_layer{layer}_head{head}.png")
+
+    jl.set_text(page, "")
+    jl.wait_message_shown(page)
+    jl.wait_until_idle(page, name)
+    message = jl.message_text(page)
+    jl.screenshot_explorer(page, SCREENSHOTS / f"{shot_prefix}_empty_text.png")
+    assert message, "an empty sentence should show a message in the explorer"
+    assert jl.TRACEBACK not in message
+    assert not jl.kernel_problems(page), f"the kernel reported errors: {jl.kernel_problems(page)}"
+    assert not jl.page_tracebacks(page), f"a Python traceback is on the page: {jl.page_tracebacks(page)[0]}"
+    return {"layer": layer, "head": head, "message": message, "src_scheme": src0.split(":", 1)[0]}
+
+
+@pytest.mark.skipif(not (ROOT / "notebooks" / EXPLORER_NOTEBOOK).exists(), reason="notebook 11_1 not there yet")
+def test_attention_explorer_responds_to_layer_head_and_bad_input(executed):
+    page, result = executed(EXPLORER_NOTEBOOK)
+    assert not result.problems(), "\n".join(result.problems())
+    seen = drive_explorer(page, EXPLORER_NOTEBOOK, "attention_explorer")
+    print(f"\nattention explorer: layer {seen['layer']}, head {seen['head']} redrew the heatmap "
+          f"({seen['src_scheme']}: URL, PNG bytes compared); "
+          f"empty text -> {seen['message']!r}")
+
+
+def test_selftest_an_error_in_a_cell_is_caught_and_a_warning_is_not(executed):
+    name = f"{SELFTEST}/error.ipynb"
+    _, result = executed(name)
+    assert [(e["cell"], e["ename"]) for e in result.errors] == [(1, "ZeroDivisionError")]
+    assert not result.completed and result.not_executed == [2]
+    assert any("only a warning" in s for s in result.stderr)   # on stderr, yet not an error
+    assert len(result.dom_tracebacks) == 1                      # the rendered traceback is found too
+    assert result.problems() == ["cell 1: ZeroDivisionError: division by zero"]
+
+
+def test_selftest_explorer_helpers_drive_a_minimal_widget(executed):
+    name = f"{SELFTEST}/mini_explorer.ipynb"
+    page, result = executed(name)
+    assert not result.problems(), "\n".join(result.problems())
+    seen = drive_explorer(page, name, "selftest_mini_explorer")
+    assert seen == {"layer": "4", "head": "7", "message": "Type a sentence.", "src_scheme": "blob"}
