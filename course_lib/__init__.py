@@ -5,6 +5,9 @@ from .attention import AttentionOutput, bidirectional_mask, causal_mask, merge_h
 from .bert import BertConfig, BertModel, EncoderOutput
 from .device import get_device, seed_everything
 from .heads import BertForPreTraining
+from .masking import (DynamicMasker, MaskedBatch, StaticMasker, encode_nsp, masked_lm_loss, mlm_mask, nsp_pairs,
+                      pack_sequences, unigram_distribution)
+from .multilingual import language_sampling_probs
 from .mlm import fill_mask
 from .pretrained import CheckpointError, load_pretrained
 from .tokenizer import BertTokenizer, Encoding
@@ -13,5 +16,7 @@ __all__ = [
     "AttentionOutput", "bidirectional_mask", "causal_mask", "padding_mask", "split_heads", "merge_heads",
     "BertConfig", "BertModel", "BertForPreTraining", "EncoderOutput", "get_device", "seed_everything",
     "load_pretrained", "CheckpointError", "BertTokenizer", "Encoding", "fill_mask",
+    "unigram_distribution", "mlm_mask", "MaskedBatch", "masked_lm_loss", "nsp_pairs", "encode_nsp", "pack_sequences",
+    "DynamicMasker", "StaticMasker", "language_sampling_probs",
 ]
 __version__ = "0.1.0"

@@ -13,7 +13,6 @@ One block (post-LN, as in the original BERT):
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -21,7 +20,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .attention import AttentionOutput, additive_mask, attention, attention_scores, causal_mask, combine_masks, merge_heads, padding_mask, split_heads
+from .attention import additive_mask, attention, attention_scores, causal_mask, combine_masks, merge_heads, padding_mask, split_heads
 
 
 # ----------------------------------------------------------------------------- config
