@@ -1,4 +1,5 @@
 """Widgets: thin ipywidgets views over the pure functions of course_lib (no JavaScript from a CDN)."""
 from .attention_explorer import AttentionExplorer
+from .mlm_widgets import FillMaskExplorer, LanguageSampler, MaskSampler
 
-__all__ = ["AttentionExplorer"]
+__all__ = ["AttentionExplorer", "MaskSampler", "FillMaskExplorer", "LanguageSampler"]

@@ -1,0 +1,129 @@
+"""Widgets for §11.2: the MLM mask sampler, the fill-mask explorer and the α slider of eq. 11.7.
+
+Thin views: the numbers come from course_lib.masking, course_lib.mlm and
+course_lib.mask_view; these classes wire controls and show PNGs and HTML.
+"""
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+import torch
+
+from ..explorer import figure_png
+from ..mask_view import draw_language_sampling, draw_rates, draw_top_k, fates_html, legend_html, token_fates
+from ..masking import mlm_mask
+from ..mlm import fill_mask
+
+
+def _error(text: str) -> str:
+    return f"<b style='color:#b2182b'>⚠ {html.escape(text)}</b>"
+
+
+class MaskSampler(W.VBox):
+    """Type a sentence, resample the MLM corruption, and watch the running rates converge to 15% and 80/10/10."""
+
+    def __init__(self, tokenizer, unigram: torch.Tensor, text: str = "Please turn your homework in before the lecture starts on Monday.",
+                 seed: int = 0):
+        self.tokenizer, self.unigram = tokenizer, unigram
+        self.totals: dict[str, int] = {}
+        self.draws = 0
+        self.text = W.Text(value=text, description="text", continuous_update=False, layout=W.Layout(width="95%"))
+        self.seed = W.IntText(value=seed, description="seed", layout=W.Layout(width="160px"))
+        slider = dict(min=0.0, max=1.0, step=0.05, continuous_update=False, readout_format=".0%",
+                      style={"description_width": "150px"}, layout=W.Layout(width="420px"))
+        self.select_prob = W.FloatSlider(value=0.15, description="select (of tokens)", **slider)
+        self.mask_prob = W.FloatSlider(value=0.8, description="→ [MASK] (of selected)", **slider)
+        self.random_prob = W.FloatSlider(value=0.1, description="→ random (of selected)", **slider)
+        self.resample = W.Button(description="resample", icon="refresh", tooltip="next seed, one more draw")
+        self.many = W.Button(description="draw 100 more", tooltip="add 100 draws to the running histogram")
+        self.tokens = W.HTML()
+        self.message = W.HTML()
+        self.histogram = W.Image(format="png")
+        for w, cls in [(self.text, "sampler-text"), (self.resample, "sampler-resample"), (self.many, "sampler-many"),
+                       (self.tokens, "sampler-tokens"), (self.message, "sampler-message"),
+                       (self.histogram, "sampler-histogram"), (self.select_prob, "sampler-select")]:
+            w.add_class(cls)
+        super().__init__([self.text, W.HBox([self.seed, self.resample, self.many]), self.select_prob, self.mask_prob,
+                          self.random_prob, W.HTML(legend_html()), self.tokens, self.message, self.histogram])
+        self.add_class("mask-sampler")
+        for w in (self.text, self.select_prob, self.mask_prob, self.random_prob):
+            w.observe(self._reset, "value")
+        self.seed.observe(lambda _: self._draw(1), "value")
+        self.resample.on_click(lambda _: setattr(self.seed, "value", self.seed.value + 1))
+        self.many.on_click(lambda _: self._draw(100, show_last=False))
+        self._reset()
+
+    def _reset(self, _change=None):
+        self.totals, self.draws = {}, 0
+        self._draw(1)
+
+    def _draw(self, n: int, show_last: bool = True):
+        try:
+            enc = self.tokenizer(self.text.value)
+            g = torch.Generator().manual_seed(int(self.seed.value) * 1_000_003 + self.draws)
+            batch = None
+            for _ in range(n):
+                batch = mlm_mask(enc.input_ids, special_ids=self.tokenizer.special_ids,
+                                 mask_token_id=self.tokenizer.mask_token_id, unigram=self.unigram,
+                                 select_prob=self.select_prob.value, mask_prob=self.mask_prob.value,
+                                 random_prob=self.random_prob.value, generator=g)
+                for k, v in batch.counts().items():
+                    self.totals[k] = self.totals.get(k, 0) + v
+                self.draws += 1
+        except ValueError as err:
+            self.message.value = _error(str(err))
+            return
+        self.message.value = ""
+        if show_last:
+            self.tokens.value = fates_html(token_fates(batch, self.tokenizer))
+        self.histogram.value = figure_png(draw_rates(self.totals, self.draws))
+
+
+class FillMaskExplorer(W.VBox):
+    """Type a sentence with one or more [MASK]; see the model's top-k tokens and their probabilities."""
+
+    def __init__(self, model, tokenizer, text: str = "The capital of France is [MASK].", top_k: int = 5):
+        self.model, self.tokenizer = model, tokenizer
+        self.text = W.Text(value=text, description="text", continuous_update=False, layout=W.Layout(width="95%"))
+        self.top_k = W.IntSlider(value=top_k, min=1, max=15, description="top k", continuous_update=False)
+        self.message = W.HTML()
+        self.chart = W.Image(format="png")
+        for w, cls in [(self.text, "fillmask-text"), (self.top_k, "fillmask-k"), (self.message, "fillmask-message"),
+                       (self.chart, "fillmask-chart")]:
+            w.add_class(cls)
+        super().__init__([self.text, self.top_k, self.message, self.chart])
+        self.add_class("fill-mask-explorer")
+        self.text.observe(self._update, "value")
+        self.top_k.observe(self._update, "value")
+        self._update()
+
+    def _update(self, _change=None):
+        try:
+            self.predictions = fill_mask(self.model, self.tokenizer, self.text.value, top_k=self.top_k.value)
+        except ValueError as err:  # no [MASK], empty or over-long text, no MLM head
+            self.message.value = _error(str(err))
+            self.chart.layout.display = "none"
+            return
+        self.message.value = ""
+        self.chart.layout.display = ""
+        self.chart.value = figure_png(draw_top_k(self.predictions))
+
+
+class LanguageSampler(W.VBox):
+    """Eq. 11.7 with a slider for α: how much more often small languages are sampled than their data share."""
+
+    def __init__(self, names: list[str], counts: list[float], alpha: float = 0.3):
+        self.names, self.counts = names, counts
+        self.alpha = W.FloatSlider(value=alpha, min=0.05, max=1.0, step=0.05, description="α",
+                                   continuous_update=False, readout_format=".2f")
+        self.chart = W.Image(format="png")
+        self.alpha.add_class("sampler-alpha")
+        self.chart.add_class("sampler-alpha-chart")
+        super().__init__([self.alpha, self.chart])
+        self.add_class("language-sampler")
+        self.alpha.observe(self._update, "value")
+        self._update()
+
+    def _update(self, _change=None):
+        self.chart.value = figure_png(draw_language_sampling(self.names, self.counts, self.alpha.value))

@@ -1,0 +1,105 @@
+"""Live pretraining of a tiny BERT (MLM + NSP), and the 11.2 views and widgets."""
+import json
+import statistics
+
+import pytest
+import torch
+
+from course_lib.mask_view import draw_rates, fates_html, rates, token_fates
+from course_lib.masking import mlm_mask, unigram_distribution
+from course_lib.multilingual import language_sampling_probs
+from course_lib.pretraining import corpus_tokenizer, pretrain_tiny_bert, python_reference_documents
+from course_lib.widgets import LanguageSampler, MaskSampler
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return corpus_tokenizer(vocab_size=1000)
+
+
+def test_reference_manual_corpus_has_documents_of_sentences():
+    docs = python_reference_documents()
+    assert len(docs) > 50 and sum(map(len, docs)) > 1500
+    assert all(len(d) >= 2 for d in docs), "NSP needs at least two sentences per document"
+    assert not any(s.startswith(" ") or "::=" in s for d in docs for s in d[:5]), "code blocks must be dropped"
+
+
+def test_tiny_bert_loss_falls_and_is_logged(corpus, tmp_path):
+    tok, docs = corpus
+    log = tmp_path / "losses.json"
+    run = pretrain_tiny_bert(tok, docs, steps=120, batch_size=16, log_path=log, progress=False, seed=1)
+    first = statistics.mean(r["mlm"] for r in run.losses[:15])
+    last = statistics.mean(r["mlm"] for r in run.losses[-15:])
+    assert first > 6.0, "an untrained model is near ln |V| = 6.9"
+    assert last < first - 0.8, f"MLM loss did not fall enough: {first:.2f} -> {last:.2f}"
+    saved = json.loads(log.read_text())
+    assert len(saved["losses"]) == 120 and saved["losses"][-1]["mlm"] == pytest.approx(run.losses[-1]["mlm"])
+    assert not run.model.training
+
+
+def test_token_fates_agree_with_the_masked_batch(embedded):
+    _, tok = embedded
+    enc = tok("Please turn your homework in before the lecture starts on Monday morning.")
+    uni = unigram_distribution(["please turn your homework in"], tokenizer=tok)
+    batch = mlm_mask(enc.input_ids, special_ids=tok.special_ids, mask_token_id=tok.mask_token_id, unigram=uni,
+                     select_prob=0.5, generator=7)
+    fates = token_fates(batch, tok)
+    assert [f.original for f in fates] == enc.tokens[0]
+    for f, m, r, k, shown in zip(fates, batch.masked[0], batch.randomized[0], batch.kept[0], batch.input_ids[0]):
+        assert f.shown == tok.id_to_token(int(shown))
+        assert f.fate == ("[MASK]" if m else "random token" if r else "unchanged, predicted" if k else "not selected")
+    assert fates[0].fate == "not selected" and fates[-1].fate == "not selected"  # [CLS], [SEP]
+    html = fates_html(fates)
+    assert html.count("class='fate'") == len(fates)
+
+
+def test_rates_and_the_histogram():
+    r = rates({"eligible": 1000, "selected": 150, "masked": 120, "randomized": 15, "kept": 15})
+    assert r == {"selected": 0.15, "[MASK]": 0.8, "random token": 0.1, "unchanged, predicted": 0.1}
+    fig = draw_rates({"eligible": 1000, "selected": 150, "masked": 120, "randomized": 15, "kept": 15}, draws=10)
+    assert fig.axes[0].get_ylabel() == "share"
+
+
+def test_mask_sampler_converges_and_reports_bad_rates(embedded):
+    _, tok = embedded
+    uni = unigram_distribution([s for d in python_reference_documents()[:10] for s in d], tokenizer=tok)
+    w = MaskSampler(tok, uni)
+    for _ in range(10):
+        w.many.click()
+    r = rates(w.totals)
+    assert w.draws == 1001 and w.totals["eligible"] > 10_000
+    assert abs(r["selected"] - 0.15) < 0.01 and abs(r["[MASK]"] - 0.8) < 0.03
+    before = w.tokens.value
+    w.resample.click()
+    assert w.seed.value == 1 and w.tokens.value != before
+    w.mask_prob.value = 0.95
+    assert "is more than 1" in w.message.value
+    w.mask_prob.value = 0.8
+    assert w.message.value == "" and w.draws == 1, "changing a rate starts a new histogram"
+
+
+def test_language_sampler_redraws_with_alpha():
+    w = LanguageSampler(["en", "sw"], [1e9, 1e6], alpha=1.0)
+    a = w.chart.value
+    w.alpha.value = 0.3
+    assert w.chart.value != a
+    q = language_sampling_probs([1e9, 1e6], 0.3)
+    assert q[1] > 1e6 / (1e9 + 1e6) * 50  # the small language is sampled far above its share
+
+
+def test_fill_mask_explorer_shows_top_k_and_errors(tiny_mlm_dir, embedded):
+    import course_lib
+    from course_lib.widgets import FillMaskExplorer
+
+    model, tok = course_lib.load_pretrained(tiny_mlm_dir[0], device="cpu")
+    w = FillMaskExplorer(model, tok, "The capital of [MASK] is [MASK].", top_k=3)
+    assert len(w.predictions) == 2 and len(w.predictions[0].tokens) == 3 and w.chart.value
+    first = w.chart.value
+    w.top_k.value = 6
+    assert len(w.predictions[0].tokens) == 6 and w.chart.value != first
+    w.text.value = "no mask in this one"
+    assert "there is no [MASK]" in w.message.value and w.chart.layout.display == "none"
+    w.text.value = ""
+    assert "empty" in w.message.value
+    no_head = FillMaskExplorer(*embedded, "The capital of France is [MASK].")
+    assert "has no MLM head" in no_head.message.value
