@@ -13,6 +13,7 @@ Each chapter's exercises live in their own module (``ch11_1``), registered with
 the :func:`exercise` decorator.
 """
 from . import ch11_1  # noqa: F401 - registers the exercises of notebook 11.1
+from . import ch11_2  # noqa: F401 - registers the exercises of notebook 11.2
 from .core import (CORRECT, EXERCISES, NOT_ATTEMPTED, WRONG, Exercise, NotAttempted, Result, Wrong, check, exercise,
                    get_exercise, run_exercise)
 from .grading import format_results, grade_notebook

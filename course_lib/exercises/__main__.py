@@ -18,8 +18,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     if args.command == "list":
+        width = max(len(name) for name in EXERCISES) + 2
         for ex in EXERCISES.values():
-            print(f"{ex.name:<14} {', '.join(ex.needs)}")
+            print(f"{ex.name:<{width}}{', '.join(ex.needs)}")
         return 0
     status = 0
     for path in args.paths:
