@@ -14,6 +14,7 @@ the :func:`exercise` decorator.
 """
 from . import ch11_1  # noqa: F401 - registers the exercises of notebook 11.1
 from . import ch11_2  # noqa: F401 - registers the exercises of notebook 11.2
+from . import ch11_3  # noqa: F401 - registers the exercises of notebook 11.3
 from .core import (CORRECT, EXERCISES, NOT_ATTEMPTED, WRONG, Exercise, NotAttempted, Result, Wrong, check, exercise,
                    get_exercise, run_exercise)
 from .grading import format_results, grade_notebook

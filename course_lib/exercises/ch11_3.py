@@ -1,0 +1,595 @@
+"""Exercises of notebook 11.3, contextual embeddings (SLP3 §11.3).
+
+word_vector      word_vector(hidden_states, word_ids, word) -> (d,): the mean of the last four layers,
+                 averaged over the word's subword tokens (§11.3.1)
+sense_centroids  sense_centroids(vectors, labels) -> {label: (d,) mean of that sense's vectors} (eq. 11.8)
+nearest_sense    nearest_sense(vector, centroids) -> the label of the centroid of highest cosine (eq. 11.9)
+z_score          z_score(X, corpus, eps=1e-6) -> (X - μ) / σ with μ, σ (population) fitted on the corpus,
+                 0 where σ <= eps (eq. 11.10-11.12)
+anisotropy       anisotropy_estimate(X, n_pairs=10000, generator=None) -> the mean cosine of n_pairs random
+                 pairs of different rows (Ethayarajh 2019)
+
+Every check uses small seeded synthetic inputs built so that each common mistake
+gives a recognisably different answer, and compares with ``course_lib.contextual``
+or with a direct computation. The anisotropy estimate is random: it is compared
+with the exact expected cosine over all pairs of different rows, within six
+standard errors of an estimate from that many pairs.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+
+import torch
+import torch.nn.functional as F
+
+from ..contextual import ZScorer, combine_layers, cosine_matrix
+from ..contextual import sense_centroids as reference_centroids
+from .core import Wrong, exercise
+from .hints import close, expect_shape, expect_tensor, first_mismatch, fmt_index, fmt_shape
+
+SIGMAS = 6  # a statistical check fails only beyond this many standard errors
+FLOAT_SLACK = 1e-4  # rounding of a float32 mean over thousands of cosines
+
+
+def _same_inputs(before, after) -> bool:
+    return all(torch.equal(a, b) for a, b in zip(before, after))
+
+
+# ----------------------------------------------------------------------------- word_vector
+
+# (layers L+1, d, word_ids, word): every size different (T, k, 4, L+1, d) so that a wrong shape says what it is;
+# the word is split into several subwords, and its word index is not the position of its tokens
+WORD_CASES = [
+    (7, 5, [None, 0, 1, 1, 1, 2, 3, 3, None], 1),
+    (13, 10, [None, 0, 1, 2, 2, 3, 4, None], 2),
+    (5, 7, [None, 0, 0, 1, 2, None], 0),
+]
+
+
+def word_inputs(n_layers: int, d: int, word_ids: list, seed: int) -> tuple[torch.Tensor, ...]:
+    g = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(len(word_ids), d, generator=g) for _ in range(n_layers))
+
+
+def _describe_token(word_ids: list, t: int) -> str:
+    if word_ids[t] is None:
+        return "[CLS]" if t == 0 else "[SEP]"
+    return f"a token of word {word_ids[t]}"
+
+
+def _layer_variants(n: int) -> list[tuple[torch.Tensor, str | None]]:
+    """(weights over the n = L+1 layers, what the answer did); the reference first."""
+    L = n - 1
+    last4 = torch.zeros(n, dtype=torch.float64)
+    last4[-4:] = 1
+    out = [(last4 / 4, None), (last4, "you summed the last four layers: average them (mean, not sum)")]
+    for k in range(n):
+        w = torch.zeros(n, dtype=torch.float64)
+        w[k] = 1
+        if k == L:
+            msg = ("you used only the last layer, hidden_states[-1]: average the last four layers, "
+                   "torch.stack(hidden_states[-4:]).mean(0)")
+        elif k == L - 3:
+            msg = (f"you used only hidden_states[-4] (layer {k}), the first of the last four layers: average all "
+                   "four, torch.stack(hidden_states[-4:]).mean(0)")
+        else:
+            what = "the embedding layer" if k == 0 else f"layer {k} of {L}"
+            msg = f"you used only hidden_states[{k}] ({what}): average the last four layers, hidden_states[-4:]"
+        out.append((w, msg))
+    for a in range(n):
+        for b in range(a + 2, n + 1):
+            if (a, b) == (n - 4, n):
+                continue
+            w = torch.zeros(n, dtype=torch.float64)
+            w[a:b] = 1
+            where = f"hidden_states[{a}:{b}] (layers {a}…{b - 1})"
+            last4 = (f"the last four, hidden_states[-4:] (layers {L - 3}…{L}; hidden_states[0] is the embedding layer "
+                     "and hidden_states[-4] the first of the last four)")
+            out.append((w / (b - a), f"you averaged {where}: average {last4}"))
+            out.append((w, f"you summed {where}: average {last4}"))
+    return out
+
+
+def _token_variants(word_ids: list, word: int) -> list[tuple[torch.Tensor, str | None]]:
+    """(weights over the T tokens, what the answer did); the reference first."""
+    T = len(word_ids)
+    idx = [t for t, w in enumerate(word_ids) if w == word]
+    k = len(idx)
+    where = f"word {word} is split into {k} tokens, at positions {idx}"
+
+    def weights(ts, mean=True):
+        w = torch.zeros(T, dtype=torch.float64)
+        w[ts] = 1 / len(ts) if mean else 1
+        return w
+
+    out = [(weights(idx), None)]
+    if k > 1:
+        out.append((weights(idx, mean=False), f"you summed the word's {k} subword tokens: average them"))
+    special = [t for t, w in enumerate(word_ids) if w is None]
+    words = [t for t, w in enumerate(word_ids) if w is not None]
+    out += [
+        (weights(list(range(T))), f"you averaged all {T} tokens of the sentence, [CLS] and [SEP] included: keep only "
+                                  f"the tokens whose word id is {word}"),
+        (weights(words), f"you averaged the tokens of every word of the sentence: keep only the tokens whose word id "
+                         f"is {word}"),
+        (weights(idx + special), f"you included [CLS] and [SEP] (their word id is None): keep only the tokens whose "
+                                 f"word id is {word}"),
+    ]
+    if 0 <= word < T and word not in idx:  # the word index taken as a token position
+        out.append((weights([word]), f"you took token number {word}, which is {_describe_token(word_ids, word)}: "
+                                     f"`word` counts words, not tokens; {where} (word_ids[t] == {word})"))
+    for other in dict.fromkeys(w for w in word_ids if w is not None and w != word):
+        pos = [t for t, w in enumerate(word_ids) if w == other]
+        out.append((weights(pos), f"you took the tokens of word {other} (positions {pos}), not those of word "
+                                  f"{word}; {where}"))
+    for t in range(T):
+        if k > 1 and t == idx[0]:
+            msg = f"you took only the first subword token of word {word}; {where}: average over all of them"
+        elif k > 1 and t == idx[-1]:
+            msg = f"you took only the last subword token of word {word}; {where}: average over all of them"
+        elif t in idx:
+            msg = f"you took only one of the subword tokens of word {word} (position {t}); {where}: average them all"
+        else:
+            msg = f"you took only token {t}, which is {_describe_token(word_ids, t)}; {where}"
+        out.append((weights([t]), msg))
+    return out
+
+
+def _diagnose_word_vector(got, H, word_ids, word, expected):
+    """H (L+1, T, d) double; got (d,) differs from expected: name the layers and tokens it seems to use."""
+    for lw, lmsg in _layer_variants(H.size(0)):
+        layered = torch.einsum("l,ltd->td", lw, H)
+        for tw, tmsg in _token_variants(word_ids, word):
+            if lmsg is None and tmsg is None:
+                continue
+            if close(got, tw @ layered):
+                raise Wrong("; and ".join(m for m in (lmsg, tmsg) if m))
+    idx, diff = first_mismatch(got, expected)
+    raise Wrong(f"your vector differs from the mean of the last four layers over the word's subword tokens by "
+                f"{diff:.3g} at {fmt_index(idx)}")
+
+
+def _word_shape_hint(got, n_layers, word_ids, word, d) -> str:
+    T, k = len(word_ids), sum(w == word for w in word_ids)
+    shape = tuple(got.shape)
+    if shape == (1, d):
+        return ": remove the extra axis (mean(0) without keepdim=True)"
+    if len(shape) == 2 and shape[1] == d:
+        if shape[0] == k:
+            return f": one vector per subword token; average over the word's {k} tokens"
+        if shape[0] == 4:
+            return ": one vector per layer; average the last four layers"
+        if shape[0] == n_layers:
+            return f": one vector per layer ({n_layers} layers); average the last four"
+        if shape[0] == T:
+            return f": one vector per token of the sentence; keep only the tokens whose word id is {word}"
+    return ": average over the last four layers and over the word's subword tokens"
+
+
+@exercise("word_vector", needs=["word_vector"])
+def check_word_vector(word_vector):
+    for seed, (n_layers, d, word_ids, word) in enumerate(WORD_CASES):
+        hs = word_inputs(n_layers, d, word_ids, seed)
+        H = torch.stack(hs)  # (L+1, T, d)
+        expected = combine_layers(H.transpose(0, 1), "last4_mean")[[t for t, w in enumerate(word_ids) if w == word]]
+        expected = expected.double().mean(0)
+        case = (f"hidden_states: {n_layers} tensors {fmt_shape(H.shape[1:])}, word_ids {word_ids}, "
+                f"word {word}")
+        args = tuple(h.clone() for h in hs)
+        ids = list(word_ids)
+        try:
+            got = word_vector(args, ids, word)
+        except Wrong as e:
+            if "NoneType" in str(e):
+                raise Wrong(f"{e} ({case}): word_ids holds None for [CLS] and [SEP], so it cannot become a tensor; "
+                            f"find the positions in Python, [t for t, w in enumerate(word_ids) if w == word]") from None
+            raise Wrong(f"{e} ({case})") from None
+        if not _same_inputs(args, hs) or ids != word_ids:
+            raise Wrong(f"word_vector changed its inputs in place ({case}): compute new tensors instead")
+        got = expect_tensor(got, f"the word vector ({case})")
+        if tuple(got.shape) != (d,):
+            raise Wrong(f"expected shape {fmt_shape((d,))}, got {fmt_shape(got.shape)} for the word vector ({case})"
+                        + _word_shape_hint(got, n_layers, word_ids, word, d))
+        if not got.is_floating_point():
+            raise Wrong(f"the word vector has dtype {got.dtype} ({case}); it should be a float tensor")
+        if not close(got, expected):
+            try:
+                _diagnose_word_vector(got.double(), H.double(), word_ids, word, expected)
+            except Wrong as e:
+                raise Wrong(f"{e} ({case})") from None
+    return (f"matches the mean of the last four layers over the word's subwords on {len(WORD_CASES)} sentences "
+            "(5, 7 and 13 layers)")
+
+
+# ----------------------------------------------------------------------------- sense_centroids
+
+# labels in an order where first-seen != sorted, senses of different sizes (4, 3, 2)
+CENTROID_CASES = [
+    (["bank.n.02", "bank.n.01", "bank.n.02", "bank.n.09", "bank.n.01", "bank.n.02", "bank.n.09", "bank.n.01",
+      "bank.n.02"], 4),
+    (["interest.n.04", "interest.n.01", "interest.n.01", "interest.n.04", "interest.n.04"], 7),
+]
+
+
+def centroid_inputs(labels: list[str], d: int, seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(100 + seed)
+    return torch.randn(len(labels), d, generator=g) + 2 * torch.randn(d, generator=g)
+
+
+def _diagnose_centroid(got, s, vectors, labels, expected: dict, case):
+    V = vectors.double()
+    mine = V[[i for i, l in enumerate(labels) if l == s]]
+    n = len(mine)
+    if close(got, mine.sum(0)):
+        raise Wrong(f"the centroid of {s!r} is the sum of its {n} vectors ({case}): eq. 11.8 averages them "
+                    f"(divide by {n}, or .mean(0))")
+    if close(got, V.mean(0)):
+        raise Wrong(f"the centroid of {s!r} is the mean of all {len(V)} vectors ({case}): average only the vectors "
+                    f"labelled {s!r}")
+    for other, c in expected.items():
+        if other != s and close(got, c.double()):
+            raise Wrong(f"under the key {s!r} you put the mean of the vectors labelled {other!r} ({case}): the "
+                        "labels and the means are paired in different orders (set(labels) has no fixed order); "
+                        "build each (label, mean) pair together, e.g. {s: vectors[...].mean(0) for s in ...}")
+    for i, v in enumerate(mine):
+        if close(got, v):
+            raise Wrong(f"the centroid of {s!r} is one of its {n} vectors (a medoid, or the first?) ({case}): "
+                        "eq. 11.8 takes their mean")
+    if close(got, mine.median(0).values):
+        raise Wrong(f"the centroid of {s!r} is the element-wise median of its vectors ({case}): eq. 11.8 takes "
+                    "their mean")
+    if close(got, F.normalize(mine, dim=-1).mean(0)):
+        raise Wrong(f"you normalised the vectors of {s!r} before averaging them ({case}): eq. 11.8 averages the "
+                    "vectors as they are")
+    if close(got, F.normalize(mine.mean(0), dim=0)):
+        raise Wrong(f"you normalised the centroid of {s!r} to length 1 ({case}): eq. 11.8 is the plain mean")
+    idx, diff = first_mismatch(got, expected[s])
+    raise Wrong(f"the centroid of {s!r} differs from the mean of its {n} vectors by {diff:.3g} at {fmt_index(idx)} "
+                f"({case})")
+
+
+@exercise("sense_centroids", needs=["sense_centroids"])
+def check_sense_centroids(sense_centroids):
+    for seed, (labels, d) in enumerate(CENTROID_CASES):
+        vectors = centroid_inputs(labels, d, seed)
+        senses, C = reference_centroids(vectors, labels)
+        expected = dict(zip(senses, C))
+        case = f"vectors {fmt_shape(vectors.shape)}, {len(senses)} senses"
+        arg, arg_labels = vectors.clone(), list(labels)
+        answer = sense_centroids(arg, arg_labels)
+        if not torch.equal(arg, vectors) or arg_labels != labels:
+            raise Wrong(f"sense_centroids changed its inputs in place ({case})")
+        if isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[1], torch.Tensor):
+            raise Wrong(f"sense_centroids should return a dict {{label: centroid}}, got a pair ({case}), as "
+                        "course_lib.contextual.sense_centroids returns (senses, tensor): make a dict of it, "
+                        "dict(zip(senses, centroids))")
+        if not isinstance(answer, Mapping):
+            got = (f"a tensor of shape {fmt_shape(answer.shape)}" if isinstance(answer, torch.Tensor)
+                   else f"a {type(answer).__name__}")
+            raise Wrong(f"sense_centroids should return a dict {{label: (d,) centroid}}, got {got} ({case}): key "
+                        "each sense's mean by its label, e.g. {'bank.n.01': tensor([...]), ...}")
+        keys = list(answer)
+        if keys and all(isinstance(k, numbers.Integral) for k in keys):
+            raise Wrong(f"the keys should be the sense labels ({', '.join(map(repr, senses))}), not numbers "
+                        f"{keys} ({case})")
+        missing = [s for s in senses if s not in answer]
+        if missing:
+            raise Wrong(f"there is no centroid for the sense {missing[0]!r} ({case}): the dict needs one key per "
+                        f"label found in labels, here {', '.join(map(repr, senses))}")
+        extra = [k for k in keys if k not in expected]
+        if extra:
+            raise Wrong(f"unexpected key {extra[0]!r} ({case}): the keys are the labels found in labels, "
+                        f"here {', '.join(map(repr, senses))}")
+        for s in senses:
+            what = f"the centroid of {s!r} ({case})"
+            got = expect_tensor(answer[s], what)
+            n = labels.count(s)
+            if tuple(got.shape) == (n, d) and n != 1:
+                raise Wrong(f"the value for {s!r} holds its {n} vectors ({case}): return their mean, .mean(0)")
+            expect_shape(got, (d,), what)
+            if not got.is_floating_point():
+                raise Wrong(f"{what} has dtype {got.dtype}; it should be a float tensor")
+            if not close(got, expected[s]):
+                _diagnose_centroid(got.double(), s, vectors, labels, expected, case)
+    return f"matches eq. 11.8 (course_lib.contextual.sense_centroids) on {len(CENTROID_CASES)} labelled sets"
+
+
+# ----------------------------------------------------------------------------- nearest_sense
+
+# 2-D configurations (the vector, then the centroids), rotated into d dimensions. In each, the highest cosine,
+# the highest dot product and the smallest Euclidean distance pick three different senses.
+NEAREST_CASES = [
+    ((2.0, 0.0), {"bank.n.01": (0.6, 0.6), "bank.n.02": (10.0, 1.0), "bank.n.03": (20.0, 30.0),
+                  "bank.n.04": (-40.0, 5.0)}, 8),
+    ((0.0, 3.0), {"interest.n.05": (30.0, 10.0), "interest.n.01": (1.0, 2.5), "interest.n.03": (-3.0, -4.0),
+                  "interest.n.04": (0.5, 8.0)}, 6),
+]
+
+
+def nearest_inputs(vector, centroids: dict, d: int, seed: int) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """The 2-D case embedded in d dimensions by a random rotation (cosines, dots and distances unchanged)."""
+    g = torch.Generator().manual_seed(200 + seed)
+    Q, _ = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))
+    embed = lambda xy: (torch.tensor(xy, dtype=torch.float64) @ Q[:2]).float()  # noqa: E731
+    return embed(vector), {s: embed(c) for s, c in centroids.items()}
+
+
+@exercise("nearest_sense", needs=["nearest_sense"])
+def check_nearest_sense(nearest_sense):
+    for seed, (v2, c2, d) in enumerate(NEAREST_CASES):
+        vector, centroids = nearest_inputs(v2, c2, d, seed)
+        senses = list(centroids)
+        C = torch.stack(list(centroids.values()))
+        cos = cosine_matrix(vector[None], C)[0].double()
+        dots = C.double() @ vector.double()
+        dist = (C.double() - vector.double()).norm(dim=-1)
+        best = senses[int(cos.argmax())]
+        scores = ", ".join(f"{s} {float(c):.2f}" for s, c in zip(senses, cos))
+        case = f"vector of norm {float(vector.norm()):.3g}, {len(senses)} centroids; cosines: {scores}"
+        arg_v, arg_c = vector.clone(), {s: c.clone() for s, c in centroids.items()}
+        answer = nearest_sense(arg_v, arg_c)
+        if not torch.equal(arg_v, vector) or list(arg_c) != senses or not _same_inputs(arg_c.values(), C):
+            raise Wrong(f"nearest_sense changed its inputs in place (normalising with /= ?) ({case}): compute new "
+                        "tensors, e.g. F.cosine_similarity")
+        if isinstance(answer, str) and answer in centroids:
+            label = answer
+        elif isinstance(answer, tuple):
+            raise Wrong(f"nearest_sense should return only the label, got a tuple of {len(answer)} ({case})")
+        elif isinstance(answer, torch.Tensor) and answer.dim() == 1:
+            raise Wrong(f"nearest_sense returned a vector of shape {fmt_shape(answer.shape)} ({case}): return the "
+                        "label of the best centroid (a key of centroids), not the centroid")
+        else:
+            if isinstance(answer, torch.Tensor) and answer.numel() == 1:
+                answer = answer.item()
+            if isinstance(answer, numbers.Integral) and 0 <= int(answer) < len(senses):
+                raise Wrong(f"nearest_sense returned {int(answer)}, a position ({case}): return the label, "
+                            f"list(centroids)[{int(answer)}] = {senses[int(answer)]!r}")
+            if isinstance(answer, numbers.Real):
+                raise Wrong(f"nearest_sense returned the number {float(answer):.4g} (a score?) ({case}): return the "
+                            "label whose centroid has the highest cosine")
+            raise Wrong(f"nearest_sense should return one of the labels {', '.join(map(repr, senses))}, got "
+                        f"{answer!r} ({case})")
+        if label == best:
+            continue
+        if label == senses[int(dots.argmax())]:
+            raise Wrong(f"you chose {label!r}, the centroid with the largest dot product; the cosine divides by the "
+                        f"norms and chooses {best!r} ({case}): use F.cosine_similarity, not the dot product")
+        if label == senses[int(dist.argmin())]:
+            raise Wrong(f"you chose {label!r}, the centroid nearest by Euclidean distance; eq. 11.9 takes the "
+                        f"highest cosine, {best!r} ({case})")
+        if label == senses[int(cos.argmin())]:
+            raise Wrong(f"you chose {label!r}, the centroid with the lowest cosine: take the highest (max, not min), "
+                        f"{best!r} ({case})")
+        raise Wrong(f"you chose {label!r}; the highest cosine is that of {best!r} ({case})")
+    return (f"picks the highest cosine on {len(NEAREST_CASES)} cases where the dot product and the Euclidean "
+            "distance would choose other senses")
+
+
+# ----------------------------------------------------------------------------- z_score
+
+# (N, M, d, eps or None for the default, constant dims, tiny dims): N small, so that σ (÷N) and the sample std
+# (÷N-1) differ by far more than the tolerance; X != corpus
+Z_CASES = [(5, 3, 6, None, [3], []), (7, 2, 4, 1e-2, [2], [1])]
+
+
+def z_inputs(N, M, d, const, tiny, seed) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(300 + seed)
+    scale, shift = 0.5 + 2 * torch.rand(d, generator=g), 3 * torch.randn(d, generator=g)
+    corpus = torch.randn(N, d, generator=g) * scale + shift
+    X = torch.randn(M, d, generator=g) * scale + shift
+    for j in const:
+        corpus[:, j] = 0.75
+        X[:, j] = 2.0  # differs from the corpus value: dividing by 0 gives inf, not 0/0
+    for j in tiny:
+        corpus[:, j] = 1e-3 * torch.randn(N, generator=g)
+        X[:, j] = 1e-3 * torch.randn(M, generator=g)
+    return X, corpus
+
+
+def _z_variants(X, corpus) -> list[tuple[torch.Tensor, str]]:
+    Xd, Cd = X.double(), corpus.double()
+    N = len(Cd)
+    mu, sd = Cd.mean(0), Cd.std(0, unbiased=False)
+    mx, sx = Xd.mean(0), Xd.std(0, unbiased=False)
+    return [
+        ((Xd - mx) / sx, "you fitted μ and σ on X: fit them on the corpus, then standardize X with them"),
+        ((Xd - mx) / Xd.std(0), "you fitted μ and σ on X: fit them on the corpus, then standardize X with them"),
+        ((Xd - mu) / Cd.std(0), f"you divided by the sample standard deviation (÷ N−1 = {N - 1}); eq. 11.11 divides "
+                                f"by |C| = {N}: std(0, unbiased=False), or ((corpus - mu) ** 2).mean(0).sqrt()"),
+        ((Xd - mu) / sd ** 2, "you divided by the variance σ²: divide by σ, its square root"),
+        (Xd / sd, "you did not subtract the mean μ: z = (x − μ) / σ"),
+        (Xd - mu, "you did not divide by σ: z = (x − μ) / σ"),
+        ((Xd - Cd.mean()) / Cd.std(unbiased=False), "you took one mean and one σ over all the numbers of the corpus: "
+                                                    "fit one per dimension, mean(0) and the std over axis 0"),
+    ]
+
+
+def _check_z_case(z_score, X, corpus, eps, const, tiny, case):
+    ref = ZScorer(eps=1e-6 if eps is None else eps).fit(corpus)
+    expected = ref.transform(X.double())
+    ok = ref.sigma > ref.eps  # the dimensions that are standardized
+    args = (X.clone(), corpus.clone())
+    got = z_score(*args) if eps is None else z_score(*args, eps=eps)
+    if not torch.equal(args[0], X):
+        raise Wrong(f"z_score changed X in place (X -= … ?) ({case}): compute a new tensor, (X - mu) / sigma")
+    if not torch.equal(args[1], corpus):
+        raise Wrong(f"z_score changed the corpus in place ({case})")
+    got = expect_tensor(got, f"the z-scores ({case})")
+    if tuple(got.shape) == tuple(corpus.shape) and corpus.shape != X.shape:
+        raise Wrong(f"expected shape {fmt_shape(X.shape)}, got {fmt_shape(got.shape)} ({case}): you standardized the "
+                    "corpus; fit μ and σ on the corpus, then return the z-scores of X")
+    expect_shape(got, X.shape, f"the z-scores ({case})")
+    if not got.is_floating_point():
+        raise Wrong(f"the z-scores have dtype {got.dtype} ({case}); they should be floats")
+    got = got.double()
+    bad = ~torch.isfinite(got) & ok
+    if bad.any():
+        i, j = (int(v) for v in bad.nonzero()[0])
+        raise Wrong(f"z[{i}, {j}] is {float(got[i, j])} ({case})")
+    if not close(got[:, ok], expected[:, ok]):
+        for value, hint in _z_variants(X, corpus):
+            if close(got[:, ok], value[:, ok]):
+                raise Wrong(f"{hint} ({case})")
+        idx, diff = first_mismatch(got[:, ok], expected[:, ok])
+        i, j = idx[0], int(ok.nonzero()[idx[1]])
+        raise Wrong(f"z[{i}, {j}] is {float(got[i, j]):.4g}, expected {float(expected[i, j]):.4g} = (x − μ) / σ "
+                    f"with μ and σ of the corpus ({case})")
+    for j in const + tiny:
+        if not torch.isfinite(got[:, j]).all():
+            i = int((~torch.isfinite(got[:, j])).nonzero()[0])
+            raise Wrong(f"z[{i}, {j}] is {float(got[i, j])}: dimension {j} is constant over the corpus (σ = 0) "
+                        f"({case}); set the dimensions where σ <= eps to 0 instead of dividing, e.g. with torch.where")
+        if not close(got[:, j], expected[:, j]):
+            sigma = float(ref.sigma[j])
+            i = int((got[:, j] - expected[:, j]).abs().argmax())
+            given = f"eps = {eps}" if eps is not None else "the default eps = 1e-6"
+            hint = (f"z[{i}, {j}] is {float(got[i, j]):.4g}, expected 0: dimension {j} has σ = {sigma:.2g} <= eps "
+                    f"({given}) ({case}); set such dimensions to 0")
+            if j in tiny:
+                hint += ": compare σ with the eps argument (sigma > eps), not with 0"
+            elif abs(float(got[i, j])) > 1e3:
+                hint += " rather than dividing by eps or by σ + eps"
+            raise Wrong(hint)
+
+
+@exercise("z_score", needs=["z_score"])
+def check_z_score(z_score):
+    for seed, (N, M, d, eps, const, tiny) in enumerate(Z_CASES):
+        X, corpus = z_inputs(N, M, d, const, tiny, seed)
+        case = (f"X {fmt_shape(X.shape)}, corpus {fmt_shape(corpus.shape)}, "
+                + ("default eps" if eps is None else f"eps = {eps}") + f", dimension {const[0]} constant")
+        _check_z_case(z_score, X, corpus, eps, const, tiny, case)
+    return (f"matches eq. 11.10-11.12 (course_lib.contextual.ZScorer) on {len(Z_CASES)} corpora, constant and "
+            "near-constant dimensions set to 0")
+
+
+# ----------------------------------------------------------------------------- anisotropy
+
+ANISOTROPY_SEED = 11
+
+
+def orthogonal_rows(N: int, seed: int) -> torch.Tensor:
+    """N orthogonal rows of different norms: every cosine between two different rows is 0."""
+    g = torch.Generator().manual_seed(400 + seed)
+    Q, _ = torch.linalg.qr(torch.randn(N, N, generator=g, dtype=torch.float64))
+    return (Q * torch.linspace(0.5, 4.0, N, dtype=torch.float64)[:, None]).float()
+
+
+def anisotropic_rows(N: int, d: int, seed: int) -> torch.Tensor:
+    """Rows sharing a common direction (mean cosine about 0.5), of norms from 0.3 to 6."""
+    g = torch.Generator().manual_seed(500 + seed)
+    X = 1.2 * torch.randn(d, generator=g) + torch.randn(N, d, generator=g)
+    norms = 0.3 + 5.7 * torch.rand(N, 1, generator=g)
+    return F.normalize(X, dim=-1) * norms
+
+
+def pair_stats(X: torch.Tensor, cosine: bool = True, distinct: bool = True) -> tuple[float, float]:
+    """Mean and standard deviation of the cosine (or dot product) of a uniformly random ordered pair of rows:
+    of different rows, or (distinct=False) of any two rows, a row with itself included."""
+    V = X.double()
+    if cosine:
+        V = F.normalize(V, dim=-1)
+    G = V @ V.T
+    vals = G[~torch.eye(len(V), dtype=torch.bool)] if distinct else G.flatten()
+    return float(vals.mean()), float(vals.std(unbiased=False))
+
+
+def expected_cosine(X: torch.Tensor) -> float:
+    """The exact expected cosine of two different rows, in closed form: (‖Σ x̂‖² − N) / (N(N−1))."""
+    U = F.normalize(X.double(), dim=-1)
+    N = len(U)
+    return float((U.sum(0).square().sum() - N) / (N * (N - 1)))
+
+
+def _within(value: float, mean: float, std: float, n: int) -> bool:
+    return abs(value - mean) <= SIGMAS * std / math.sqrt(n) + FLOAT_SLACK
+
+
+def _as_number(answer, case: str) -> float:
+    if isinstance(answer, bool):
+        raise Wrong(f"anisotropy_estimate returned {answer}, expected a number ({case})")
+    if isinstance(answer, numbers.Real):
+        return float(answer)
+    if isinstance(answer, torch.Tensor):
+        if answer.dim() == 0:
+            if not answer.is_floating_point():
+                raise Wrong(f"anisotropy_estimate returned an integer tensor ({case}): the mean cosine is a float")
+            return float(answer)
+        if answer.dim() == 1 and answer.numel() > 1:
+            raise Wrong(f"anisotropy_estimate returned a tensor of shape {fmt_shape(answer.shape)} ({case}): return "
+                        "the mean of the cosines, a single number (.mean().item())")
+        raise Wrong(f"anisotropy_estimate returned a tensor of shape {fmt_shape(answer.shape)} ({case}): return a "
+                    "number, a float or a 0-dim tensor (.item())")
+    raise Wrong(f"anisotropy_estimate should return a number, got {type(answer).__name__} ({case})")
+
+
+def _call_anisotropy(fn, X, case, allow_nan=False, **kwargs) -> float:
+    arg = X.clone()
+    answer = fn(arg, **kwargs)
+    if not torch.equal(arg, X):
+        raise Wrong(f"anisotropy_estimate changed X in place (normalising with /= ?) ({case}): compute a new "
+                    "tensor, F.normalize(X, dim=-1)")
+    value = _as_number(answer, case)
+    if math.isnan(value) and not allow_nan:
+        raise Wrong(f"anisotropy_estimate returned NaN ({case})")
+    return value
+
+
+@exercise("anisotropy", needs=["anisotropy_estimate"])
+def check_anisotropy(anisotropy_estimate):
+    gen = lambda seed=ANISOTROPY_SEED: torch.Generator().manual_seed(seed)  # noqa: E731
+    # 1. orthogonal rows: every pair of different rows has cosine 0, so the estimate is 0 whatever the pairs
+    N, n = 8, 2000
+    X = orthogonal_rows(N, 0)
+    case = f"{N} orthogonal rows, n_pairs={n}"
+    got = _call_anisotropy(anisotropy_estimate, X, case, n_pairs=n, generator=gen())
+    if abs(got) > FLOAT_SLACK:
+        hint = f"the estimate is {got:.4f}, expected 0: the cosine of two different rows is 0 for every pair ({case})"
+        if abs(got - 1) < 1e-3:
+            hint += ": yours is 1; is it 1 − cosine, a distance? Return the mean cosine of pairs of different rows"
+        elif _within(got, *pair_stats(X, distinct=False), n):
+            hint += (f"; yours is about 1/N = {1 / N:.3f}, as if some pairs were a row with itself (cosine 1): "
+                     "draw j != i, e.g. j = (i + torch.randint(1, N, …)) % N")
+        raise Wrong(hint)
+    # 2. rows of different norms sharing a direction: the default n_pairs
+    N, d, n = 40, 12, 10000
+    X = anisotropic_rows(N, d, 0)
+    case = f"X {fmt_shape(X.shape)} with rows of different norms, the default n_pairs"
+    mean, std = expected_cosine(X), pair_stats(X)[1]
+    got = _call_anisotropy(anisotropy_estimate, X, case, generator=gen())
+    if not _within(got, mean, std, n):
+        tol = SIGMAS * std / math.sqrt(n) + FLOAT_SLACK
+        hint = (f"the estimate is {got:.4f}, but the expected cosine of two different rows is {mean:.4f}; an "
+                f"estimate from {n} pairs falls within ±{tol:.3f} of it ({case})")
+        if _within(got, *pair_stats(X, cosine=False), n):
+            hint += ": yours is the mean dot product; normalise the rows first (F.normalize(X, dim=-1)) to get cosines"
+        elif abs(got - (1 - mean)) < tol:
+            hint += ": yours looks like 1 − cosine, a distance; return the mean cosine"
+        elif _within(got, *pair_stats(X, distinct=False), n):
+            hint += ": pair only different rows (j != i)"
+        raise Wrong(hint)
+    # 3. the generator: the same seed gives the same estimate
+    again = _call_anisotropy(anisotropy_estimate, X, case, generator=gen())
+    if again != got:
+        raise Wrong(f"two calls with the same generator, torch.Generator().manual_seed({ANISOTROPY_SEED}), gave "
+                    f"{got:.6f} and {again:.6f}: pass generator=generator to every random draw (torch.randint)")
+    # 4. n_pairs is used: one pair gives the cosine of two different rows
+    case = f"X {fmt_shape(X.shape)}, n_pairs=1"
+    one = _call_anisotropy(anisotropy_estimate, X, case, allow_nan=True, n_pairs=1, generator=gen(ANISOTROPY_SEED + 1))
+    U = F.normalize(X.double(), dim=-1)
+    off = (U @ U.T)[~torch.eye(N, dtype=torch.bool)]  # the cosines of the N(N-1) pairs of different rows
+    # (NaN: a sampler that drops the pairs i == j may be left with none; nothing to check then)
+    if not math.isnan(one) and not (off - one).abs().min() < 1e-5:
+        if abs(one - 1) < 1e-5:
+            raise Wrong(f"with n_pairs=1 the estimate is 1.0, the cosine of a row with itself ({case}): draw j != i")
+        if abs(one - mean) < 1e-5:
+            raise Wrong(f"with n_pairs=1 your estimate is {one:.4f}, the exact mean over all pairs ({case}): the "
+                        "exercise asks for an estimate from n_pairs random pairs, drawn with generator")
+        raise Wrong(f"with n_pairs=1 the estimate should be the cosine of one pair of different rows; yours, "
+                    f"{one:.4f}, is not ({case}): average the cosines of n_pairs random pairs")
+    # 5. without a generator (the default)
+    _call_anisotropy(anisotropy_estimate, X, f"X {fmt_shape(X.shape)}, no generator", n_pairs=100)
+    return (f"within {SIGMAS} standard errors of the exact expected cosine over distinct pairs; 0 for orthogonal "
+            "rows; reproducible with a generator")
