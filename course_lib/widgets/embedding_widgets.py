@@ -1,0 +1,215 @@
+"""Widgets for §11.3: UMAP sense clusters, nearest-neighbour WSD, anisotropy and z-scoring.
+
+Thin views: the numbers come from course_lib.contextual and course_lib.embedding_view;
+these classes wire controls and show SVG, PNG and HTML.
+"""
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+import torch
+
+from ..contextual import (POOLINGS, NearestSenseWSD, ZScorer, combine_layers, dimension_report, layer_name,
+                          target_states, umap_project, word_states)
+from ..embedding_view import (draw_anisotropy, draw_sense_scores, find_lemma, marked_html, neighbours_html,
+                              pair_cosines, sense_scatter_svg, sentence_words, wsd_readout)
+from ..explorer import figure_png
+from ..senses import SenseData
+
+
+def _error(text: str) -> str:
+    return f"<b style='color:#b2182b'>⚠ {html.escape(text)}</b>"
+
+
+def _layer_options(n_layers: int) -> list[tuple[str, object]]:
+    return [(layer_name(l), l) for l in range(n_layers)] + [("mean of last 4", "last4_mean"),
+                                                             ("sum of last 4", "last4_sum")]
+
+
+class _StatesCache:
+    """Word states of the sense data per pooling, computed on first use (the notebook passes the mean ones in)."""
+
+    def __init__(self, model, tokenizer, examples, states=None):
+        self.model, self.tokenizer, self.examples = model, tokenizer, examples
+        self.by_pooling = dict(states or {})
+
+    def __call__(self, pooling: str) -> torch.Tensor:
+        if pooling not in self.by_pooling:
+            self.by_pooling[pooling] = target_states(self.model, self.tokenizer, self.examples, pooling=pooling)
+        return self.by_pooling[pooling]
+
+
+class SenseClusters(W.VBox):
+    """Fig. 11.7 live: every sentence of one word, projected to 2-D with UMAP, coloured and shaped by sense.
+
+    Hover a point to read its sentence, or pick a sentence below to ring its point.
+    """
+
+    def __init__(self, model, tokenizer, data: SenseData, *, states: dict[str, torch.Tensor] | None = None,
+                 word: str = "bank", layer="last4_mean", pooling: str = "mean", n_neighbors: int = 15):
+        self.data = data
+        self.examples = data.examples
+        self.states = _StatesCache(model, tokenizer, self.examples, states)
+        n_layers = model.config.num_hidden_layers + 1
+        self.word = W.Dropdown(options=data.lemmas, value=word, description="word")
+        self.layer = W.Dropdown(options=_layer_options(n_layers), value=layer, description="layer")
+        self.pooling = W.Dropdown(options=list(POOLINGS), value=pooling, description="subwords",
+                                  tooltip="how the subword tokens of a word are pooled")
+        self.n_neighbors = W.IntSlider(value=n_neighbors, min=2, max=50, description="n_neighbors",
+                                       continuous_update=False)
+        self.point = W.Dropdown(description="sentence", layout=W.Layout(width="95%"))
+        self.plot = W.HTML()
+        self.sentence = W.HTML()
+        self.message = W.HTML()
+        for w, cls in [(self.word, "clusters-word"), (self.layer, "clusters-layer"), (self.pooling, "clusters-pooling"),
+                       (self.n_neighbors, "clusters-neighbors"), (self.point, "clusters-point"),
+                       (self.plot, "clusters-plot"), (self.sentence, "clusters-sentence"),
+                       (self.message, "clusters-message")]:
+            w.add_class(cls)
+        super().__init__([W.HBox([self.word, self.layer]), W.HBox([self.pooling, self.n_neighbors]), self.message,
+                          self.plot, self.point, self.sentence])
+        self.add_class("sense-clusters")
+        for w in (self.word, self.layer, self.pooling, self.n_neighbors):
+            w.observe(self._project, "value")
+        self.point.observe(self._show_point, "value")
+        self._project()
+
+    def _project(self, _change=None):
+        idx = [i for i, e in enumerate(self.examples) if e.lemma == self.word.value]
+        self.idx = idx
+        try:
+            X = combine_layers(self.states(self.pooling.value)[idx], self.layer.value)
+            self.projection = umap_project(X, n_neighbors=self.n_neighbors.value)
+        except (ValueError, IndexError) as err:
+            self.message.value = _error(str(err))
+            return
+        self.message.value = ("" if not self.projection.cached else
+                              "<span style='color:#555'>(projection from the cache)</span>")
+        self.point.unobserve(self._show_point, "value")
+        self.point.options = [(f"{k + 1}. {self.examples[i].sense}: {self.examples[i].text}", k)
+                              for k, i in enumerate(idx)]
+        self.point.value = 0
+        self.point.observe(self._show_point, "value")
+        self._show_point()
+
+    def _show_point(self, _change=None):
+        k = self.point.value or 0
+        ex = [self.examples[i] for i in self.idx]
+        title = f"'{self.word.value}', {layer_name(self.layer.value)}, {self.pooling.value} of subwords"
+        self.plot.value = sense_scatter_svg(self.projection.coords, [e.sense for e in ex], [e.text for e in ex],
+                                            highlight=k, title=title)
+        e = ex[k]
+        self.sentence.value = (f"<div class='clusters-readout'><b>{html.escape(e.sense)}</b> ({e.split}): "
+                               f"{marked_html(e)}<br><i>{html.escape(self.data.senses[e.sense].gloss)}</i></div>")
+
+
+class NearestSenseExplorer(W.VBox):
+    """Nearest-neighbour WSD (eq. 11.8-11.9): type a sentence, choose the target word, see its cosine to each sense."""
+
+    def __init__(self, model, tokenizer, data: SenseData, *, states: dict[str, torch.Tensor] | None = None,
+                 sentence: str = "The fisherman pulled his boat onto the bank before the storm.", word: str = "bank",
+                 layer="last4_mean"):
+        self.model, self.tokenizer, self.data = model, tokenizer, data
+        self.train = data.train
+        train_idx = [i for i, e in enumerate(data.examples) if e.split == "train"]
+        cache = _StatesCache(model, tokenizer, data.examples, states)
+        self.train_states = cache("mean")[train_idx]
+        n_layers = model.config.num_hidden_layers + 1
+        self.sentence = W.Text(value=sentence, description="sentence", continuous_update=False,
+                               layout=W.Layout(width="95%"))
+        self.word = W.Dropdown(description="target word")
+        self.layer = W.Dropdown(options=_layer_options(n_layers), value=layer, description="layer")
+        self.message = W.HTML()
+        self.chart = W.Image(format="png")
+        self.neighbours = W.HTML()
+        for w, cls in [(self.sentence, "wsd-sentence"), (self.word, "wsd-word"), (self.layer, "wsd-layer"),
+                       (self.message, "wsd-message"), (self.chart, "wsd-chart"), (self.neighbours, "wsd-neighbours")]:
+            w.add_class(cls)
+        super().__init__([self.sentence, W.HBox([self.word, self.layer]), self.message, self.chart, self.neighbours])
+        self.add_class("nearest-sense")
+        self._busy = False
+        self._fit()
+        self.sentence.observe(lambda _: self._words(), "value")
+        self.word.observe(self._update, "value")
+        self.layer.observe(self._refit, "value")
+        self._words(preferred=word)
+
+    def _fit(self):
+        self.train_vectors = combine_layers(self.train_states, self.layer.value)
+        self.wsd = NearestSenseWSD().fit(self.train_vectors, self.train)
+
+    def _refit(self, _change=None):
+        self._fit()
+        self._update()
+
+    def _words(self, preferred: str | None = None):
+        words = sentence_words(self.sentence.value)
+        known = [w for w in words if find_lemma(w, self.data.lemmas)]
+        self._busy = True  # no update while the options change
+        try:
+            self.word.options = words
+            self.word.value = preferred if preferred in words else (known[0] if known else (words[0] if words else None))
+        finally:
+            self._busy = False
+        self._update()
+
+    def _fail(self, text: str):
+        self.message.value = _error(text)
+        self.chart.layout.display = "none"
+        self.neighbours.value = ""
+
+    def _update(self, _change=None):
+        if self._busy:
+            return
+        sentence, word = self.sentence.value, self.word.value
+        if not sentence.strip():
+            return self._fail("the sentence is empty: type a sentence with one of the ambiguous words, e.g. "
+                              "'She keeps her savings in the bank.'")
+        if not word:
+            return self._fail("the sentence has no words to choose from")
+        lemma = find_lemma(word, self.data.lemmas)
+        if lemma is None:
+            return self._fail(f"'{word}' has no sense data; choose one of the {len(self.data.lemmas)} words: "
+                              f"{', '.join(self.data.lemmas)}")
+        try:
+            v = combine_layers(word_states(self.model, self.tokenizer, sentence, word), self.layer.value)
+        except ValueError as err:  # over-long text
+            return self._fail(str(err))
+        self.readout = wsd_readout(self.wsd, self.data, self.train, self.train_vectors, v, lemma)
+        self.message.value = ""
+        self.chart.layout.display = ""
+        self.chart.value = figure_png(draw_sense_scores(self.readout))
+        self.neighbours.value = neighbours_html(self.readout)
+
+
+class AnisotropyExplorer(W.VBox):
+    """Anisotropy per layer, raw vs z-scored (eq. 11.10-11.12), and the rogue dimensions behind it."""
+
+    def __init__(self, corpus_states: torch.Tensor, *, layer: int = 4, n_pairs: int = 5000, n_rogue: int = 3):
+        self.states = corpus_states  # (N, L+1, d) token vectors of a corpus
+        self.n_pairs, self.n_rogue = n_pairs, n_rogue
+        n_layers = corpus_states.size(1)
+        self.layer = W.IntSlider(value=layer, min=0, max=n_layers - 1, description="layer", continuous_update=False)
+        self.readout = W.HTML()
+        self.chart = W.Image(format="png")
+        for w, cls in [(self.layer, "aniso-layer"), (self.readout, "aniso-readout"), (self.chart, "aniso-chart")]:
+            w.add_class(cls)
+        super().__init__([self.layer, self.readout, self.chart])
+        self.add_class("anisotropy-explorer")
+        self.layer.observe(self._update, "value")
+        self._update()
+
+    def _update(self, _change=None):
+        l = self.layer.value
+        X = self.states[:, l]
+        Z = ZScorer().fit(X)(X)
+        raw, z = pair_cosines(X, self.n_pairs), pair_cosines(Z, self.n_pairs)
+        rep = dimension_report(X, self.n_rogue)
+        self.values = (float(raw.mean()), float(z.mean()), rep.rogue)
+        name = layer_name(l)
+        self.readout.value = (f"<b>{name}</b>: anisotropy {raw.mean():.3f} raw, {z.mean():.3f} z-scored; "
+                              f"dimensions {', '.join(map(str, rep.rogue))} give {rep.top_share():.0%} of the "
+                              f"expected cosine ({len(X):,} tokens)")
+        self.chart.value = figure_png(draw_anisotropy(raw, z, rep.variance, rep.rogue,
+                                                      f"{name}: {len(X):,} tokens of the Lee news corpus"))

@@ -1,0 +1,130 @@
+"""What the 11.3 widgets draw (pure functions) and the widgets themselves, driven from Python."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+import torch
+
+from course_lib.contextual import NearestSenseWSD, anisotropy
+from course_lib.embedding_view import (draw_anisotropy, draw_sense_scores, find_lemma, marked_html, pair_cosines,
+                                       sense_scatter_svg, sentence_words, wsd_readout)
+from course_lib.senses import SenseExample, load_sense_data
+
+
+def test_scatter_svg_has_a_point_with_its_sentence_per_example_and_a_legend_with_counts():
+    coords = np.array([[0, 0], [1, 1], [2, 0.5]])
+    svg = sense_scatter_svg(coords, ["a (x)", "b (y)", "a (x)"], ["one <b>", "two", "three"], highlight=1, title="t")
+    assert svg.count('class="point"') == 3
+    assert "<title>a (x): one &lt;b&gt;</title>" in svg          # sentences escaped
+    assert "a (x) (2)" in svg and "b (y) (1)" in svg               # legend with counts
+    assert svg.count('class="highlight"') == 1
+    assert "UMAP dimension 1" in svg and "UMAP dimension 2" in svg
+    colours = set(re.findall(r'fill="(#[0-9A-F]{6})"', svg))
+    assert {"#0072B2", "#E69F00"} <= colours                       # Okabe-Ito
+    with pytest.raises(ValueError, match="3 points, 2 senses and 3 texts"):
+        sense_scatter_svg(coords, ["a", "b"], ["1", "2", "3"])
+    with pytest.raises(IndexError, match="point 7 does not exist: there are 3 points"):
+        sense_scatter_svg(coords, ["a"] * 3, ["1", "2", "3"], highlight=7)
+
+
+def test_find_lemma_knows_inflected_forms():
+    lemmas = ["bank", "mouse", "die", "bass", "match"]
+    assert [find_lemma(w, lemmas) for w in ["Banks", "bank's", "BANK.", "mice", "matches", "river", ""]] == [
+        "bank", "bank", "bank", "mouse", "match", None, None]
+    assert sentence_words("The bank's bank, and the bank!") == ["The", "bank's", "bank", "and", "the"]
+
+
+def test_wsd_readout_orders_senses_by_cosine_and_finds_the_nearest_sentences():
+    data = load_sense_data(lemmas=["bank"])
+    train = data.train
+    X = torch.zeros(len(train), 2)
+    for i, e in enumerate(train):
+        X[i] = torch.tensor([1.0, 0.1 * i]) if e.sense == "bank (river)" else torch.tensor([0.0, 1.0])
+    wsd = NearestSenseWSD().fit(X, train)
+    r = wsd_readout(wsd, data, train, X, torch.tensor([1.0, 0.0]), "bank", k=2)
+    assert r.predicted == "bank (river)" == r.senses[0]
+    assert r.cosines == sorted(r.cosines, reverse=True)
+    assert r.glosses[0] == data.senses["bank (river)"].gloss
+    assert [nb.example.sense for nb in r.neighbours] == ["bank (river)"] * 2
+    assert r.neighbours[0].cosine >= r.neighbours[1].cosine
+    fig = draw_sense_scores(r)
+    assert fig.axes[0].get_xlabel().startswith("cosine")
+    assert "<b>bank</b>" in marked_html(SenseExample("a bank here", 2, 6, "bank", "x"))
+
+
+def test_pair_cosines_average_to_the_anisotropy_and_the_plot_marks_rogue_dimensions():
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(3000, 32, generator=g)
+    X[:, 5] += 10
+    c = pair_cosines(X, 20000)
+    assert float(c.mean()) == pytest.approx(anisotropy(X, 20000), abs=0.02)
+    fig = draw_anisotropy(c, pair_cosines(X - X.mean(0)), X.var(0), [5], "test")
+    hist_ax, var_ax = fig.axes
+    assert hist_ax.get_xlabel() == "cosine of a random token pair" and var_ax.get_xlabel() == "dimension"
+    assert any(t.get_text() == "dim 5" for t in var_ax.texts)
+
+
+# ----------------------------------------------------------------------------- the widgets, driven from Python
+
+@pytest.fixture(scope="module")
+def small(embedded):
+    from course_lib.contextual import target_states
+
+    model, tok = embedded
+    data = load_sense_data(lemmas=["bank", "mouse"])
+    return model, tok, data, {"mean": target_states(model, tok, data.examples)}
+
+
+def test_sense_clusters_redraw_for_another_word_and_ring_the_chosen_sentence(small, tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_LIB_CACHE", str(tmp_path))
+    from course_lib.widgets import SenseClusters
+
+    model, tok, data, states = small
+    w = SenseClusters(model, tok, data, states=states, word="bank", n_neighbors=10)
+    svg_bank = w.plot.value
+    assert "bank (river)" in svg_bank and w.message.value == ""
+    w.word.value = "mouse"
+    assert "mouse (computer)" in w.plot.value and "bank (river)" not in w.plot.value
+    ring = re.search(r'class="highlight" cx="([\d.]+)" cy="([\d.]+)"', w.plot.value).groups()
+    w.point.value = 3
+    assert re.search(r'class="highlight" cx="([\d.]+)" cy="([\d.]+)"', w.plot.value).groups() != ring
+    mouse = [e for e in data.examples if e.lemma == "mouse"]
+    assert mouse[3].word in w.sentence.value and data.senses[mouse[3].sense].gloss in w.sentence.value
+    w.word.value = "bank"
+    assert w.projection.cached and w.plot.value.count('class="point"') == svg_bank.count('class="point"')
+
+
+def test_nearest_sense_explorer_picks_the_known_word_and_explains_bad_input(small):
+    from course_lib.widgets import NearestSenseExplorer
+
+    model, tok, data, states = small
+    w = NearestSenseExplorer(model, tok, data, states=states, sentence="The bank raised its rates.", word="bank")
+    assert w.readout.predicted == "bank (finance)" and w.message.value == ""
+    w.sentence.value = "I plugged a new wireless mouse into my laptop."
+    assert w.word.value == "mouse" and w.readout.lemma == "mouse"
+    assert w.readout.predicted == "mouse (computer)"
+    assert "mouse (" in w.neighbours.value
+    w.word.value = "laptop"
+    assert "&#x27;laptop&#x27; has no sense data; choose one of the 2 words: bank, mouse" in w.message.value
+    assert w.chart.layout.display == "none"
+    w.sentence.value = "   "
+    assert "the sentence is empty" in w.message.value
+    w.sentence.value = "They fished from the bank. " * 120
+    assert "512" in w.message.value
+
+
+def test_anisotropy_explorer_redraws_for_another_layer():
+    from course_lib.widgets import AnisotropyExplorer
+
+    g = torch.Generator().manual_seed(0)
+    states = torch.randn(400, 3, 16, generator=g)
+    states[:, 2, 4] += 8  # layer 2 has a rogue dimension
+    w = AnisotropyExplorer(states, layer=0, n_pairs=2000)
+    raw0, _, _ = w.values
+    png0 = w.chart.value
+    w.layer.value = 2
+    raw2, z2, rogue2 = w.values
+    assert raw2 > raw0 + 0.3 and abs(z2) < 0.05 and rogue2[0] == 4
+    assert w.chart.value != png0 and w.readout.value.startswith("<b>layer 2</b>")
