@@ -205,9 +205,12 @@ check("nearest_sense")
 # %%
 tr = [(e, v) for e, v in zip(data.train, combine_layers(train_states, "last4_mean")) if e.lemma == "mouse"]
 te = [(e, v) for e, v in zip(data.test, combine_layers(test_states, "last4_mean")) if e.lemma == "mouse"]
-cents = sense_centroids(torch.stack([v for _, v in tr]), [e.sense for e, _ in tr])
-correct = sum(nearest_sense(v, cents) == e.sense for e, v in te)
-f"mouse: {correct} of {len(te)} test sentences right"
+try:
+    cents = sense_centroids(torch.stack([v for _, v in tr]), [e.sense for e, _ in tr])
+    correct = sum(nearest_sense(v, cents) == e.sense for e, v in te)
+    print(f"mouse: {correct} of {len(te)} test sentences right")
+except NotImplementedError:
+    print("Write sense_centroids and nearest_sense above, then run this cell again.")
 
 # %% [markdown]
 # The library's `NearestSenseWSD` does this for all words, each choosing only among its own

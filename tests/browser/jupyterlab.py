@@ -260,7 +260,7 @@ class RunResult:
         return out
 
 
-def run_all_cells(page, name: str, timeout: float = 300) -> RunResult:
+def run_all_cells(page, name: str, timeout: float = 600) -> RunResult:
     """Clear the outputs, Run → Run All Cells, wait until the kernel is idle and no prompt shows [*]."""
     start = time.perf_counter()
     completed = page.evaluate(_js("""
@@ -488,6 +488,97 @@ def screenshot_explorer(page, path: Path) -> Path:
         _set_height(page, box["height"] + 200)
     explorer.scroll_into_view_if_needed()
     explorer.screenshot(path=str(path))
+    if page.viewport_size["height"] != VIEWPORT["height"]:
+        _set_height(page, VIEWPORT["height"])
+    return path
+
+
+# ---------------------------------------------------------------------------- any widget, by CSS class
+# The same contract for the widgets of 11.2 and 11.3: every control and output has a class
+# (see course_lib/widgets/*.py); these helpers take a selector such as ".mask-sampler .sampler-tokens".
+
+def inner_html(page, selector: str) -> str:
+    return page.locator(selector).first.evaluate("(e) => e.innerHTML")
+
+
+def image_src(page, selector: str) -> str:
+    return page.locator(selector).first.get_attribute("src") or ""
+
+
+def image_bytes(page, selector: str) -> bytes:
+    b64 = page.locator(selector).first.evaluate("""async (img) => {
+        if (!img.src) return '';
+        const blob = await (await fetch(img.src)).blob();
+        return await new Promise((resolve) => {
+          const r = new FileReader();
+          r.onload = () => resolve(r.result.split(',')[1] || '');
+          r.readAsDataURL(blob);
+        });
+    }""")
+    return base64.b64decode(b64)
+
+
+def wait_widget(page, condition: str, what: str, arg=None, timeout: float = 60) -> None:
+    """Wait for a JS condition of ``arg`` (same early stop on kernel errors as the explorer helpers)."""
+    wait_for_explorer(page, condition, what, arg=arg, timeout=timeout)
+
+
+def wait_image_shown(page, selector: str, timeout: float = 60) -> None:
+    wait_widget(page, f"""() => {{
+        const img = document.querySelector({json.dumps(selector)});
+        return img && img.src && img.complete && img.naturalWidth > 0 && img.offsetParent !== null;
+    }}""", f"show an image in {selector}", timeout=timeout)
+
+
+def wait_image_changed(page, selector: str, old_src: str, timeout: float = 60) -> None:
+    wait_widget(page, f"""(old) => {{
+        const img = document.querySelector({json.dumps(selector)});
+        return img && img.src && img.src !== old && img.complete && img.naturalWidth > 0;
+    }}""", f"redraw {selector}", arg=old_src, timeout=timeout)
+
+
+def wait_html_changed(page, selector: str, old_html: str, timeout: float = 60) -> None:
+    wait_widget(page, f"""(old) => {{
+        const e = document.querySelector({json.dumps(selector)});
+        return e && e.innerHTML !== old && e.innerHTML.length > 0;
+    }}""", f"change {selector}", arg=old_html, timeout=timeout)
+
+
+def wait_text_shown(page, selector: str, timeout: float = 60) -> None:
+    wait_widget(page, f"""() => {{
+        const e = document.querySelector({json.dumps(selector)});
+        return e && e.innerText.trim().length > 0;
+    }}""", f"show text in {selector}", timeout=timeout)
+
+
+def fill_text(page, selector: str, value: str) -> None:
+    """Type into an ipywidgets Text (``selector`` is its <input>) and commit it: Enter, then blur."""
+    box = page.locator(selector).first
+    box.scroll_into_view_if_needed()
+    box.fill(value)
+    box.press("Enter")
+    box.blur()
+
+
+def set_slider(page, selector: str, value: str) -> None:
+    """Set an ipywidgets slider by typing into its editable readout (what a student can do too)."""
+    readout = page.locator(f"{selector} .widget-readout").first
+    readout.scroll_into_view_if_needed()
+    readout.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type(value)
+    page.keyboard.press("Enter")
+
+
+def screenshot_widget(page, selector: str, path: Path) -> Path:
+    """One widget alone; the viewport grows for a moment if the widget is taller than it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    widget = page.locator(selector).first
+    box = widget.bounding_box()
+    if box and box["height"] + 200 > VIEWPORT["height"]:
+        _set_height(page, box["height"] + 200)
+    widget.scroll_into_view_if_needed()
+    widget.screenshot(path=str(path))
     if page.viewport_size["height"] != VIEWPORT["height"]:
         _set_height(page, VIEWPORT["height"])
     return path
