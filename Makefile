@@ -21,6 +21,8 @@ $(STAMP): pyproject.toml constraints.txt
 	# torch first and pinned: 2.13.0 resolves to the local CPU wheel; unpinned it would pull CUDA packages
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[test]"
+	# UMAP's numba code is compiled once here and cached, not in every new kernel
+	$(PY) -m course_lib.contextual
 	touch $(STAMP)
 
 notebooks: $(STAMP)

@@ -443,6 +443,53 @@ class Projection:
 _UMAP_MEMORY: dict[str, np.ndarray] = {}
 
 
+def import_umap():
+    """Import umap-learn so that numba caches its compiled code on disk: the compile is paid once per machine.
+
+    umap-learn compiles ~100 numba functions on first use (10-20 s in every new kernel),
+    and most of them are not declared ``cache=True``. While umap (and pynndescent) are
+    imported, ``numba.njit``/``numba.jit`` default to ``cache=True``; numba then keeps the
+    machine code next to the package (or in ``NUMBA_CACHE_DIR``) and later kernels load it.
+    """
+    import sys
+
+    if "umap" in sys.modules:
+        return sys.modules["umap"]
+    import numba
+
+    originals = numba.njit, numba.jit
+
+    def cached(decorator):
+        def wrapper(*args, **kwargs):
+            if len(args) == 1 and callable(args[0]) and not kwargs:  # bare @numba.njit
+                return decorator(cache=True)(args[0])
+            kwargs.setdefault("cache", True)
+            return decorator(*args, **kwargs)
+        return wrapper
+
+    numba.njit, numba.jit = cached(originals[0]), cached(originals[1])
+    try:
+        import umap
+    finally:
+        numba.njit, numba.jit = originals
+    return umap
+
+
+def warm_umap() -> float:
+    """Compile (or load from numba's cache) UMAP's code once; returns the seconds it took. ``make setup`` calls it."""
+    import time
+    import warnings
+
+    start = time.perf_counter()
+    umap = import_umap()
+    X = np.random.default_rng(0).normal(size=(64, 16)).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        umap.UMAP(n_neighbors=10, metric="cosine", random_state=0).fit_transform(X)
+        umap.UMAP(n_neighbors=10, metric="euclidean", random_state=0).fit_transform(X)
+    return time.perf_counter() - start
+
+
 def umap_project(vectors, *, n_neighbors: int = 15, min_dist: float = 0.1, metric: str = "cosine",
                  seed: int = 0, cache: bool = True) -> Projection:
     """2-D UMAP projection, cached in memory and on disk (``artifacts/cache/umap``, or $COURSE_LIB_CACHE).
@@ -456,7 +503,7 @@ def umap_project(vectors, *, n_neighbors: int = 15, min_dist: float = 0.1, metri
     if X.ndim != 2 or len(X) < 3:
         raise ValueError(f"UMAP needs at least 3 vectors as an (N, d) array, got shape {X.shape}")
     n_neighbors = min(n_neighbors, len(X) - 1)
-    import umap  # noqa: F401 - imported here: it is slow to import
+    umap = import_umap()
 
     h = hashlib.sha256(X.tobytes())
     h.update(repr((X.shape, n_neighbors, min_dist, metric, seed, umap.__version__ if hasattr(umap, "__version__")
@@ -488,3 +535,7 @@ def umap_project(vectors, *, n_neighbors: int = 15, min_dist: float = 0.1, metri
         except OSError:
             pass  # a read-only checkout still works, without the disk cache
     return Projection(coords.copy(), False, key)
+
+
+if __name__ == "__main__":  # python -m course_lib.contextual: warm UMAP's numba cache (make setup does it)
+    print(f"UMAP ready ({warm_umap():.1f} s; numba's compiled code is cached for the next kernels)")

@@ -239,3 +239,17 @@ def test_word_similarity_spearman_raw_and_z_scored(embedded, lee_states):
         raw = similarity_correlation(vecs, pairs)
         z = similarity_correlation(vecs, pairs, ZScorer().fit(lee_states[:, -1]))
         assert 0.3 < raw < 1 and 0.3 < z < 1, (name, raw, z)
+
+
+def test_umap_is_imported_with_numba_caching_so_the_compile_is_paid_once_per_machine():
+    from numba.core.caching import NullCache
+
+    from course_lib.contextual import import_umap
+
+    umap = import_umap()
+    import umap.layouts
+
+    for f in (umap.layouts._nb_optimize_layout_euclidean_single_epoch, umap.umap_.smooth_knn_dist):
+        assert not isinstance(f._cache, NullCache), f"{f.py_func.__name__} is compiled without a disk cache"
+    import numba
+    assert numba.njit.__module__.startswith("numba"), "numba.njit must be restored after the import"
