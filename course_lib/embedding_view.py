@@ -189,16 +189,19 @@ def draw_anisotropy(raw: torch.Tensor, z: torch.Tensor, variance: torch.Tensor, 
     a.set_title("anisotropy = mean cosine")
     a.legend(fontsize=9)
     v = variance.numpy()
-    colours = np.array([RAW_COLOUR] * len(v), dtype=object)
-    colours[rogue] = ROGUE_COLOUR
-    b.bar(np.arange(len(v)), v, color=list(colours), width=1.0)
-    for d in rogue:
-        b.annotate(f"dim {d}", (d, v[d]), textcoords="offset points", xytext=(0, 4), ha="center", fontsize=9,
-                   color=ROGUE_COLOUR, fontweight="bold")
+    b.bar(np.arange(len(v)), v, color=RAW_COLOUR, width=1.0, label="variance")
+    top = v.max()
+    for k, d in enumerate(rogue):  # wide bars and a marker, so that a 1-pixel bar is not the only cue
+        b.bar([d], [v[d]], color=ROGUE_COLOUR, width=max(3.0, len(v) / 120))
+        b.plot([d], [v[d] + 0.03 * top], marker="v", color=ROGUE_COLOUR, markersize=9, ls="none",
+               label="rogue (largest share of the mean cosine)" if k == 0 else None)
+        b.annotate(f"dim {d}", (d, v[d] + 0.03 * top), textcoords="offset points", xytext=(0, 8 + 13 * k),
+                   ha="center", fontsize=9, color=ROGUE_COLOUR, fontweight="bold")
     b.set_xlabel("dimension")
     b.set_ylabel("variance over the corpus")
-    b.set_title(f"per-dimension variance (rogue dimensions in orange-red)")
-    b.set_ylim(0, v.max() * 1.15)
+    b.set_title("per-dimension variance")
+    b.set_ylim(0, top * (1.25 + 0.08 * len(rogue)))
+    b.legend(fontsize=9, loc="upper left")
     fig.suptitle(title, fontsize=12)
     fig.tight_layout()
     return fig

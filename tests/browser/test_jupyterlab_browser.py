@@ -208,3 +208,111 @@ def test_selftest_explorer_helpers_drive_a_minimal_widget(executed):
     assert not result.problems(), "\n".join(result.problems())
     seen = drive_explorer(page, name, "selftest_mini_explorer")
     assert seen == {"layer": "4", "head": "7", "message": "Type a sentence.", "src_scheme": "blob"}
+
+
+# ---------------------------------------------------------------------------- the widgets of 11.2 and 11.3
+MLM_NOTEBOOK = "11_2_masked_language_modeling.ipynb"
+EMBEDDINGS_NOTEBOOK = "11_3_contextual_embeddings.ipynb"
+
+
+def _clean(page, name):
+    assert not jl.kernel_problems(page), f"the kernel reported errors: {jl.kernel_problems(page)}"
+    assert not jl.page_tracebacks(page), f"a Python traceback is on the page: {jl.page_tracebacks(page)[0]}"
+
+
+@pytest.mark.skipif(not (ROOT / "notebooks" / MLM_NOTEBOOK).exists(), reason="notebook 11_2 not there yet")
+def test_mlm_widgets_respond(executed):
+    page, result = executed(MLM_NOTEBOOK)
+    assert not result.problems(), "\n".join(result.problems())
+    jl.watch_kernel(page, MLM_NOTEBOOK)
+
+    # mask sampler: resample redraws the tokens; 100 more draws redraw the histogram
+    S = ".mask-sampler"
+    page.locator(S).first.scroll_into_view_if_needed()
+    jl.wait_image_shown(page, f"{S} img.sampler-histogram")
+    tokens0, hist0 = jl.inner_html(page, f"{S} .sampler-tokens"), jl.image_src(page, f"{S} img.sampler-histogram")
+    jl.screenshot_widget(page, S, SCREENSHOTS / "mask_sampler_initial.png")
+    page.locator(f"{S} .sampler-resample").first.click()
+    jl.wait_html_changed(page, f"{S} .sampler-tokens", tokens0)
+    hist1 = jl.image_src(page, f"{S} img.sampler-histogram")
+    page.locator(f"{S} .sampler-many").first.click()
+    jl.wait_image_changed(page, f"{S} img.sampler-histogram", hist1)
+    assert hist1 != hist0
+    jl.wait_until_idle(page, MLM_NOTEBOOK)
+    jl.screenshot_widget(page, S, SCREENSHOTS / "mask_sampler_after_101_draws.png")
+
+    # fill-mask explorer: a new sentence redraws the chart; a sentence without [MASK] shows a message
+    F = ".fill-mask-explorer"
+    jl.wait_image_shown(page, f"{F} img.fillmask-chart")
+    chart0 = jl.image_src(page, f"{F} img.fillmask-chart")
+    jl.fill_text(page, f"{F} .fillmask-text input", "She played the [MASK] at the concert.")
+    jl.wait_image_changed(page, f"{F} img.fillmask-chart", chart0)
+    jl.wait_until_idle(page, MLM_NOTEBOOK)
+    jl.screenshot_widget(page, F, SCREENSHOTS / "fill_mask_explorer.png")
+    jl.fill_text(page, f"{F} .fillmask-text input", "There is nothing to fill in here.")
+    jl.wait_text_shown(page, f"{F} .fillmask-message")
+    assert "no [MASK]" in page.locator(f"{F} .fillmask-message").first.inner_text()
+    jl.screenshot_widget(page, F, SCREENSHOTS / "fill_mask_explorer_no_mask.png")
+
+    # eq. 11.7: moving α redraws the bars
+    A = ".language-sampler"
+    jl.wait_image_shown(page, f"{A} img.sampler-alpha-chart")
+    bars0 = jl.image_src(page, f"{A} img.sampler-alpha-chart")
+    jl.set_slider(page, f"{A} .sampler-alpha", "0.7")
+    jl.wait_image_changed(page, f"{A} img.sampler-alpha-chart", bars0)
+    jl.wait_until_idle(page, MLM_NOTEBOOK)
+    jl.screenshot_widget(page, A, SCREENSHOTS / "language_sampler_alpha_0.7.png")
+    _clean(page, MLM_NOTEBOOK)
+
+
+@pytest.mark.skipif(not (ROOT / "notebooks" / EMBEDDINGS_NOTEBOOK).exists(), reason="notebook 11_3 not there yet")
+def test_contextual_embedding_widgets_respond(executed):
+    page, result = executed(EMBEDDINGS_NOTEBOOK)
+    assert not result.problems(), "\n".join(result.problems())
+    name = EMBEDDINGS_NOTEBOOK
+    jl.watch_kernel(page, name)
+
+    # UMAP sense clusters: another word redraws the SVG; picking a sentence moves the ring
+    C = ".sense-clusters"
+    page.locator(C).first.scroll_into_view_if_needed()
+    jl.wait_text_shown(page, f"{C} .clusters-sentence")
+    svg0 = jl.inner_html(page, f"{C} .clusters-plot")
+    assert "<svg" in svg0 and "UMAP dimension 1" in svg0 and "<title>" in svg0
+    jl.screenshot_widget(page, C, SCREENSHOTS / "sense_clusters_bank.png")
+    page.locator(f"{C} .clusters-word select").first.select_option(label="mouse")
+    jl.wait_html_changed(page, f"{C} .clusters-plot", svg0)
+    jl.wait_until_idle(page, name)
+    svg1 = jl.inner_html(page, f"{C} .clusters-plot")
+    assert "mouse (computer)" in svg1 and "bank (river)" not in svg1
+    page.locator(f"{C} .clusters-point select").first.select_option(index=5)
+    jl.wait_html_changed(page, f"{C} .clusters-plot", svg1)
+    jl.wait_until_idle(page, name)
+    assert "6." in jl.dropdown_options(page, f"{C} .clusters-point select")[1]
+    jl.screenshot_widget(page, C, SCREENSHOTS / "sense_clusters_mouse.png")
+
+    # nearest-neighbour WSD: a new sentence picks its known word and redraws; an unknown word -> message
+    N = ".nearest-sense"
+    jl.wait_image_shown(page, f"{N} img.wsd-chart")
+    chart0 = jl.image_src(page, f"{N} img.wsd-chart")
+    jl.fill_text(page, f"{N} .wsd-sentence input", "Click the left mouse button twice to open the file.")
+    jl.wait_image_changed(page, f"{N} img.wsd-chart", chart0)
+    jl.wait_until_idle(page, name)
+    assert jl.dropdown_options(page, f"{N} .wsd-word select")[1] == "mouse"
+    assert "mouse (" in page.locator(f"{N} .wsd-neighbours").first.inner_text()
+    jl.screenshot_widget(page, N, SCREENSHOTS / "nearest_sense_mouse.png")
+    jl.fill_text(page, f"{N} .wsd-sentence input", "The weather was lovely today.")
+    jl.wait_text_shown(page, f"{N} .wsd-message")
+    assert "has no sense data" in page.locator(f"{N} .wsd-message").first.inner_text()
+    jl.screenshot_widget(page, N, SCREENSHOTS / "nearest_sense_unknown_word.png")
+
+    # anisotropy: another layer redraws the histograms and the variance bars
+    A = ".anisotropy-explorer"
+    jl.wait_image_shown(page, f"{A} img.aniso-chart")
+    img0, text0 = jl.image_src(page, f"{A} img.aniso-chart"), page.locator(f"{A} .aniso-readout").first.inner_text()
+    jl.set_slider(page, f"{A} .aniso-layer", "6")
+    jl.wait_image_changed(page, f"{A} img.aniso-chart", img0)
+    jl.wait_until_idle(page, name)
+    assert page.locator(f"{A} .aniso-readout").first.inner_text() != text0
+    assert page.locator(f"{A} .aniso-readout").first.inner_text().startswith("layer 6")
+    jl.screenshot_widget(page, A, SCREENSHOTS / "anisotropy_layer6.png")
+    _clean(page, name)
