@@ -41,7 +41,8 @@ def grade_notebook(path: str | Path) -> list[Result]:
     """Results of every registered exercise found in the notebook at ``path`` (.ipynb or py:percent .py).
 
     An exercise belongs to the notebook if the notebook defines one of its
-    functions or calls ``check("<name>")``. Nothing the cells print is shown.
+    functions or calls ``check("<name>")``; results come in the notebook's order.
+    Nothing the cells print is shown.
     """
     import jupytext
 
@@ -75,7 +76,14 @@ def grade_notebook(path: str | Path) -> list[Result]:
                 results.append(Result(name, WRONG, f"the cell that defines `{n}` raised {err}, so `{n}` was never defined"))
             else:
                 results.append(run_exercise(name, namespace))
-    return results
+    return sorted(results, key=lambda r: _first_mention(source, EXERCISES[r.name]))
+
+
+def _first_mention(source: str, ex) -> int:
+    """Where the notebook first calls check("<name>") or defines one of its functions: results follow the notebook."""
+    spots = [m.start() for m in CHECK_CALL.finditer(source) if m.group(1) == ex.name]
+    spots += [m.start() for n in ex.needs for m in re.finditer(rf"^\s*def\s+{re.escape(n)}\s*\(", source, re.MULTILINE)]
+    return min(spots, default=len(source))
 
 
 def format_results(results: list[Result], title: str | None = None) -> str:
