@@ -92,7 +92,7 @@ def draw_rates(totals: dict[str, int], draws: int, targets: dict[str, float] = T
                              "unchanged\n(of selected)"], fontsize=8)
     ax.set_ylabel("share")
     ax.set_ylim(0, 1)
-    ax.set_title(f"after {draws} draws, {totals.get('eligible', 0):,} eligible tokens", fontsize=9)
+    ax.set_title(f"after {draws} draw{'s' if draws != 1 else ''}, {totals.get('eligible', 0):,} eligible tokens", fontsize=9)
     ax.legend(fontsize=8, loc="upper right", markerscale=0.35)
     return fig
 

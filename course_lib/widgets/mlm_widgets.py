@@ -31,7 +31,7 @@ class MaskSampler(W.VBox):
         self.text = W.Text(value=text, description="text", continuous_update=False, layout=W.Layout(width="95%"))
         self.seed = W.IntText(value=seed, description="seed", layout=W.Layout(width="160px"))
         slider = dict(min=0.0, max=1.0, step=0.05, continuous_update=False, readout_format=".0%",
-                      style={"description_width": "150px"}, layout=W.Layout(width="420px"))
+                      style={"description_width": "170px"}, layout=W.Layout(width="440px"))
         self.select_prob = W.FloatSlider(value=0.15, description="select (of tokens)", **slider)
         self.mask_prob = W.FloatSlider(value=0.8, description="→ [MASK] (of selected)", **slider)
         self.random_prob = W.FloatSlider(value=0.1, description="→ random (of selected)", **slider)
@@ -42,7 +42,8 @@ class MaskSampler(W.VBox):
         self.histogram = W.Image(format="png")
         for w, cls in [(self.text, "sampler-text"), (self.resample, "sampler-resample"), (self.many, "sampler-many"),
                        (self.tokens, "sampler-tokens"), (self.message, "sampler-message"),
-                       (self.histogram, "sampler-histogram"), (self.select_prob, "sampler-select")]:
+                       (self.histogram, "sampler-histogram"), (self.select_prob, "sampler-select"),
+                       (self.seed, "sampler-seed")]:
             w.add_class(cls)
         super().__init__([self.text, W.HBox([self.seed, self.resample, self.many]), self.select_prob, self.mask_prob,
                           self.random_prob, W.HTML(legend_html()), self.tokens, self.message, self.histogram])
