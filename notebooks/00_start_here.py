@@ -88,3 +88,15 @@ ax.set_title(f"layer {layer}, head {head}: softmax weights")
 fig.colorbar(im, ax=ax, label="weight")
 fig.tight_layout()
 w.sum(-1)  # every row sums to 1
+
+# %% [markdown]
+# ## Where next
+#
+# | notebook | what it covers |
+# |---|---|
+# | `11_1_bidirectional_encoders` | attention from scratch, causal vs bidirectional, multi-head, parameter counts, the attention explorer |
+# | `11_2_masked_language_modeling` | fill-mask, MLM corruption (15%, 80/10/10), NSP, a tiny BERT pretrained live, RoBERTa and BART, eq. 11.7 |
+# | `11_3_contextual_embeddings` | word senses as clusters, nearest-neighbour WSD, anisotropy and z-scoring, word similarity |
+#
+# Exercises are checked inside each notebook with `check("name")`; `make student` makes copies with
+# the solutions removed (see the README).
