@@ -101,7 +101,7 @@ def draw_top_k(predictions, tokens_at=None) -> Figure:
     """One horizontal bar chart of top-k tokens per [MASK] (from ``course_lib.fill_mask``)."""
     n = len(predictions)
     k = len(predictions[0].tokens) if n else 0
-    fig = Figure(figsize=(4.2 * max(n, 1), 0.35 * k + 1.3), dpi=96, layout="constrained")
+    fig = Figure(figsize=(5.2 * max(n, 1), 0.42 * k + 1.4), dpi=110, layout="constrained")
     axes = fig.subplots(1, max(n, 1), squeeze=False)[0]
     for i, (ax, p) in enumerate(zip(axes, predictions)):
         ax.barh(range(k), p.probs[::-1], color="#0072B2")

@@ -121,7 +121,7 @@ class NearestSenseExplorer(W.VBox):
         self.word = W.Dropdown(description="target word")
         self.layer = W.Dropdown(options=_layer_options(n_layers), value=layer, description="layer")
         self.message = W.HTML()
-        self.chart = W.Image(format="png")
+        self.chart = W.Image(format="png", layout=W.Layout(align_self="flex-start"))  # native size, not stretched
         self.neighbours = W.HTML()
         for w, cls in [(self.sentence, "wsd-sentence"), (self.word, "wsd-word"), (self.layer, "wsd-layer"),
                        (self.message, "wsd-message"), (self.chart, "wsd-chart"), (self.neighbours, "wsd-neighbours")]:
@@ -192,7 +192,7 @@ class AnisotropyExplorer(W.VBox):
         n_layers = corpus_states.size(1)
         self.layer = W.IntSlider(value=layer, min=0, max=n_layers - 1, description="layer", continuous_update=False)
         self.readout = W.HTML()
-        self.chart = W.Image(format="png")
+        self.chart = W.Image(format="png", layout=W.Layout(align_self="flex-start"))  # native size, not stretched
         for w, cls in [(self.layer, "aniso-layer"), (self.readout, "aniso-readout"), (self.chart, "aniso-chart")]:
             w.add_class(cls)
         super().__init__([self.layer, self.readout, self.chart])

@@ -39,7 +39,7 @@ class MaskSampler(W.VBox):
         self.many = W.Button(description="draw 100 more", tooltip="add 100 draws to the running histogram")
         self.tokens = W.HTML()
         self.message = W.HTML()
-        self.histogram = W.Image(format="png")
+        self.histogram = W.Image(format="png", layout=W.Layout(align_self="flex-start"))  # native size, not stretched
         for w, cls in [(self.text, "sampler-text"), (self.resample, "sampler-resample"), (self.many, "sampler-many"),
                        (self.tokens, "sampler-tokens"), (self.message, "sampler-message"),
                        (self.histogram, "sampler-histogram"), (self.select_prob, "sampler-select"),
@@ -89,7 +89,7 @@ class FillMaskExplorer(W.VBox):
         self.text = W.Text(value=text, description="text", continuous_update=False, layout=W.Layout(width="95%"))
         self.top_k = W.IntSlider(value=top_k, min=1, max=15, description="top k", continuous_update=False)
         self.message = W.HTML()
-        self.chart = W.Image(format="png")
+        self.chart = W.Image(format="png", layout=W.Layout(align_self="flex-start"))  # native size, not stretched
         for w, cls in [(self.text, "fillmask-text"), (self.top_k, "fillmask-k"), (self.message, "fillmask-message"),
                        (self.chart, "fillmask-chart")]:
             w.add_class(cls)
@@ -118,7 +118,7 @@ class LanguageSampler(W.VBox):
         self.names, self.counts = names, counts
         self.alpha = W.FloatSlider(value=alpha, min=0.05, max=1.0, step=0.05, description="α",
                                    continuous_update=False, readout_format=".2f")
-        self.chart = W.Image(format="png")
+        self.chart = W.Image(format="png", layout=W.Layout(align_self="flex-start"))  # native size, not stretched
         self.alpha.add_class("sampler-alpha")
         self.chart.add_class("sampler-alpha-chart")
         super().__init__([self.alpha, self.chart])
