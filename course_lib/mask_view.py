@@ -78,7 +78,7 @@ def rates(totals: dict[str, int]) -> dict[str, float]:
 def draw_rates(totals: dict[str, int], draws: int, targets: dict[str, float] = TARGETS) -> Figure:
     """Bar chart of the observed rates next to their targets (the running histogram)."""
     observed = rates(totals)
-    fig = Figure(figsize=(6.4, 2.8), dpi=96, layout="constrained")
+    fig = Figure(figsize=(6.4, 2.8), dpi=110, layout="constrained")
     ax = fig.subplots()
     names = list(observed)
     xs = range(len(names))
@@ -121,7 +121,7 @@ def draw_language_sampling(names: list[str], counts: list[float], alpha: float) 
     q = language_sampling_probs(counts, alpha).tolist()
     total = sum(counts)
     p = [c / total for c in counts]
-    fig = Figure(figsize=(7.5, 3.0), dpi=96, layout="constrained")
+    fig = Figure(figsize=(7.5, 3.0), dpi=110, layout="constrained")
     ax = fig.subplots()
     xs = range(len(names))
     ax.bar([x - 0.2 for x in xs], p, width=0.4, color="#999999", edgecolor="black", label="p_i: share of the data")
