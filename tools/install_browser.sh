@@ -5,8 +5,15 @@
 set -euo pipefail
 browser=/usr/bin/chromium
 
+emoji_font=/usr/share/fonts/truetype/noto/NotoColorEmoji.ttf  # so that ✅ ❌ ⏳ of check() show in screenshots
+
 if [ -x "$browser" ]; then
   echo "install_browser: $browser is already installed ($("$browser" --version 2>/dev/null || echo 'version unknown'))"
+  if [ ! -f "$emoji_font" ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    # optional: without it the screenshots show boxes for emoji; never a reason to fail
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-color-emoji >/dev/null 2>&1 \
+      || echo "install_browser: (could not install fonts-noto-color-emoji; emoji show as boxes in screenshots)"
+  fi
   exit 0
 fi
 
@@ -32,7 +39,7 @@ if ! "${sudo[@]}" apt-get update -qq; then
   echo "install_browser: ERROR: apt-get update failed (no network to the Debian mirror?)" >&2
   exit 1
 fi
-if ! "${sudo[@]}" apt-get install -y -qq chromium; then
+if ! "${sudo[@]}" apt-get install -y -qq chromium fonts-noto-color-emoji; then
   echo "install_browser: ERROR: apt-get install chromium failed" >&2
   exit 1
 fi
