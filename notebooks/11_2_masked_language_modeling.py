@@ -66,6 +66,20 @@ from course_lib.widgets import FillMaskExplorer
 FillMaskExplorer(mlm_model, tokenizer, "The capital of France is [MASK].")
 
 # %% [markdown]
+# How good is it? On glosses held out from its training, mask 15% of the tokens and count how often
+# the original token is the top guess (top-1) or among the top five — beside a baseline that ignores
+# the context and always guesses the most frequent tokens of the training text:
+
+# %%
+from safetensors.torch import load_file
+
+from course_lib.mlm import masked_token_accuracy
+
+heldout = (FILL_MASK_MODEL_DIR / "heldout.txt").read_text().splitlines()[:400]
+train_unigram = load_file(str(FILL_MASK_MODEL_DIR / "unigram.safetensors"))["unigram"]
+print(masked_token_accuracy(mlm_model, tokenizer, heldout, train_unigram, seed=0))
+
+# %% [markdown]
 # ## 2. Corrupting the input (§11.2.1)
 #
 # BERT selects 15% of the input tokens for the loss. Of the selected tokens, 80% are replaced by
