@@ -17,6 +17,33 @@ from course_lib.pretrained import embedded_model_dir  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
 
+
+# ----------------------------------------------------------------------------- helpers of the exercise tests
+
+def run_answer(name: str, source: str):
+    """Define the student's answer (a cell's code) in a fresh namespace and run exercise ``name`` on it."""
+    import math
+    import textwrap
+
+    import torch.nn.functional as F
+
+    from course_lib.exercises import run_exercise
+
+    namespace = {"math": math, "torch": torch, "F": F}
+    exec(textwrap.dedent(source), namespace)
+    return run_exercise(name, namespace)
+
+
+def solution_lines(text: str) -> set[str]:
+    """Lines found only inside solution blocks (a line also found outside them may rightly stay)."""
+    inside, outside, in_block = set(), set(), False
+    for line in text.splitlines():
+        if "### BEGIN SOLUTION" in line or "### END SOLUTION" in line:
+            in_block = "BEGIN" in line
+            continue
+        (inside if in_block else outside).add(line.strip())
+    return {line for line in inside - outside if line}
+
 # A padded batch with a sentence pair: the inputs every parity test uses.
 PARITY_TEXTS = [
     ("The bank raised its interest rates.", None),

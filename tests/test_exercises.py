@@ -4,7 +4,6 @@ Grade any student's notebook with these tests (fails with the hint of each exerc
 
     STUDENT_NOTEBOOK=notebooks/student/11_1_bidirectional_encoders.ipynb .venv/bin/pytest tests/test_exercises.py -k student
 """
-import math
 import os
 import sys
 import textwrap
@@ -14,8 +13,8 @@ import jupytext
 import pytest
 import torch
 
-from conftest import DATA, ROOT
-from course_lib.exercises import EXERCISES, Result, check, format_results, grade_notebook, run_exercise
+from conftest import DATA, ROOT, run_answer as run
+from course_lib.exercises import EXERCISES, Result, check, format_results, grade_notebook
 from course_lib.exercises.__main__ import main as exercises_cli
 
 sys.path.insert(0, str(ROOT / "tools"))
@@ -25,11 +24,6 @@ FIXTURE = DATA / "exercise_fixture.py"
 SOLVED = [FIXTURE, *make_student.sources()]  # the real notebooks are covered once they have exercises
 
 
-def run(name: str, source: str) -> Result:
-    """Define the student's answer (a cell's code) in a fresh namespace and run exercise ``name`` on it."""
-    namespace = {"math": math, "torch": torch}
-    exec(textwrap.dedent(source), namespace)
-    return run_exercise(name, namespace)
 
 
 # ----------------------------------------------------------------------------- solutions

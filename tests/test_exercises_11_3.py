@@ -1,9 +1,7 @@
 """The exercise checks of notebook 11.3: solutions pass (fixture and notebook), wrong answers get their hint,
 stubs are "not attempted", and the student version holds no solution."""
-import math
 import re
 import sys
-import textwrap
 import time
 
 import jupytext
@@ -12,7 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import DATA, ROOT
+from conftest import DATA, ROOT, run_answer as run, solution_lines
 from course_lib.exercises import Result, grade_notebook, run_exercise
 from course_lib.exercises import ch11_3
 
@@ -31,15 +29,10 @@ SIGNATURES = {
     "z_score": "(X, corpus, eps=1e-6)",
     "anisotropy_estimate": "(X, n_pairs=10000, generator=None)",
 }
-STUB = 'raise NotImplementedError("Exercise: replace this line with your code")'
+STUB = make_student.STUB
 NO_NOTEBOOK = pytest.mark.skipif(not NOTEBOOK.exists(), reason=f"{NOTEBOOK.name} is not written yet")
 
 
-def run(name: str, source: str) -> Result:
-    """Define the student's answer (a cell's code) in a fresh namespace and run exercise ``name`` on it."""
-    namespace = {"math": math, "torch": torch, "F": F}
-    exec(textwrap.dedent(source), namespace)
-    return run_exercise(name, namespace)
 
 
 # ----------------------------------------------------------------------------- solutions
@@ -390,15 +383,6 @@ def test_every_exercise_has_at_least_three_wrong_answers():
 
 # ----------------------------------------------------------------------------- the student version
 
-def solution_lines(text: str) -> set[str]:
-    """Lines found only inside solution blocks (a line also found outside them may rightly stay)."""
-    inside, outside, in_block = set(), set(), False
-    for line in text.splitlines():
-        if "### BEGIN SOLUTION" in line or "### END SOLUTION" in line:
-            in_block = "BEGIN" in line
-            continue
-        (inside if in_block else outside).add(line.strip())
-    return {line for line in inside - outside if line}
 
 
 @pytest.mark.parametrize("source", [FIXTURE, pytest.param(NOTEBOOK, marks=NO_NOTEBOOK)], ids=["fixture", "notebook"])

@@ -6,7 +6,7 @@ import jupytext
 import nbformat
 import pytest
 
-from conftest import DATA, ROOT
+from conftest import DATA, ROOT, solution_lines
 from course_lib.exercises import grade_notebook
 
 sys.path.insert(0, str(ROOT / "tools"))
@@ -14,18 +14,9 @@ import make_student  # noqa: E402
 
 FIXTURE = DATA / "exercise_fixture.py"
 SOLVED = [FIXTURE, *make_student.sources()]
-STUB = 'raise NotImplementedError("Exercise: replace this line with your code")'
+STUB = make_student.STUB
 
 
-def solution_lines(text: str) -> set[str]:
-    """Lines found only inside solution blocks (a line also found outside them may rightly stay)."""
-    inside, outside, in_block = set(), set(), False
-    for line in text.splitlines():
-        if "### BEGIN SOLUTION" in line or "### END SOLUTION" in line:
-            in_block = "BEGIN" in line
-            continue
-        (inside if in_block else outside).add(line.strip())
-    return {line for line in inside - outside if line}
 
 
 def test_a_solution_block_becomes_a_stub_at_its_indentation():
