@@ -397,21 +397,12 @@ HEATMAP = f"{EXPLORER} img.explorer-heatmap"
 
 
 def heatmap_src(page) -> str:
-    return page.locator(HEATMAP).first.get_attribute("src") or ""
+    return image_src(page, HEATMAP)
 
 
 def heatmap_bytes(page) -> bytes:
     """The PNG shown by the heatmap image (ipywidgets 8 serves it as a blob: URL; data: URLs work too)."""
-    b64 = page.locator(HEATMAP).first.evaluate("""async (img) => {
-        if (!img.src) return '';
-        const blob = await (await fetch(img.src)).blob();
-        return await new Promise((resolve) => {
-          const r = new FileReader();
-          r.onload = () => resolve(r.result.split(',')[1] || '');
-          r.readAsDataURL(blob);
-        });
-    }""")
-    return base64.b64decode(b64)
+    return image_bytes(page, HEATMAP)
 
 
 def wait_for_explorer(page, condition: str, what: str, arg=None, timeout: float = 60) -> None:
@@ -437,17 +428,11 @@ def wait_heatmap_shown(page, timeout: float = 60) -> None:
 
 
 def wait_heatmap_changed(page, old_src: str, timeout: float = 60) -> None:
-    wait_for_explorer(page, f"""(old) => {{
-        const img = document.querySelector({json.dumps(HEATMAP)});
-        return img && img.src && img.src !== old && img.complete && img.naturalWidth > 0;
-    }}""", "redraw the heatmap", arg=old_src, timeout=timeout)
+    wait_image_changed(page, HEATMAP, old_src, timeout, what="redraw the heatmap")
 
 
 def wait_message_shown(page, timeout: float = 30) -> None:
-    wait_for_explorer(page, f"""() => {{
-        const m = document.querySelector({json.dumps(MESSAGE)});
-        return m && m.innerText.trim().length > 0;
-    }}""", "show a message", timeout=timeout)
+    wait_text_shown(page, MESSAGE, timeout, what="show a message")
 
 
 def dropdown_options(page, selector: str) -> tuple[list[str], str]:
@@ -473,24 +458,12 @@ def message_text(page) -> str:
 
 def set_text(page, value: str) -> None:
     """Type into the explorer's Text box and commit it (continuous_update=False: Enter, then blur)."""
-    box = page.locator(TEXT).first
-    box.fill(value)
-    box.press("Enter")
-    box.blur()
+    fill_text(page, TEXT, value)
 
 
 def screenshot_explorer(page, path: Path) -> Path:
     """The explorer widget alone; the viewport grows for a moment if the widget is taller than it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    explorer = page.locator(EXPLORER).first
-    box = explorer.bounding_box()
-    if box and box["height"] + 200 > VIEWPORT["height"]:
-        _set_height(page, box["height"] + 200)
-    explorer.scroll_into_view_if_needed()
-    explorer.screenshot(path=str(path))
-    if page.viewport_size["height"] != VIEWPORT["height"]:
-        _set_height(page, VIEWPORT["height"])
-    return path
+    return screenshot_widget(page, EXPLORER, path)
 
 
 # ---------------------------------------------------------------------------- any widget, by CSS class
@@ -506,6 +479,7 @@ def image_src(page, selector: str) -> str:
 
 
 def image_bytes(page, selector: str) -> bytes:
+    """The bytes an <img> shows (ipywidgets 8 serves them as a blob: URL; data: URLs work too)."""
     b64 = page.locator(selector).first.evaluate("""async (img) => {
         if (!img.src) return '';
         const blob = await (await fetch(img.src)).blob();
@@ -530,11 +504,11 @@ def wait_image_shown(page, selector: str, timeout: float = 60) -> None:
     }}""", f"show an image in {selector}", timeout=timeout)
 
 
-def wait_image_changed(page, selector: str, old_src: str, timeout: float = 60) -> None:
+def wait_image_changed(page, selector: str, old_src: str, timeout: float = 60, what: str | None = None) -> None:
     wait_widget(page, f"""(old) => {{
         const img = document.querySelector({json.dumps(selector)});
         return img && img.src && img.src !== old && img.complete && img.naturalWidth > 0;
-    }}""", f"redraw {selector}", arg=old_src, timeout=timeout)
+    }}""", what or f"redraw {selector}", arg=old_src, timeout=timeout)
 
 
 def wait_html_changed(page, selector: str, old_html: str, timeout: float = 60) -> None:
@@ -544,11 +518,11 @@ def wait_html_changed(page, selector: str, old_html: str, timeout: float = 60) -
     }}""", f"change {selector}", arg=old_html, timeout=timeout)
 
 
-def wait_text_shown(page, selector: str, timeout: float = 60) -> None:
+def wait_text_shown(page, selector: str, timeout: float = 60, what: str | None = None) -> None:
     wait_widget(page, f"""() => {{
         const e = document.querySelector({json.dumps(selector)});
         return e && e.innerText.trim().length > 0;
-    }}""", f"show text in {selector}", timeout=timeout)
+    }}""", what or f"show text in {selector}", timeout=timeout)
 
 
 def fill_text(page, selector: str, value: str) -> None:
