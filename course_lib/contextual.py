@@ -292,15 +292,20 @@ def corpus_states(model, tokenizer, texts: Sequence[str], *, max_tokens: int = 2
     return torch.cat(out)[:max_tokens]
 
 
-def anisotropy(vectors: torch.Tensor, n_pairs: int = 20000, generator: int | torch.Generator = 0) -> float:
-    """Ethayarajh (2019): the expected cosine of two randomly chosen (distinct) vectors of the corpus."""
+def pair_cosines(vectors: torch.Tensor, n_pairs: int = 5000, generator: int | torch.Generator = 0) -> torch.Tensor:
+    """Cosines of ``n_pairs`` random pairs of distinct rows of (N, d) ``vectors``: the anisotropy's distribution."""
     if vectors.dim() != 2 or len(vectors) < 2:
         raise ValueError(f"need at least 2 vectors as an (N, d) tensor, got shape {tuple(vectors.shape)}")
     g = torch.Generator().manual_seed(generator) if isinstance(generator, int) else generator
     i = torch.randint(len(vectors), (n_pairs,), generator=g)
     j = (i + torch.randint(1, len(vectors), (n_pairs,), generator=g)) % len(vectors)  # j != i
     X = torch.nn.functional.normalize(vectors.float(), dim=-1)
-    return float((X[i] * X[j]).sum(-1).mean())
+    return (X[i] * X[j]).sum(-1)
+
+
+def anisotropy(vectors: torch.Tensor, n_pairs: int = 20000, generator: int | torch.Generator = 0) -> float:
+    """Ethayarajh (2019): the expected cosine of two randomly chosen (distinct) vectors of the corpus."""
+    return float(pair_cosines(vectors, n_pairs, generator).mean())
 
 
 @dataclass

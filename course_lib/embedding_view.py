@@ -165,15 +165,6 @@ def sentence_words(sentence: str) -> list[str]:
 
 # ----------------------------------------------------------------------------- anisotropy and z-scoring
 
-def pair_cosines(vectors: torch.Tensor, n_pairs: int = 5000, generator: int = 0) -> torch.Tensor:
-    """Cosines of random pairs of distinct rows (the distribution whose mean is the anisotropy)."""
-    g = torch.Generator().manual_seed(generator)
-    i = torch.randint(len(vectors), (n_pairs,), generator=g)
-    j = (i + torch.randint(1, len(vectors), (n_pairs,), generator=g)) % len(vectors)
-    X = torch.nn.functional.normalize(vectors.float(), dim=-1)
-    return (X[i] * X[j]).sum(-1)
-
-
 def draw_anisotropy(raw: torch.Tensor, z: torch.Tensor, variance: torch.Tensor, rogue: list[int], title: str) -> Figure:
     """Left: histogram of pair cosines, raw vs z-scored. Right: variance per dimension, rogue dimensions marked."""
     fig = Figure(figsize=(11, 3.8), dpi=100)

@@ -205,6 +205,13 @@ def draw_view(view: View, cell: tuple[int, int] | None = None) -> Figure:
     return fig
 
 
+def error_html(text: str) -> str:
+    """A widget's message for bad input: a warning sign and the text, in a red readable on white."""
+    import html
+
+    return f"<b style='color:#b2182b'>⚠ {html.escape(text)}</b>"
+
+
 def figure_png(fig: Figure) -> bytes:
     """Render a Figure to PNG bytes (for an ipywidgets Image)."""
     import io

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from course_lib.contextual import NearestSenseWSD, anisotropy
-from course_lib.embedding_view import (draw_anisotropy, draw_sense_scores, find_lemma, marked_html, pair_cosines,
+from course_lib.contextual import NearestSenseWSD, anisotropy, pair_cosines
+from course_lib.embedding_view import (draw_anisotropy, draw_sense_scores, find_lemma, marked_html,
                                        sense_scatter_svg, sentence_words, wsd_readout)
 from course_lib.senses import SenseExample, load_sense_data
 

@@ -10,7 +10,7 @@ import html
 
 import ipywidgets as W
 
-from ..explorer import ExplorerInputError, attention_maps, draw_view, figure_png, readout, select_view
+from ..explorer import ExplorerInputError, attention_maps, draw_view, error_html, figure_png, readout, select_view
 
 DEFAULT_TEXT = "The bank raised its interest rates. [SEP] Savers were pleased."
 
@@ -87,4 +87,4 @@ class AttentionExplorer(W.VBox):
         self.readout.value = ""
         self.heatmap.value = b""
         self.heatmap.layout.display = "none"  # no broken-image icon while there is nothing to show
-        self.message.value = f"<b style='color:#b2182b'>⚠ {html.escape(text)}</b>"
+        self.message.value = error_html(text)

@@ -10,16 +10,12 @@ import html
 import ipywidgets as W
 import torch
 
-from ..contextual import (POOLINGS, NearestSenseWSD, ZScorer, combine_layers, dimension_report, layer_name,
+from ..contextual import (POOLINGS, NearestSenseWSD, ZScorer, combine_layers, dimension_report, layer_name, pair_cosines,
                           target_states, umap_project, word_states)
 from ..embedding_view import (draw_anisotropy, draw_sense_scores, find_lemma, marked_html, neighbours_html,
-                              pair_cosines, sense_scatter_svg, sentence_words, wsd_readout)
-from ..explorer import figure_png
+                              sense_scatter_svg, sentence_words, wsd_readout)
+from ..explorer import error_html, figure_png
 from ..senses import SenseData
-
-
-def _error(text: str) -> str:
-    return f"<b style='color:#b2182b'>⚠ {html.escape(text)}</b>"
 
 
 def _layer_options(n_layers: int) -> list[tuple[str, object]]:
@@ -82,7 +78,7 @@ class SenseClusters(W.VBox):
             X = combine_layers(self.states(self.pooling.value)[idx], self.layer.value)
             self.projection = umap_project(X, n_neighbors=self.n_neighbors.value)
         except (ValueError, IndexError) as err:
-            self.message.value = _error(str(err))
+            self.message.value = error_html(str(err))
             return
         self.message.value = ("" if not self.projection.cached else
                               "<span style='color:#555'>(projection from the cache)</span>")
@@ -155,7 +151,7 @@ class NearestSenseExplorer(W.VBox):
         self._update()
 
     def _fail(self, text: str):
-        self.message.value = _error(text)
+        self.message.value = error_html(text)
         self.chart.layout.display = "none"
         self.neighbours.value = ""
 

@@ -5,19 +5,13 @@ course_lib.mask_view; these classes wire controls and show PNGs and HTML.
 """
 from __future__ import annotations
 
-import html
-
 import ipywidgets as W
 import torch
 
-from ..explorer import figure_png
+from ..explorer import error_html, figure_png
 from ..mask_view import draw_language_sampling, draw_rates, draw_top_k, fates_html, legend_html, token_fates
 from ..masking import mlm_mask
 from ..mlm import fill_mask
-
-
-def _error(text: str) -> str:
-    return f"<b style='color:#b2182b'>⚠ {html.escape(text)}</b>"
 
 
 class MaskSampler(W.VBox):
@@ -73,7 +67,7 @@ class MaskSampler(W.VBox):
                     self.totals[k] = self.totals.get(k, 0) + v
                 self.draws += 1
         except ValueError as err:
-            self.message.value = _error(str(err))
+            self.message.value = error_html(str(err))
             return
         self.message.value = ""
         if show_last:
@@ -103,7 +97,7 @@ class FillMaskExplorer(W.VBox):
         try:
             self.predictions = fill_mask(self.model, self.tokenizer, self.text.value, top_k=self.top_k.value)
         except ValueError as err:  # no [MASK], empty or over-long text, no MLM head
-            self.message.value = _error(str(err))
+            self.message.value = error_html(str(err))
             self.chart.layout.display = "none"
             return
         self.message.value = ""
