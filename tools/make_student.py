@@ -31,6 +31,8 @@ STUDENT = NOTEBOOKS / "student"
 BEGIN = re.compile(r"^(\s*)### BEGIN SOLUTION\s*$")
 END = re.compile(r"^\s*### END SOLUTION\s*$")
 STUB = 'raise NotImplementedError("Exercise: replace this line with your code")'
+ASSIGNMENT = re.compile(r"^\s*([A-Za-z_]\w*)\s*=(?!=)")
+PREDICTION_STUB = "{name} = ...  # your prediction: replace ... with one of the choices"
 
 
 class SolutionMarkerError(ValueError):
@@ -48,7 +50,7 @@ def sources(folder: Path = NOTEBOOKS) -> list[Path]:
 
 def strip_solutions(text: str, filename: str = "<source>") -> str:
     """Replace every solution block by the NotImplementedError stub, at the block's indentation."""
-    out, start = [], None  # start: (line number, indentation) of the open block
+    out, start, block = [], None, []  # start: (line number, indentation) of the open block; block: its lines
     for n, line in enumerate(text.splitlines(keepends=True), start=1):
         if (m := BEGIN.match(line)) is not None:
             if start is not None:
@@ -58,13 +60,25 @@ def strip_solutions(text: str, filename: str = "<source>") -> str:
         elif END.match(line):
             if start is None:
                 raise SolutionMarkerError(f"{filename}:{n}: '### END SOLUTION' without a '### BEGIN SOLUTION' before it")
-            out.append(f"{start[1]}{STUB}\n")
-            start = None
+            out.extend(_stub(block, start[1]))
+            start, block = None, []
         elif start is None:
             out.append(line)
+        else:
+            block.append(line)
     if start is not None:
         raise SolutionMarkerError(f"{filename}:{start[0]}: '### BEGIN SOLUTION' has no matching '### END SOLUTION'")
     return "".join(out)
+
+
+def _stub(block: list[str], indent: str) -> list[str]:
+    """The stub of one solution block: a prediction (a top-level block of only `name = value` lines) keeps its
+    names, set to `...`; anything else becomes the NotImplementedError line."""
+    code = [line for line in block if line.strip() and not line.strip().startswith("#")]
+    names = [m.group(1) for line in code if (m := ASSIGNMENT.match(line)) and not line[:1].isspace()]
+    if indent == "" and code and len(names) == len(code):
+        return [f"{indent}{PREDICTION_STUB.format(name=n)}\n" for n in dict.fromkeys(names)]
+    return [f"{indent}{STUB}\n"]
 
 
 def student_notebook(py: Path):

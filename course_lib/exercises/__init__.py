@@ -9,17 +9,22 @@ A whole notebook, without a kernel (feedback only, always exits 0)::
 
     python -m course_lib.exercises grade notebooks/student/11_1_bidirectional_encoders.ipynb
 
-Each chapter's exercises live in their own module (``ch11_1``), registered with
-the :func:`exercise` decorator.
+Each notebook's exercises live in their own module (``ch11_1``, ``ch11_4a``, …), registered with
+the :func:`exercise` decorator (functions) or :func:`question` (prediction questions). Every module
+``ch*.py`` of this package is imported here, so a new notebook's module needs no edit of this file.
 """
-from . import ch11_1  # noqa: F401 - registers the exercises of notebook 11.1
-from . import ch11_2  # noqa: F401 - registers the exercises of notebook 11.2
-from . import ch11_3  # noqa: F401 - registers the exercises of notebook 11.3
+import importlib
+import pkgutil
+
 from .core import (CORRECT, EXERCISES, NOT_ATTEMPTED, WRONG, Exercise, NotAttempted, Result, Wrong, check, exercise,
-                   get_exercise, run_exercise)
+                   get_exercise, question, run_exercise)
+
+CHAPTER_MODULES = sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("ch"))
+for _name in CHAPTER_MODULES:
+    importlib.import_module(f"{__name__}.{_name}")  # registers that notebook's exercises
 from .grading import format_results, grade_notebook
 
 __all__ = [
-    "Result", "Exercise", "EXERCISES", "exercise", "get_exercise", "run_exercise", "check", "grade_notebook",
+    "Result", "Exercise", "EXERCISES", "exercise", "question", "CHAPTER_MODULES", "get_exercise", "run_exercise", "check", "grade_notebook",
     "format_results", "Wrong", "NotAttempted", "CORRECT", "WRONG", "NOT_ATTEMPTED",
 ]

@@ -55,14 +55,26 @@ class NotAttempted(Exception):
 class Exercise:
     name: str
     needs: tuple[str, ...]             # what the student defines, e.g. ("split_heads", "merge_heads")
-    run: Callable[..., str | None]     # called with the student's functions by name; raises Wrong
+    run: Callable[..., str | None]     # called with the student's definitions by name; raises Wrong
+    kind: str = "function"             # "function": needs are functions; "question": one variable, a prediction
+    module: str = ""                   # the module that registered it (re-registering from there replaces it)
 
     def __post_init__(self):
         if not self.needs:
             raise ValueError(f"exercise {self.name!r} must name at least one function the student defines")
+        if self.kind not in ("function", "question"):
+            raise ValueError(f"exercise {self.name!r}: kind must be 'function' or 'question', not {self.kind!r}")
 
 
 EXERCISES: dict[str, Exercise] = {}
+
+
+def _register(ex: Exercise) -> None:
+    """Add ``ex``; reloading the module that defined it replaces it, a second module using the name is an error."""
+    old = EXERCISES.get(ex.name)
+    if old is not None and old.module != ex.module:
+        raise ValueError(f"exercise {ex.name!r} is registered twice (in {old.module} and in {ex.module})")
+    EXERCISES[ex.name] = ex
 
 
 def exercise(name: str, needs: tuple[str, ...] | list[str]):
@@ -72,11 +84,49 @@ def exercise(name: str, needs: tuple[str, ...] | list[str]):
     ... def check_causal_mask(causal_mask): ...
     """
     def register(run):
-        if name in EXERCISES:
-            raise ValueError(f"exercise {name!r} is registered twice")
-        EXERCISES[name] = Exercise(name, tuple(needs), run)
+        _register(Exercise(name, tuple(needs), run, module=run.__module__))
         return run
     return register
+
+
+def question(name: str, variable: str, choices, answer, why: str, hint: str, module: str | None = None) -> Exercise:
+    """Register a graded prediction question, asked before the cell that reveals the answer.
+
+    The student assigns ``variable`` one of ``choices`` (the student copy has ``variable = ...``);
+    ``check(name)`` says not attempted while it is ``...`` or None, names the choices when the value is
+    not one of them, gives ``hint`` (the idea to think about, not the answer) when wrong, and ``why``
+    when right.
+    """
+    choices = tuple(choices)
+    if answer not in choices:
+        raise ValueError(f"question {name!r}: the answer {answer!r} is not one of the choices {choices}")
+    if not why or not hint:
+        raise ValueError(f"question {name!r} needs both a `why` (shown when right) and a `hint` (shown when wrong)")
+
+    def run(**given):
+        value = given[variable]
+        if value is Ellipsis or value is None:
+            raise NotAttempted(f"set `{variable}` to your prediction, one of {_choices(choices)}, before the reveal")
+        if isinstance(value, str):
+            value = value.strip()
+            folded = {str(c).lower(): c for c in choices}
+            value = folded.get(value.lower(), value)
+        if value not in choices:
+            raise Wrong(f"`{variable}` is {value!r}; choose one of {_choices(choices)}")
+        if value != answer:
+            raise Wrong(f"not {value!r}. {hint}")
+        return why
+
+    if module is None:
+        frame = inspect.currentframe().f_back
+        module = frame.f_globals.get("__name__", "") if frame is not None else ""
+    ex = Exercise(name, (variable,), run, kind="question", module=module)
+    _register(ex)
+    return ex
+
+
+def _choices(choices) -> str:
+    return ", ".join(repr(c) for c in choices)
 
 
 def get_exercise(name: str) -> Exercise:
@@ -109,10 +159,13 @@ def run_exercise(name: str, namespace: dict) -> Result:
     if missing:
         return Result(name, NOT_ATTEMPTED,
                       f"`{missing[0]}` is not defined: run the cell that defines it (and keep the name `{missing[0]}`)")
-    for n in ex.needs:
-        if not callable(namespace[n]):
-            return Result(name, WRONG, f"`{n}` should be a function, but it is a {type(namespace[n]).__name__}")
-    fns = {n: guarded(namespace[n], n) for n in ex.needs}
+    if ex.kind == "question":
+        fns = {n: namespace[n] for n in ex.needs}
+    else:
+        for n in ex.needs:
+            if not callable(namespace[n]):
+                return Result(name, WRONG, f"`{n}` should be a function, but it is a {type(namespace[n]).__name__}")
+        fns = {n: guarded(namespace[n], n) for n in ex.needs}
     # the checks draw their own seeded inputs; forking keeps the notebook's random state as it was
     with torch.random.fork_rng(devices=[]), torch.no_grad():
         try:

@@ -1,0 +1,37 @@
+"""Where course_lib reads its shipped files and writes its caches.
+
+* :func:`data_dir` -- the package data (``course_lib/data``): the shipped models, the sense data and the
+  data sets of the notebooks, read-only, found with :mod:`importlib.resources` so that a non-editable
+  ``pip install .`` finds them as well as a checkout does.
+* :func:`cache_dir` -- everything a run writes (UMAP projections, fine-tuning runs, logs): the user cache
+  directory of the platform (``~/.cache/course-lib`` on Linux, via ``platformdirs``), or the folder named
+  by the environment variable ``COURSE_LIB_CACHE``. Created on first use. course_lib never writes into
+  its own source tree.
+"""
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+
+CACHE_ENV = "COURSE_LIB_CACHE"
+
+
+def data_dir(*parts: str) -> Path:
+    """A path inside the package data, e.g. ``data_dir("models", "course-bert")`` (not checked to exist)."""
+    root = resources.files("course_lib") / "data"
+    return Path(str(root)).joinpath(*parts)
+
+
+def cache_dir(*parts: str) -> Path:
+    """A folder inside the cache directory ($COURSE_LIB_CACHE or the platform's user cache), created if missing."""
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        root = Path(env).expanduser()
+    else:
+        import platformdirs
+
+        root = Path(platformdirs.user_cache_dir("course-lib", appauthor=False))
+    path = root.joinpath(*parts)
+    path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -1,0 +1,6 @@
+"""Known-wrong answers per notebook: each module ``ch<notebook>.py`` defines
+
+    WRONG_ANSWERS = {"<exercise name>": [("<source of a wrong answer>", "<substring of the hint it must get>"), ...]}
+
+tests/test_exercise_registry.py runs every one of them (and each exercise's notebook solution and stub).
+"""
