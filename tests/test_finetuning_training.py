@@ -1,0 +1,231 @@
+"""course_lib.finetuning.training: the generic loop learns, caches, stops without losing finished epochs, resumes."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import pytest
+import torch
+
+from course_lib.finetuning.training import (TrainConfig, batches, evaluate, fingerprint, fit, make_optimizer,
+                                            run_key)
+
+
+@dataclass
+class Out:
+    logits: torch.Tensor
+    loss: torch.Tensor | None = None
+
+
+class Toy(torch.nn.Module):
+    """A 2-layer MLP with dropout; ``body`` plays the pretrained encoder, ``classifier`` the new head."""
+
+    def __init__(self, d_in=4, classes=2):
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.Linear(d_in, 16), torch.nn.ReLU(), torch.nn.Dropout(0.1))
+        self.classifier = torch.nn.Linear(16, classes)
+        self.calls = 0
+
+    def forward(self, x, labels=None):
+        self.calls += 1
+        logits = self.classifier(self.body(x))
+        loss = None
+        if labels is not None:
+            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), labels.reshape(-1),
+                                                     ignore_index=-100)
+        return Out(logits, loss)
+
+
+def toy_data(n=240, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, 4, generator=g)
+    y = (x[:, 0] + 0.5 * x[:, 1] > 0).long()
+    return [(x[i], y[i]) for i in range(n)]
+
+
+def collate(examples):
+    return {"x": torch.stack([e[0] for e in examples]), "labels": torch.stack([e[1] for e in examples])}
+
+
+def new_model(seed=0):
+    torch.manual_seed(seed)
+    return Toy()
+
+
+CFG = TrainConfig(lr=1e-2, epochs=3, batch_size=16, warmup_ratio=0.0)
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_LIB_CACHE", str(tmp_path / "cache"))
+
+
+def test_loop_learns_a_separable_toy_task():
+    train, test = toy_data(), toy_data(100, seed=1)
+    model = new_model()
+    before = evaluate(model, test, collate)["accuracy"]
+    run = fit(model, train, collate, CFG, eval_data=test, progress=False, cache=False)
+    assert run.finished and len(run.epochs) == 3 and len(run.step_losses) == 3 * 15
+    assert run.final() > 0.9 > before + 0.1
+    assert run.epochs[-1].train_loss < run.epochs[0].train_loss
+    assert run.curve("accuracy") == [e.eval["accuracy"] for e in run.epochs]
+
+
+def test_frozen_parameters_do_not_move_and_are_not_counted():
+    model = new_model()
+    for p in model.body.parameters():
+        p.requires_grad_(False)
+    body = [p.clone() for p in model.body.parameters()]
+    run = fit(model, toy_data(), collate, CFG, progress=False, cache=False)
+    assert all(torch.equal(a, b) for a, b in zip(body, model.body.parameters()))
+    assert run.trainable_parameters == 16 * 2 + 2
+    assert run.total_parameters == 4 * 16 + 16 + 16 * 2 + 2
+
+
+def test_lr_overrides_give_the_head_its_own_learning_rate():
+    cfg = TrainConfig(lr=1e-5, lr_overrides=(("classifier.", 1e-3), ("classifier.bias", 5e-3)))
+    assert cfg.lr_for("body.0.weight") == 1e-5
+    assert cfg.lr_for("classifier.weight") == 1e-3
+    assert cfg.lr_for("classifier.bias") == 5e-3  # the longest prefix wins
+    lrs = sorted({g["lr"] for g in make_optimizer(new_model(), cfg).param_groups})
+    assert lrs == [1e-5, 1e-3, 5e-3]
+
+
+def test_no_weight_decay_on_biases():
+    opt = make_optimizer(new_model(), TrainConfig(weight_decay=0.1))
+    for g in opt.param_groups:
+        assert all(p.dim() > 1 for p in g["params"]) == (g["weight_decay"] == 0.1)
+
+
+def test_a_finished_run_is_loaded_from_the_cache_without_training():
+    train, test = toy_data(), toy_data(100, seed=1)
+    first_model = new_model()
+    first = fit(first_model, train, collate, CFG, eval_data=test, progress=False)
+    again_model = new_model()
+    again = fit(again_model, train, collate, CFG, eval_data=test, progress=False)
+    assert again.cached and not first.cached
+    assert again_model.calls == 0  # not a single forward pass
+    assert again.to_dict() | {"cached": False} == first.to_dict()
+    for a, b in zip(first_model.parameters(), again_model.parameters()):
+        assert torch.equal(a, b)
+
+
+def test_the_cache_key_changes_with_config_data_init_and_trainable_set():
+    train = toy_data()
+    model = new_model()
+    base = run_key(model, train, CFG)
+    assert run_key(new_model(), train, CFG) == base  # same seed, same weights
+    assert run_key(model, train, TrainConfig(lr=2e-2, epochs=3, batch_size=16, warmup_ratio=0.0)) != base
+    assert run_key(model, toy_data(seed=5), CFG) != base
+    assert run_key(new_model(seed=1), train, CFG) != base
+    model.body[0].weight.requires_grad_(False)
+    assert run_key(model, train, CFG) != base
+    assert run_key(new_model(), train, CFG, extra={"max_length": 64}) != base
+
+
+def test_fingerprint_is_stable_and_sensitive():
+    a = [{"text": "good film", "label": 1}, ("x", 2)]
+    assert fingerprint(a) == fingerprint([{"label": 1, "text": "good film"}, ("x", 2)])
+    assert fingerprint(a) != fingerprint([{"text": "good film!", "label": 1}, ("x", 2)])
+    assert fingerprint(torch.tensor(3)) != fingerprint(torch.tensor(4))
+
+
+def _stop_after(n_steps):
+    event, seen = threading.Event(), []
+
+    def callback(kind, run):
+        if kind == "step":
+            seen.append(1)
+            if len(seen) == n_steps:
+                event.set()
+    return event, callback
+
+
+def test_stop_keeps_finished_epochs_and_their_weights_then_resumes_exactly():
+    train, test = toy_data(), toy_data(100, seed=1)
+    unbroken_model = new_model()
+    unbroken = fit(unbroken_model, train, collate, CFG, eval_data=test, progress=False, cache=False)
+
+    model = new_model()
+    event, callback = _stop_after(15 + 4)  # epoch 1 has 15 steps; stop 4 steps into epoch 2
+    part = fit(model, train, collate, CFG, eval_data=test, progress=False, callback=callback, stop=event)
+    assert part.interrupted and not part.finished and len(part.epochs) == 1
+    assert len(part.step_losses) == 15
+    assert part.epochs[0].train_loss == unbroken.epochs[0].train_loss
+    assert part.epochs[0].eval == unbroken.epochs[0].eval
+    # the model holds the weights of the end of epoch 1: its held-out score is the one recorded
+    assert evaluate(model, test, collate)["accuracy"] == part.epochs[0].eval["accuracy"]
+
+    resumed = fit(model, train, collate, CFG, eval_data=test, progress=False)
+    assert resumed.finished and resumed.resumed_from == 1 and len(resumed.epochs) == 3
+    assert resumed.step_losses == pytest.approx(unbroken.step_losses, abs=1e-6)
+    for a, b in zip(unbroken_model.parameters(), model.parameters()):
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=0)
+
+
+def test_keyboard_interrupt_in_the_first_epoch_restores_the_initial_weights():
+    model = new_model()
+    start = [p.clone() for p in model.parameters()]
+
+    def callback(kind, run):
+        if kind == "step" and len(run.step_losses) == 3:
+            raise KeyboardInterrupt
+
+    run = fit(model, toy_data(), collate, CFG, progress=False, callback=callback)
+    assert run.interrupted and run.epochs == [] and run.step_losses == []
+    assert all(torch.equal(a, b) for a, b in zip(start, model.parameters()))
+
+
+def test_accuracy_ignores_minus_100_labels_for_token_classification():
+    class Tagger(torch.nn.Module):
+        def forward(self, x, labels=None):
+            logits = torch.stack([x, -x], dim=-1)  # (B, T, 2): class 0 when x > 0
+            return Out(logits, torch.tensor(0.0))
+
+    data = [(torch.tensor([1.0, -1.0, 2.0]), torch.tensor([0, 1, -100])),
+            (torch.tensor([1.0, 1.0, 1.0]), torch.tensor([1, -100, -100]))]
+    scores = evaluate(Tagger(), data, collate)
+    assert scores["accuracy"] == pytest.approx(2 / 3)
+
+
+def test_batches_cover_every_example_once_and_shuffle_by_seed():
+    data = list(range(37))
+    b = batches(data, 8, shuffle=True, seed=3)
+    assert [len(x) for x in b] == [8, 8, 8, 8, 5]
+    assert sorted(sum(b, [])) == data
+    assert b == batches(data, 8, shuffle=True, seed=3) != batches(data, 8, shuffle=True, seed=4)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(lr=0), "learning rate must be a positive number"),
+    (dict(lr=float("nan")), "learning rate must be a positive number"),
+    (dict(epochs=0), "epochs must be a whole number"),
+    (dict(batch_size=0), "batch_size must be a whole number"),
+    (dict(warmup_ratio=1.5), "warmup_ratio"),
+])
+def test_bad_configs_are_refused_in_plain_words(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        TrainConfig(**kwargs)
+
+
+def test_empty_data_and_nothing_trainable_are_refused():
+    with pytest.raises(ValueError, match="no training examples"):
+        fit(new_model(), [], collate, CFG, progress=False)
+    model = new_model()
+    model.requires_grad_(False)
+    with pytest.raises(ValueError, match="no parameter of the model is trainable"):
+        fit(model, toy_data(), collate, CFG, progress=False)
+
+
+def test_a_model_without_loss_gets_a_clear_message():
+    with pytest.raises(ValueError, match="returned no loss"):
+        fit(new_model(), toy_data(), lambda ex: {"x": torch.stack([e[0] for e in ex])}, CFG, progress=False,
+            cache=False)
+
+
+@pytest.mark.gpu
+def test_the_loop_runs_on_cuda():
+    model = new_model()
+    run = fit(model, toy_data(), collate, CFG, eval_data=toy_data(100, seed=1), progress=False, cache=False)
+    assert run.device.startswith("cuda") and next(model.parameters()).is_cuda
+    assert run.final() > 0.9
