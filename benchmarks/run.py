@@ -27,7 +27,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch
 
 import course_lib
-from course_lib.pretrained import embedded_model_dir
+from course_lib.checkpoints import embedded_model_dir
 
 TEXT = ("The bank raised its interest rates, and people who had sat on the bank of the river all summer "
         "watched the boats go by while the plant across the water closed its doors after forty years. ")

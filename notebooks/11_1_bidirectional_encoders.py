@@ -38,7 +38,7 @@ import matplotlib.pyplot as plt
 import torch
 
 import course_lib
-import course_lib.attention as A
+import course_lib.model.attention as A
 from course_lib.exercises import check
 
 torch.set_printoptions(precision=3, sci_mode=False)
@@ -84,7 +84,7 @@ Y = alpha @ V                                            # (N, d)
 alpha.sum(dim=-1), Y.shape
 
 # %% [markdown]
-# `course_lib.attention.attention` does the same and returns the output, the raw scores and the weights:
+# `course_lib.model.attention.attention` does the same and returns the output, the raw scores and the weights:
 
 # %%
 out = A.attention(Q, K, V)
@@ -150,7 +150,7 @@ causal.weights
 # after the first token: this is exactly the information a left-to-right model does not have.
 
 # %%
-from course_lib.explorer import attention_maps, draw_view, select_view
+from course_lib.views.attention import attention_maps, draw_view, select_view
 
 sentence = "So long and thanks for all the fish"
 fig, axes = plt.subplots(1, 2, figsize=(10, 4.4))
@@ -175,7 +175,7 @@ batch = tokenizer(["The bank is closed.", "We sat on the bank of the river all a
 with torch.no_grad():
     out = model(**batch, output_attentions=True)
 pad_keys = batch.attention_mask[0] == 0
-batch.tokens[0], out.weights[0][0, :, :, pad_keys].abs().max()   # weight on padded keys: 0
+batch.tokens[0], out.attentions[0][0, :, :, pad_keys].abs().max()   # weight on padded keys: 0
 
 # %% [markdown]
 # ## 3. Multi-head attention
@@ -241,7 +241,7 @@ with torch.no_grad():
     h = block.attention.output.LayerNorm(x + block.attention.output.dense(A.merge_heads(heads)))
     ffn = block.output.dense(torch.nn.functional.gelu(block.intermediate.dense(h)))
     y = block.output.LayerNorm(h + ffn)                                   # (1, T, 384)
-    layer1 = model(**enc).hidden_states[1]
+    layer1 = model(**enc, output_hidden_states=True).hidden_states[1]
 torch.allclose(y, layer1, atol=1e-5)
 
 # %% [markdown]
@@ -253,7 +253,7 @@ torch.allclose(y, layer1, atol=1e-5)
 # `meta` device (no memory is allocated):
 
 # %%
-from course_lib.bert import BertConfig, parameter_count
+from course_lib.model.bert import BertConfig, parameter_count
 
 bert_base = BertConfig()   # the defaults are BERT-base
 xlmr_large = BertConfig(vocab_size=250002, hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
@@ -265,7 +265,7 @@ for name, cfg in [("BERT-base", bert_base), ("XLM-R large", xlmr_large), ("all-M
 # The embedded model's count from its config agrees with the weights actually stored in its checkpoint:
 
 # %%
-from course_lib.pretrained import embedded_model_dir, read_state_dict
+from course_lib.checkpoints import embedded_model_dir, read_state_dict
 
 stored = sum(t.numel() for k, t in read_state_dict(embedded_model_dir()).items() if not k.endswith("position_ids"))
 stored, model.num_parameters(), parameter_count(model.config)
@@ -303,7 +303,7 @@ check("param_count")
 # Measured here for one layer's 12 heads (d_h = 64, as in BERT-base):
 
 # %%
-from course_lib.cost import attention_cost
+from course_lib.model.cost import attention_cost
 
 points = attention_cost(lengths=(32, 64, 128, 256, 512), repeats=5)
 for p in points:

@@ -44,14 +44,15 @@ torch.set_printoptions(precision=3, sci_mode=False)
 # ## 1. The cloze task with a real MLM head
 #
 # The embedded all-MiniLM-L6-v2 was trained for sentence embeddings and has no MLM head. The project
-# therefore made one (see `models/minilm-wordnet-mlm/MODEL_CARD.md`): a new head, trained together
+# therefore made one (see `course_lib/data/models/minilm-wordnet-mlm/MODEL_CARD.md`): a new head, trained together
 # with the last encoder layers by continued MLM on English WordNet glosses — the *domain adaptation*
 # of the lecture. It is shipped as a small difference from the packaged weights.
 
 # %%
-from course_lib.pretrained import FILL_MASK_MODEL_DIR
+from course_lib.checkpoints import shipped_model_dir
 
-mlm_model, tokenizer = course_lib.load_pretrained(FILL_MASK_MODEL_DIR)
+mlm_model, tokenizer = course_lib.load_pretrained("minilm-wordnet-mlm")
+mlm_dir = shipped_model_dir("minilm-wordnet-mlm")
 for p in course_lib.fill_mask(mlm_model, tokenizer, "Please turn your [MASK] in by Friday.", top_k=5):
     print([f"{t} {pr:.2f}" for t, pr in zip(p.tokens, p.probs)])
 
@@ -73,10 +74,10 @@ FillMaskExplorer(mlm_model, tokenizer, "The capital of France is [MASK].")
 # %%
 from safetensors.torch import load_file
 
-from course_lib.mlm import masked_token_accuracy
+from course_lib.pretraining.fill_mask import masked_token_accuracy
 
-heldout = (FILL_MASK_MODEL_DIR / "heldout.txt").read_text().splitlines()[:400]
-train_unigram = load_file(str(FILL_MASK_MODEL_DIR / "unigram.safetensors"))["unigram"]
+heldout = (mlm_dir / "heldout.txt").read_text().splitlines()[:400]
+train_unigram = load_file(str(mlm_dir / "unigram.safetensors"))["unigram"]
 print(masked_token_accuracy(mlm_model, tokenizer, heldout, train_unigram, seed=0))
 
 # %% [markdown]
@@ -90,8 +91,8 @@ print(masked_token_accuracy(mlm_model, tokenizer, heldout, train_unigram, seed=0
 # ships with every Python:
 
 # %%
-from course_lib.masking import mlm_mask, unigram_distribution
-from course_lib.pretraining import python_reference_documents
+from course_lib.pretraining.masking import mlm_mask, unigram_distribution
+from course_lib.pretraining.training import python_reference_documents
 
 docs = python_reference_documents()
 unigram = unigram_distribution([s for d in docs for s in d], tokenizer=tokenizer)   # (|V|,)
@@ -181,7 +182,7 @@ course_lib.masked_lm_loss(out.logits, batch.labels)
 # on the `[CLS]` output makes the two-way decision.
 
 # %%
-from course_lib.masking import encode_nsp, nsp_pairs
+from course_lib.pretraining.masking import encode_nsp, nsp_pairs
 
 pairs = nsp_pairs(docs, generator=0)[:4]
 for a, b, is_next in pairs:
@@ -214,13 +215,14 @@ check("nsp_input")
 # Everything together: a 2-layer BERT (d = 64, 4 heads) starts from random weights and learns
 # $L = L_{MLM} + L_{NSP}$ on the Python reference manual, with a WordPiece vocabulary of 2,000
 # learned from the same text. Every step draws new NSP pairs and a new mask. This takes about two
-# minutes on two CPU cores; the losses are also written to `artifacts/tiny_bert_losses.json`.
+# minutes on two CPU cores; the losses are also written to `tiny_bert_losses.json` in the course's cache folder (`course_lib.paths.cache_dir()`).
 
 # %%
-from course_lib.pretraining import ARTIFACTS, pretrain_tiny_bert, train_wordpiece
+from course_lib.paths import cache_dir
+from course_lib.pretraining.training import pretrain_tiny_bert, train_wordpiece
 
 tiny_tok = train_wordpiece([s for d in docs for s in d], vocab_size=2000)
-run = pretrain_tiny_bert(tiny_tok, docs, steps=1200, batch_size=32, log_path=ARTIFACTS / "tiny_bert_losses.json")
+run = pretrain_tiny_bert(tiny_tok, docs, steps=1200, batch_size=32, log_path=cache_dir("pretraining") / "tiny_bert_losses.json")
 f"{run.seconds:.0f} s, {run.model.num_parameters():,} parameters"
 
 # %%
@@ -253,7 +255,7 @@ course_lib.fill_mask(run.model, tiny_tok, "The [MASK] statement is used for cond
 # Inputs are **packed**: consecutive documents fill every 512-token block, separated by `[SEP]`.
 
 # %%
-from course_lib.masking import DynamicMasker, StaticMasker, pack_sequences
+from course_lib.pretraining.masking import DynamicMasker, StaticMasker, pack_sequences
 
 ids = [tokenizer(s).input_ids[0, 1:-1].tolist() for d in docs[:3] for s in d[:5]]
 blocks = pack_sequences(ids, block_size=32, sep_id=tokenizer.sep_token_id, cls_id=tokenizer.cls_token_id)
@@ -266,7 +268,7 @@ f"{tuple(blocks.shape)} blocks; static masks repeat: {same(static)}; dynamic mas
 # **BART** is an encoder-decoder trained to repair many kinds of corruption:
 
 # %%
-from course_lib.noising import document_rotate, sentence_permute, text_infill, token_delete, token_mask
+from course_lib.pretraining.noising import document_rotate, sentence_permute, text_infill, token_delete, token_mask
 
 text = "so long and thanks for all the fish"
 for f in (token_mask, token_delete, text_infill, document_rotate):

@@ -81,7 +81,7 @@ check("word_vector")
 # Same word, two senses, three contexts — static (layer 0) vs contextual:
 
 # %%
-from course_lib.contextual import combine_layers, target_states
+from course_lib.embeddings import combine_layers, target_states
 
 texts = ["She deposited the cheque at the bank on Monday.",
          "The bank approved our loan this morning.",
@@ -107,7 +107,7 @@ for name, layers in [("embedding layer (static)", 0), ("last layer", "last"), ("
 # per sense (see `course_lib/data/wsd/DATA_CARD.md`), split 75/25 by sentence.
 
 # %%
-from course_lib.senses import load_sense_data
+from course_lib.embeddings.senses import load_sense_data
 
 data = load_sense_data()
 print(f"{len(data.lemmas)} words, {len(data.senses)} senses, {len(data.train)} training and {len(data.test)} test sentences")
@@ -128,8 +128,8 @@ tuple(states.shape)
 # Here is *die* — the textbook's example — at the embedding layer and at the last layer:
 
 # %%
-from course_lib.contextual import umap_project
-from course_lib.embedding_view import MARKERS, OKABE_ITO
+from course_lib.embeddings import umap_project
+from course_lib.views.embeddings import MARKERS, OKABE_ITO
 
 idx = [i for i, e in enumerate(data.examples) if e.lemma == "die"]
 senses = [data.examples[i].sense for i in idx]
@@ -218,7 +218,7 @@ except NotImplementedError:
 # training, whatever the context. Which layer is best?
 
 # %%
-from course_lib.contextual import layer_name, wsd_by_layer
+from course_lib.embeddings import layer_name, wsd_by_layer
 
 results = wsd_by_layer(train_states, data.train, test_states, data.test)
 mfs = results[0].mfs_accuracy
@@ -249,7 +249,7 @@ print(f"best: {layer_name(best.layers)}, {best.accuracy:.1%}: {100 * (best.accur
 # single tokens). ELMo's **learned scalar mix** lets the data choose the layer weights:
 
 # %%
-from course_lib.contextual import NearestSenseWSD, accuracy, fit_scalar_mix
+from course_lib.embeddings import NearestSenseWSD, accuracy, fit_scalar_mix
 
 mix = fit_scalar_mix(train_states, data.train, steps=100)
 with torch.no_grad():
@@ -300,7 +300,7 @@ def anisotropy_estimate(X, n_pairs=10000, generator=None):
 check("anisotropy")
 
 # %%
-from course_lib.contextual import corpus_states, lee_corpus
+from course_lib.embeddings import corpus_states, lee_corpus
 
 corpus = corpus_states(model, tokenizer, lee_corpus(), max_tokens=10000)  # (N tokens, L+1, d)
 tuple(corpus.shape)
@@ -337,7 +337,7 @@ check("z_score")
 # copy** of it (same architecture, no training):
 
 # %%
-from course_lib.contextual import ZScorer, anisotropy, dimension_report
+from course_lib.embeddings import ZScorer, anisotropy, dimension_report
 
 course_lib.seed_everything(0)
 random_model = course_lib.BertModel(model.config).eval()
@@ -398,7 +398,7 @@ AnisotropyExplorer(corpus, layer=4)
 # layer. (SimLex-999 scores *similarity*, not relatedness: *coffee–cup* is related but not similar.)
 
 # %%
-from course_lib.contextual import isolated_word_states, similarity_correlation, similarity_pairs
+from course_lib.embeddings import isolated_word_states, similarity_correlation, similarity_pairs
 
 for name in ("wordsim353", "simlex999"):
     pairs = similarity_pairs(name)

@@ -12,7 +12,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach for a network
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import course_lib  # noqa: E402
-from course_lib.pretrained import embedded_model_dir  # noqa: E402
+from course_lib.checkpoints import embedded_model_dir  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"

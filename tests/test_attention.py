@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from course_lib.attention import (attention, attention_scores, bidirectional_mask, causal_mask, combine_masks,
+from course_lib.model.attention import (attention, attention_scores, bidirectional_mask, causal_mask, combine_masks,
                                   merge_heads, padding_mask, split_heads)
 
 
@@ -124,8 +124,8 @@ def test_model_attention_invariants(embedded, parity_batch):
     am = parity_batch["attention_mask"].bool()
     T = am.size(1)
     above = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)
-    assert len(out.weights) == model.config.num_hidden_layers
-    for w, wc in zip(out.weights, causal.weights):
+    assert len(out.attentions) == model.config.num_hidden_layers
+    for w, wc in zip(out.attentions, causal.attentions):
         assert w.shape == (3, model.config.num_attention_heads, T, T)
         torch.testing.assert_close(w.sum(-1), torch.ones(w.shape[:-1]), atol=1e-5, rtol=0)
         assert (w[~am[:, None, None, :].expand_as(w)] == 0).all(), "padded keys must get weight 0"
@@ -137,7 +137,7 @@ def test_model_fast_path_matches_explicit_path(embedded, parity_batch):
     with torch.no_grad():
         slow = model(**parity_batch, output_attentions=True)
         fast = model(**parity_batch)
-    assert fast.weights is None
+    assert fast.attentions is None
     am = parity_batch["attention_mask"].bool()
     torch.testing.assert_close(fast.last_hidden_state[am], slow.last_hidden_state[am], atol=1e-5, rtol=1e-5)
 
@@ -148,8 +148,8 @@ def test_model_scores_are_the_pre_softmax_matrices_of_its_weights(embedded, pari
     with torch.no_grad():
         out = model(**parity_batch, output_attentions=True)
     pad = ~parity_batch["attention_mask"].bool()[:, None, None, :]
-    assert len(out.scores) == len(out.weights) == 6
-    for s, w in zip(out.scores, out.weights):
+    assert len(out.scores) == len(out.attentions) == 6
+    for s, w in zip(out.scores, out.attentions):
         assert s.shape == w.shape
         assert torch.isfinite(s).all(), "raw scores are reported before masking"
         torch.testing.assert_close(s.masked_fill(pad, float("-inf")).softmax(-1), w, atol=1e-6, rtol=0)

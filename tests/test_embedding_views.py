@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from course_lib.contextual import NearestSenseWSD, anisotropy, pair_cosines
-from course_lib.embedding_view import (draw_anisotropy, draw_sense_scores, find_lemma, marked_html,
+from course_lib.embeddings import NearestSenseWSD, anisotropy, pair_cosines
+from course_lib.views.embeddings import (draw_anisotropy, draw_sense_scores, find_lemma, marked_html,
                                        sense_scatter_svg, sentence_words, wsd_readout)
-from course_lib.senses import SenseExample, load_sense_data
+from course_lib.embeddings.senses import SenseExample, load_sense_data
 
 
 def test_scatter_svg_has_a_point_with_its_sentence_per_example_and_a_legend_with_counts():
@@ -70,7 +70,7 @@ def test_pair_cosines_average_to_the_anisotropy_and_the_plot_marks_rogue_dimensi
 
 @pytest.fixture(scope="module")
 def small(embedded):
-    from course_lib.contextual import target_states
+    from course_lib.embeddings import target_states
 
     model, tok = embedded
     data = load_sense_data(lemmas=["bank", "mouse"])

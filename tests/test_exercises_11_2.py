@@ -44,8 +44,8 @@ def test_every_exercise_is_correct_on_the_solution_source(source):
 
 
 def test_the_library_reference_passes_the_masking_and_loss_checks():
-    from course_lib.masking import masked_lm_loss, mlm_mask
-    from course_lib.multilingual import language_sampling_probs
+    from course_lib.pretraining.masking import masked_lm_loss, mlm_mask
+    from course_lib.pretraining.multilingual import language_sampling_probs
 
     def mask_tokens(input_ids, special_ids, mask_token_id, unigram, select_prob=0.15, generator=None):
         batch = mlm_mask(input_ids, special_ids=special_ids, mask_token_id=mask_token_id, unigram=unigram,

@@ -258,7 +258,7 @@ WRONG_ANSWERS = {  # case -> (exercise, source, the hint expected in the message
     "a pair like the library's": ("sense_centroids", SC + f"""\
     return senses, torch.stack([{MEMBERS}.mean(0) for s in senses])""",
         "sense_centroids should return a dict {label: centroid}, got a pair" + SC_CASE + ", as "
-        "course_lib.contextual.sense_centroids returns (senses, tensor)"),
+        "course_lib.embeddings.sense_centroids returns (senses, tensor)"),
     "numbers as keys": ("sense_centroids", SC + f"    return {{k: {MEMBERS}.mean(0) for k, s in enumerate(senses)}}",
         "the keys should be the sense labels ('bank.n.02', 'bank.n.01', 'bank.n.09'), not numbers [0, 1, 2]"),
     "a sense missing": ("sense_centroids", SC + f"    return {{s: {MEMBERS}.mean(0) for s in set(labels[:3])}}",

@@ -2,8 +2,9 @@
 import pytest
 import torch
 
-from course_lib.cost import attention_cost
-from course_lib.explorer import (ExplorerInputError, attention_maps, draw_view, figure_png, parse_input, readout,
+from course_lib.model.cost import attention_cost
+from course_lib.views.common import figure_png
+from course_lib.views.attention import (ExplorerInputError, attention_maps, draw_view, parse_input, readout,
                                  select_view)
 from course_lib.widgets import AttentionExplorer
 
@@ -40,7 +41,7 @@ def test_maps_match_the_model_and_mark_the_pair_boundary(embedded, pair_maps):
         out = model(**enc, output_attentions=True)
     assert pair_maps.tokens == enc.tokens[0]
     assert pair_maps.weights.shape == (6, 12, len(pair_maps.tokens), len(pair_maps.tokens))
-    torch.testing.assert_close(pair_maps.weights[4], out.weights[4][0])
+    torch.testing.assert_close(pair_maps.weights[4], out.attentions[4][0])
     torch.testing.assert_close(pair_maps.scores[1], out.scores[1][0])
     assert pair_maps.tokens[pair_maps.boundary] == "[SEP]" and pair_maps.boundary < len(pair_maps.tokens) - 1
 

@@ -1,4 +1,4 @@
-"""The project's fill-mask model (models/minilm-wordnet-mlm): size, loading, held-out accuracy, cards, bad copies."""
+"""The project's fill-mask model (course_lib/data/models/minilm-wordnet-mlm): size, loading, held-out accuracy, cards, bad copies."""
 from __future__ import annotations
 
 import json
@@ -11,15 +11,15 @@ import torch
 from safetensors.torch import load_file
 
 from course_lib import CheckpointError, fill_mask, load_pretrained
-from course_lib.delta import BASE_FILE, DELTA_FILE
-from course_lib.mlm import masked_token_accuracy
-from course_lib.pretrained import FILL_MASK_MODEL_DIR
+from course_lib.checkpoints.delta import BASE_FILE, DELTA_FILE
+from course_lib.pretraining.fill_mask import masked_token_accuracy
+from course_lib.checkpoints import shipped_model_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import train_fill_mask as T  # noqa: E402
 
-MODEL = FILL_MASK_MODEL_DIR
+MODEL = shipped_model_dir("minilm-wordnet-mlm")
 METRICS = json.loads((MODEL / "metrics.json").read_text())
 
 

@@ -9,8 +9,7 @@ import torch
 
 import course_lib
 from course_lib import CheckpointError, fill_mask, get_device, seed_everything
-from course_lib.mlm import NoMLMHeadError
-from conftest import make_hf_mlm_checkpoint
+from course_lib.pretraining.fill_mask import NoMLMHeadError
 
 
 def copy_model(src: Path, dst: Path, skip=()):
@@ -51,7 +50,7 @@ def test_hub_id_is_resolved_through_huggingface_hub_cache(tmp_path, tiny_mlm_dir
     assert os.environ.get("HF_HUB_OFFLINE") == "1"
     model, tok = course_lib.load_pretrained("course-lib/tiny-bert", device="cpu", cache_dir=tmp_path)
     assert model.has_mlm_head and model.config.hidden_size == 32
-    assert course_lib.pretrained.resolve_model_dir("course-lib/tiny-bert", cache_dir=tmp_path) == snap
+    assert course_lib.checkpoints.resolve_model_dir("course-lib/tiny-bert", cache_dir=tmp_path) == snap
 
 
 def test_unknown_hub_id_offline_says_what_failed(tmp_path):
@@ -125,7 +124,7 @@ def test_layer_or_head_out_of_range(embedded, call, message):
     with pytest.raises(IndexError) as err:
         call(out)
     assert str(err.value) == message
-    assert out.attention(-1, head=-1).shape == out.weights[5][:, 11].shape
+    assert out.attention(-1, head=-1).shape == out.attentions[5][:, 11].shape
 
 
 def test_attention_not_recorded_message(embedded):

@@ -22,7 +22,19 @@ STUB = make_student.STUB
 def test_a_solution_block_becomes_a_stub_at_its_indentation():
     source = "def f(x):\n    \"\"\"doc\"\"\"\n    ### BEGIN SOLUTION\n    y = x + 1\n    return y\n    ### END SOLUTION\n\n" \
              "### BEGIN SOLUTION\nz = 3\n### END SOLUTION\nprint(z)\n"
-    assert make_student.strip_solutions(source) == f"def f(x):\n    \"\"\"doc\"\"\"\n    {STUB}\n\n{STUB}\nprint(z)\n"
+    assert make_student.strip_solutions(source) == (f"def f(x):\n    \"\"\"doc\"\"\"\n    {STUB}\n\n"
+                                                    f"{make_student.PREDICTION_STUB.format(name='z')}\nprint(z)\n")
+
+
+def test_a_prediction_keeps_its_name_set_to_ellipsis_and_other_top_level_code_becomes_the_stub():
+    prediction = "### BEGIN SOLUTION\nguess = 'first'\nsecond_guess = 3  # why\n### END SOLUTION\n"
+    assert make_student.strip_solutions(prediction) == "guess = ...  # your prediction: replace ... with one of the choices\n" \
+        "second_guess = ...  # your prediction: replace ... with one of the choices\n"
+    code = "### BEGIN SOLUTION\nguess = compute()\nprint(guess)\n### END SOLUTION\n"
+    assert make_student.strip_solutions(code) == f"{STUB}\n"
+    namespace = {}
+    exec(make_student.strip_solutions(prediction), namespace)
+    assert namespace["guess"] is Ellipsis
 
 
 @pytest.mark.parametrize("text, message", [

@@ -7,12 +7,12 @@ import torch
 import torch.nn.functional as F
 from scipy.stats import chisquare
 
-from course_lib.masking import (
+from course_lib.pretraining.masking import (
     IGNORE_INDEX, IS_NEXT, NOT_NEXT, DynamicMasker, StaticMasker, encode_nsp, masked_lm_loss, mlm_mask, nsp_pairs,
     pack_sequences, unigram_distribution,
 )
-from course_lib.multilingual import language_sampling_probs
-from course_lib.noising import (document_rotate, sample_infill_spans, sentence_permute, text_infill, token_delete,
+from course_lib.pretraining.multilingual import language_sampling_probs
+from course_lib.pretraining.noising import (document_rotate, sample_infill_spans, sentence_permute, text_infill, token_delete,
                                 token_mask)
 
 # A toy vocabulary: 0-3 special, 4-9 words with a skewed unigram distribution (id 9 never seen).

@@ -1,6 +1,5 @@
 """Every notebook runs top to bottom; committed .ipynb files match their .py sources; JupyterLab starts."""
 import os
-import shutil
 import subprocess
 import sys
 import time

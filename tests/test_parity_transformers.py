@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import course_lib
-from course_lib.pretrained import read_state_dict
+from course_lib.checkpoints import read_state_dict
 from conftest import encode_parity_batch, make_hf_mlm_checkpoint
 
 ATOL = 1e-5
@@ -20,21 +20,33 @@ def reference(model_dir, device="cpu"):
 
 def compare_with_reference(device):
     model, tok = course_lib.load_pretrained(device=device)
-    ref = reference(course_lib.pretrained.embedded_model_dir(), device)
+    ref = reference(course_lib.checkpoints.embedded_model_dir(), device)
     batch = encode_parity_batch(tok, device)
     assert (batch["attention_mask"] == 0).any() and (batch["token_type_ids"] == 1).any(), "batch must be padded and hold a pair"
     with torch.no_grad():
-        ours = model(**batch, output_attentions=True)
+        ours = model(**batch, output_attentions=True, output_hidden_states=True)
         theirs = ref(**batch, output_attentions=True, output_hidden_states=True)
-    torch.testing.assert_close(ours.last_hidden_state, theirs.last_hidden_state, atol=ATOL, rtol=0)
-    assert len(ours.hidden_states) == len(theirs.hidden_states) == 7
-    for i, (a, b) in enumerate(zip(ours.hidden_states, theirs.hidden_states)):
-        torch.testing.assert_close(a, b, atol=ATOL, rtol=0, msg=lambda m, i=i: f"hidden_states[{i}]: {m}")
-    assert len(ours.weights) == len(theirs.attentions) == 6
-    for i, (a, b) in enumerate(zip(ours.weights, theirs.attentions)):
-        torch.testing.assert_close(a, b, atol=ATOL, rtol=0, msg=lambda m, i=i: f"attention weights of layer {i}: {m}")
-    torch.testing.assert_close(ours.pooler_output, theirs.pooler_output, atol=ATOL, rtol=0)
+    for field in OUTPUT_FIELDS:  # the same names in both, compared field by field
+        a, b = getattr(ours, field), getattr(theirs, field)
+        if isinstance(b, tuple):
+            assert len(a) == len(b) == {"hidden_states": 7, "attentions": 6}[field], field
+            for i, (x, y) in enumerate(zip(a, b)):
+                torch.testing.assert_close(x, y, atol=ATOL, rtol=0, msg=lambda m, f=field, i=i: f"{f}[{i}]: {m}")
+        else:
+            torch.testing.assert_close(a, b, atol=ATOL, rtol=0, msg=lambda m, f=field: f"{f}: {m}")
     return model, ref, batch
+
+
+OUTPUT_FIELDS = ("last_hidden_state", "pooler_output", "hidden_states", "attentions")
+
+
+def test_outputs_are_off_by_default_as_in_transformers(embedded, parity_batch, embedded_dir):
+    model, _ = embedded
+    ref = reference(embedded_dir, "cpu")
+    with torch.no_grad():
+        ours, theirs = model(**parity_batch), ref(**parity_batch)
+    for field in ("hidden_states", "attentions"):
+        assert getattr(ours, field) is None and getattr(theirs, field) is None, field
 
 
 def test_encoder_matches_transformers_on_padded_batch_with_pair():
@@ -77,8 +89,8 @@ def test_mlm_head_matches_transformers(tmp_path, embedded_dir, safe, nsp):
     logits = theirs.prediction_logits if nsp else theirs.logits
     torch.testing.assert_close(ours.logits, logits, atol=ATOL, rtol=0)
     if nsp:
-        torch.testing.assert_close(ours.nsp_logits, theirs.seq_relationship_logits, atol=ATOL, rtol=0)
+        torch.testing.assert_close(ours.seq_relationship_logits, theirs.seq_relationship_logits, atol=ATOL, rtol=0)
     else:
-        assert ours.nsp_logits is None
+        assert ours.seq_relationship_logits is None
     # the MLM decoder is tied to the word embeddings, as in BERT
     assert model.cls.predictions.decoder.weight is model.bert.embeddings.word_embeddings.weight

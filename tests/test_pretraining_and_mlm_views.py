@@ -3,12 +3,11 @@ import json
 import statistics
 
 import pytest
-import torch
 
-from course_lib.mask_view import draw_rates, fates_html, rates, token_fates
-from course_lib.masking import mlm_mask, unigram_distribution
-from course_lib.multilingual import language_sampling_probs
-from course_lib.pretraining import corpus_tokenizer, pretrain_tiny_bert, python_reference_documents
+from course_lib.views.masking import draw_rates, fates_html, rates, token_fates
+from course_lib.pretraining.masking import mlm_mask, unigram_distribution
+from course_lib.pretraining.multilingual import language_sampling_probs
+from course_lib.pretraining.training import corpus_tokenizer, pretrain_tiny_bert, python_reference_documents
 from course_lib.widgets import LanguageSampler, MaskSampler
 
 

@@ -5,8 +5,7 @@ import warnings
 import pytest
 import torch
 
-import course_lib
-from course_lib.tokenizer import BertTokenizer
+from course_lib.tokenization.bert_tokenizer import BertTokenizer
 from conftest import DATA
 
 

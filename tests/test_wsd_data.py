@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.senses import DATA_DIR, counts_table, load_sense_data, parse_marked
+from course_lib.embeddings.senses import DATA_DIR, counts_table, load_sense_data, parse_marked
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import wordnet_lookup  # noqa: E402
@@ -79,6 +79,6 @@ def test_sense_keys_and_glosses_match_wordnet_3():
 
 def test_the_data_card_table_is_current():
     card = (DATA_DIR / "DATA_CARD.md").read_text(encoding="utf-8")
-    assert counts_table(DATA) in card, "regenerate the table with `python -m course_lib.senses`"
+    assert counts_table(DATA) in card, "regenerate the table with `python -m course_lib.embeddings.senses`"
     total = len(DATA.examples)
     assert f"{total:,} sentences" in card

@@ -15,8 +15,8 @@ import numbers
 
 import torch
 
-from .. import attention as A
-from ..bert import BertConfig, BertModel
+from ..model import attention as A
+from ..model.bert import BertConfig, BertModel
 from .core import NotAttempted, Wrong, exercise
 from .hints import ATOL, close, expect_shape, expect_tensor, first_mismatch, fmt_index, fmt_int, fmt_num, fmt_shape
 
@@ -48,7 +48,7 @@ def check_attention(scaled_dot_product_attention):
             _check_attention_case(scaled_dot_product_attention, Q, K, V, mask)
         except Wrong as e:
             raise Wrong(f"{e} (with {case})") from None
-    return f"matches course_lib.attention.attention on {len(ATTENTION_CASES)} inputs, batched and masked"
+    return f"matches course_lib.model.attention.attention on {len(ATTENTION_CASES)} inputs, batched and masked"
 
 
 def _check_attention_case(sdpa, Q, K, V, mask):
@@ -151,7 +151,7 @@ def check_heads(split_heads, merge_heads):
     back = expect_tensor(merge_heads(split_heads(X, 3)), "merge_heads(split_heads(X, 3))")
     if not close(back, X):
         raise Wrong("merge_heads(split_heads(X, 3)) should give X back for X of shape (2, 6, 12)")
-    return "split and merge match course_lib.attention, and merge_heads(split_heads(X)) == X"
+    return "split and merge match course_lib.model.attention, and merge_heads(split_heads(X)) == X"
 
 
 def _dims(ds: list[int]) -> str:

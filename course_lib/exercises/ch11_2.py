@@ -21,9 +21,9 @@ import re
 import torch
 import torch.nn.functional as F
 
-from ..masking import IGNORE_INDEX
-from ..masking import masked_lm_loss as reference_mlm_loss
-from ..multilingual import language_sampling_probs
+from ..pretraining.masking import IGNORE_INDEX
+from ..pretraining.masking import masked_lm_loss as reference_mlm_loss
+from ..pretraining.multilingual import language_sampling_probs
 from .core import Wrong, exercise
 from .hints import close, expect_shape, expect_tensor, first_mismatch, fmt_int, fmt_num, fmt_shape
 
@@ -363,7 +363,7 @@ def check_mlm_loss(masked_lm_loss):
         if not loss.requires_grad:
             raise Wrong("the loss is not connected to the logits (no gradient would flow): compute it with torch "
                         "operations on the logits, without .item(), float() or torch.tensor(…)")
-    return (f"matches course_lib.masking.masked_lm_loss on {len(LOSS_CASES)} batches, gradient included")
+    return (f"matches course_lib.pretraining.masking.masked_lm_loss on {len(LOSS_CASES)} batches, gradient included")
 
 
 # ----------------------------------------------------------------------------- nsp_input
@@ -530,5 +530,5 @@ def check_language_sampling(language_probs):
             raise Wrong(f"q has dtype {q.dtype} ({case}): probabilities are floats")
         if not close(q, expected):
             _diagnose_q(q, p, alpha, expected, case)
-    return f"matches eq. 11.7 (course_lib.multilingual.language_sampling_probs) on {len(LANGUAGE_CASES)} inputs, " \
+    return f"matches eq. 11.7 (course_lib.pretraining.multilingual.language_sampling_probs) on {len(LANGUAGE_CASES)} inputs, " \
            "counts and probabilities, lists and tensors"

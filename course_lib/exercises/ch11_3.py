@@ -10,7 +10,7 @@ anisotropy       anisotropy_estimate(X, n_pairs=10000, generator=None) -> the me
                  pairs of different rows (Ethayarajh 2019)
 
 Every check uses small seeded synthetic inputs built so that each common mistake
-gives a recognisably different answer, and compares with ``course_lib.contextual``
+gives a recognisably different answer, and compares with ``course_lib.embeddings``
 or with a direct computation. The anisotropy estimate is random: it is compared
 with the exact expected cosine over all pairs of different rows, within six
 standard errors of an estimate from that many pairs.
@@ -24,8 +24,8 @@ from collections.abc import Mapping
 import torch
 import torch.nn.functional as F
 
-from ..contextual import ZScorer, combine_layers, cosine_matrix
-from ..contextual import sense_centroids as reference_centroids
+from ..embeddings import ZScorer, combine_layers, cosine_matrix
+from ..embeddings import sense_centroids as reference_centroids
 from .core import Wrong, exercise
 from .hints import close, expect_shape, expect_tensor, first_mismatch, fmt_index, fmt_shape
 
@@ -263,7 +263,7 @@ def check_sense_centroids(sense_centroids):
             raise Wrong(f"sense_centroids changed its inputs in place ({case})")
         if isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[1], torch.Tensor):
             raise Wrong(f"sense_centroids should return a dict {{label: centroid}}, got a pair ({case}), as "
-                        "course_lib.contextual.sense_centroids returns (senses, tensor): make a dict of it, "
+                        "course_lib.embeddings.sense_centroids returns (senses, tensor): make a dict of it, "
                         "dict(zip(senses, centroids))")
         if not isinstance(answer, Mapping):
             got = (f"a tensor of shape {fmt_shape(answer.shape)}" if isinstance(answer, torch.Tensor)
@@ -293,7 +293,7 @@ def check_sense_centroids(sense_centroids):
                 raise Wrong(f"{what} has dtype {got.dtype}; it should be a float tensor")
             if not close(got, expected[s]):
                 _diagnose_centroid(got.double(), s, vectors, labels, expected, case)
-    return f"matches eq. 11.8 (course_lib.contextual.sense_centroids) on {len(CENTROID_CASES)} labelled sets"
+    return f"matches eq. 11.8 (course_lib.embeddings.sense_centroids) on {len(CENTROID_CASES)} labelled sets"
 
 
 # ----------------------------------------------------------------------------- nearest_sense
@@ -461,7 +461,7 @@ def check_z_score(z_score):
         case = (f"X {fmt_shape(X.shape)}, corpus {fmt_shape(corpus.shape)}, "
                 + ("default eps" if eps is None else f"eps = {eps}") + f", dimension {const[0]} constant")
         _check_z_case(z_score, X, corpus, eps, const, tiny, case)
-    return (f"matches eq. 11.10-11.12 (course_lib.contextual.ZScorer) on {len(Z_CASES)} corpora, constant and "
+    return (f"matches eq. 11.10-11.12 (course_lib.embeddings.ZScorer) on {len(Z_CASES)} corpora, constant and "
             "near-constant dimensions set to 0")
 
 

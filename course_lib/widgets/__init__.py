@@ -1,7 +1,11 @@
-"""Widgets: thin ipywidgets views over the pure functions of course_lib (no JavaScript from a CDN)."""
-from .attention_explorer import AttentionExplorer
-from .embedding_widgets import AnisotropyExplorer, NearestSenseExplorer, SenseClusters
-from .mlm_widgets import FillMaskExplorer, LanguageSampler, MaskSampler
+"""Widgets: thin ipywidgets wiring over the pure functions and the views (no JavaScript from a CDN).
+
+One module per notebook topic; each widget builds its controls, calls a pure function and a view when a
+control changes, and shows bad input as a message inside the widget.
+"""
+from .attention import AttentionExplorer
+from .embeddings import AnisotropyExplorer, NearestSenseExplorer, SenseClusters
+from .masking import FillMaskExplorer, LanguageSampler, MaskSampler
 
 __all__ = ["AttentionExplorer", "MaskSampler", "FillMaskExplorer", "LanguageSampler", "SenseClusters",
            "NearestSenseExplorer", "AnisotropyExplorer"]

@@ -17,7 +17,6 @@
 # Used by tests/test_exercises_11_3.py, independent of the real notebook.
 
 # %% tags=["setup"]
-import math
 
 import torch
 import torch.nn.functional as F

@@ -1,6 +1,6 @@
 """Attention explorer: pick a sentence (or pair), layer, head; see weights or raw scores.
 
-All numbers come from :mod:`course_lib.explorer`; this module only wires controls
+All numbers come from :mod:`course_lib.views.attention`; this module only wires controls
 to those functions and shows the PNG they draw. The model runs once per text and
 causal setting; changing layer, head, kind or the selected cell only redraws.
 """
@@ -10,7 +10,8 @@ import html
 
 import ipywidgets as W
 
-from ..explorer import ExplorerInputError, attention_maps, draw_view, error_html, figure_png, readout, select_view
+from ..views.attention import ExplorerInputError, attention_maps, draw_view, readout, select_view
+from ..views.common import error_html, figure_png
 
 DEFAULT_TEXT = "The bank raised its interest rates. [SEP] Savers were pleased."
 

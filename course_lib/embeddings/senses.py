@@ -18,7 +18,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-DATA_DIR = Path(__file__).resolve().parent / "data" / "wsd"
+from ..paths import data_dir as package_data_dir
+
+DATA_DIR = package_data_dir("wsd")
 TEST_EVERY = 4  # sentence i of a sense is a test sentence when i % 4 == 3: a 75/25 split by sentence
 _MARK = re.compile(r"\[\[(.+?)\]\]")
 
@@ -178,5 +180,5 @@ def counts_table(data: SenseData | None = None) -> str:
     return "\n".join(rows) + "\n"
 
 
-if __name__ == "__main__":  # python -m course_lib.senses: print the data card's table
+if __name__ == "__main__":  # python -m course_lib.embeddings.senses: print the data card's table
     print(counts_table(), end="")

@@ -15,8 +15,8 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from .contextual import NearestSenseWSD, cosine_matrix
-from .senses import SenseData, SenseExample
+from ..embeddings.wsd import NearestSenseWSD, cosine_matrix
+from ..embeddings.senses import SenseData, SenseExample
 
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
 MARKERS = ["circle", "square", "triangle", "diamond"]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 from matplotlib.figure import Figure
 
-from .bert import check_index
+from ..model.bert import check_index
 
 PAIR_SEPARATOR = "[SEP]"
 MAX_EXPLORER_TOKENS = 64  # beyond this the labels of a T×T heatmap stop being readable
@@ -90,7 +90,7 @@ def attention_maps(model, tokenizer, text: str, causal: bool = False,
             "Shorten it."
         )
     out = model(**enc.to(model.device), output_attentions=True, causal=causal)
-    weights = torch.stack([w[0] for w in out.weights]).float().cpu()  # (L, H, T, T)
+    weights = torch.stack([w[0] for w in out.attentions]).float().cpu()  # (L, H, T, T)
     scores = torch.stack([s[0] for s in out.scores]).float().cpu()
     mask = torch.ones(T, T, dtype=torch.bool).tril() if causal else torch.ones(T, T, dtype=torch.bool)
     boundary = enc.tokens[0].index("[SEP]") if b is not None else None
@@ -203,19 +203,3 @@ def draw_view(view: View, cell: tuple[int, int] | None = None) -> Figure:
     fig.suptitle(view.title, fontsize=10)
     fig.colorbar(im, ax=axes, shrink=0.8, label="weight" if view.kind == "weights" else "score")
     return fig
-
-
-def error_html(text: str) -> str:
-    """A widget's message for bad input: a warning sign and the text, in a red readable on white."""
-    import html
-
-    return f"<b style='color:#b2182b'>⚠ {html.escape(text)}</b>"
-
-
-def figure_png(fig: Figure) -> bytes:
-    """Render a Figure to PNG bytes (for an ipywidgets Image)."""
-    import io
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()

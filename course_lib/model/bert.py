@@ -104,25 +104,22 @@ class LayerScores(Sequence):
 
 @dataclass
 class EncoderOutput:
-    """What a forward pass returns.
+    """What a forward pass returns (field names as in transformers' ``BaseModelOutputWithPooling``).
 
     last_hidden_state: (B, T, d)      the contextual embeddings z_1..z_T of the last layer
-    hidden_states:     L+1 × (B, T, d) the embedding layer, then the output of every block
-                                        (None when called with output_hidden_states=False)
     pooler_output:     (B, d) or None  tanh(W · z_[CLS]), the pooler's [CLS] summary
-    weights:           L × (B, H, T, T) softmax attention weights, when requested
-    scores:            L × (B, H, T, T) raw scores QKᵀ/√d_k (before masking), when requested
-    logits:            (B, T, |V|) or None  MLM-head predictions, for models with an MLM head
-    nsp_logits:        (B, 2) or None  next-sentence-prediction head, when the model has one
+    hidden_states:     L+1 × (B, T, d) the embedding layer, then the output of every block
+                                        (only with output_hidden_states=True)
+    attentions:        L × (B, H, T, T) softmax attention weights (only with output_attentions=True)
+    scores:            L × (B, H, T, T) raw scores QKᵀ/√d_k before masking (only with output_attentions=True;
+                                        not in transformers: the course shows them beside the weights)
     """
 
     last_hidden_state: torch.Tensor
-    hidden_states: tuple[torch.Tensor, ...] | None
     pooler_output: torch.Tensor | None = None
-    weights: tuple[torch.Tensor, ...] | None = None
+    hidden_states: tuple[torch.Tensor, ...] | None = None
+    attentions: tuple[torch.Tensor, ...] | None = None
     scores: LayerScores | None = None
-    logits: torch.Tensor | None = None
-    nsp_logits: torch.Tensor | None = None
 
     def attention(self, layer: int, head: int | None = None, kind: str = "weights") -> torch.Tensor:
         """Attention of one layer (B, H, T, T), or of one head (B, T, T).
@@ -132,7 +129,7 @@ class EncoderOutput:
         """
         if kind not in ("weights", "scores"):
             raise ValueError(f"kind must be 'weights' or 'scores', not {kind!r}")
-        maps = getattr(self, kind)
+        maps = self.attentions if kind == "weights" else self.scores
         if maps is None:
             raise ValueError("attention was not recorded: call the model with output_attentions=True")
         layer = check_index("layer", layer, len(maps))
@@ -323,17 +320,17 @@ class BertModel(nn.Module):
         token_type_ids: torch.Tensor | None = None,
         output_attentions: bool = False,
         causal: bool = False,
-        output_hidden_states: bool = True,
+        output_hidden_states: bool = False,
     ) -> EncoderOutput:
         """Encode a batch.
 
         input_ids, attention_mask, token_type_ids: (B, T) as a tokenizer returns them.
-        output_attentions: also return every layer's attention ``weights`` and ``scores``
+        output_attentions: also return every layer's attention weights (``attentions``) and ``scores``
             (B, H, T, T); this takes the explicit attention path (slower).
         causal: additionally hide future tokens, turning the encoder's bidirectional
             attention into a left-to-right one (for comparing the two, Fig. 11.1).
-        output_hidden_states: keep every layer's output in ``hidden_states`` (the
-            default); with False only the last layer's is kept, which saves memory.
+        output_hidden_states: also return every layer's output in ``hidden_states`` (embedding layer
+            first); off by default, as in transformers, which saves memory.
         """
         if input_ids.dim() == 1:
             input_ids = input_ids[None]
@@ -365,7 +362,7 @@ class BertModel(nn.Module):
             last_hidden_state=x,
             hidden_states=tuple(hidden) if output_hidden_states else None,
             pooler_output=self.pooler(x) if self.pooler is not None else None,
-            weights=tuple(weights) if output_attentions else None,
+            attentions=tuple(weights) if output_attentions else None,
             scores=LayerScores(queries_keys) if output_attentions else None,
         )
 

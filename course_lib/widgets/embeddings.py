@@ -1,6 +1,6 @@
 """Widgets for §11.3: UMAP sense clusters, nearest-neighbour WSD, anisotropy and z-scoring.
 
-Thin views: the numbers come from course_lib.contextual and course_lib.embedding_view;
+Thin views: the numbers come from course_lib.embeddings and course_lib.views.embeddings;
 these classes wire controls and show SVG, PNG and HTML.
 """
 from __future__ import annotations
@@ -10,12 +10,12 @@ import html
 import ipywidgets as W
 import torch
 
-from ..contextual import (POOLINGS, NearestSenseWSD, ZScorer, combine_layers, dimension_report, layer_name, pair_cosines,
+from ..embeddings import (POOLINGS, NearestSenseWSD, ZScorer, combine_layers, dimension_report, layer_name, pair_cosines,
                           target_states, umap_project, word_states)
-from ..embedding_view import (draw_anisotropy, draw_sense_scores, find_lemma, marked_html, neighbours_html,
+from ..views.embeddings import (draw_anisotropy, draw_sense_scores, find_lemma, marked_html, neighbours_html,
                               sense_scatter_svg, sentence_words, wsd_readout)
-from ..explorer import error_html, figure_png
-from ..senses import SenseData
+from ..views.common import error_html, figure_png
+from ..embeddings.senses import SenseData
 
 
 def _layer_options(n_layers: int) -> list[tuple[str, object]]:

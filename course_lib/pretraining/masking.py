@@ -10,8 +10,8 @@ RoBERTa (§11.2.3)
     pack_sequences        contiguous documents packed into fixed-length blocks, separated by [SEP]
     DynamicMasker         a fresh mask every epoch; StaticMasker: one mask, computed once (original BERT)
 
-BART-style corruptions are in :mod:`course_lib.noising`; the multilingual
-sampler of eq. 11.7 in :mod:`course_lib.multilingual`.
+BART-style corruptions are in :mod:`course_lib.pretraining.noising`; the multilingual
+sampler of eq. 11.7 in :mod:`course_lib.pretraining.multilingual`.
 
 Every random function takes ``generator``: a ``torch.Generator``, an int seed, or
 None (torch's global generator). The same seed gives the same corruption.

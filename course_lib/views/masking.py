@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from matplotlib.figure import Figure
 
-from .masking import MaskedBatch
+from ..pretraining.masking import MaskedBatch
 
 FATES = ("not selected", "[MASK]", "random token", "unchanged, predicted")
 FATE_STYLE = {  # background colour, border style, marker
@@ -116,7 +116,7 @@ def draw_top_k(predictions, tokens_at=None) -> Figure:
 
 def draw_language_sampling(names: list[str], counts: list[float], alpha: float) -> Figure:
     """Eq. 11.7: the data share p_i and the sampling probability q_i of each language, at one α."""
-    from .multilingual import language_sampling_probs
+    from ..pretraining.multilingual import language_sampling_probs
 
     q = language_sampling_probs(counts, alpha).tolist()
     total = sum(counts)

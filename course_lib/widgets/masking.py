@@ -1,17 +1,17 @@
 """Widgets for §11.2: the MLM mask sampler, the fill-mask explorer and the α slider of eq. 11.7.
 
-Thin views: the numbers come from course_lib.masking, course_lib.mlm and
-course_lib.mask_view; these classes wire controls and show PNGs and HTML.
+Thin views: the numbers come from course_lib.pretraining.masking, course_lib.pretraining.fill_mask and
+course_lib.views.masking; these classes wire controls and show PNGs and HTML.
 """
 from __future__ import annotations
 
 import ipywidgets as W
 import torch
 
-from ..explorer import error_html, figure_png
-from ..mask_view import draw_language_sampling, draw_rates, draw_top_k, fates_html, legend_html, token_fates
-from ..masking import mlm_mask
-from ..mlm import fill_mask
+from ..views.common import error_html, figure_png
+from ..views.masking import draw_language_sampling, draw_rates, draw_top_k, fates_html, legend_html, token_fates
+from ..pretraining.masking import mlm_mask
+from ..pretraining.fill_mask import fill_mask
 
 
 class MaskSampler(W.VBox):

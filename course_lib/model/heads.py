@@ -6,10 +6,38 @@ encoder is ``bert.*``, the MLM head ``cls.predictions.*`` and the NSP head
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import nn
 
-from .bert import ACTIVATIONS, BertConfig, BertModel, EncoderOutput, init_weights
+from .bert import ACTIVATIONS, BertConfig, BertModel, EncoderOutput, LayerScores, init_weights
+
+IGNORE_INDEX = -100  # the label of positions that are not predicted (as in transformers)
+
+
+@dataclass
+class PreTrainingOutput:
+    """What :class:`BertForPreTraining` returns (field names as in transformers' ``BertForPreTrainingOutput``
+    and ``MaskedLMOutput``).
+
+    loss:                    MLM cross-entropy over the labelled positions (+ NSP's), when labels are given
+    logits:                  (B, T, |V|) the MLM head's scores
+    seq_relationship_logits: (B, 2) the NSP head's scores (None without an NSP head)
+    last_hidden_state:       (B, T, d) the encoder's last layer
+    hidden_states, attentions, scores: as in the encoder's output, when requested
+    """
+
+    logits: torch.Tensor
+    seq_relationship_logits: torch.Tensor | None = None
+    loss: torch.Tensor | None = None
+    last_hidden_state: torch.Tensor | None = None
+    pooler_output: torch.Tensor | None = None
+    hidden_states: tuple[torch.Tensor, ...] | None = None
+    attentions: tuple[torch.Tensor, ...] | None = None
+    scores: LayerScores | None = None
+
+    attention = EncoderOutput.attention
 
 
 class BertPredictionHeadTransform(nn.Module):
@@ -55,8 +83,9 @@ class BertPreTrainingHeads(nn.Module):
 class BertForPreTraining(nn.Module):
     """Encoder + MLM head (+ NSP head): what BERT is pretrained as.
 
-    ``forward`` returns the encoder's :class:`EncoderOutput` with ``logits``
-    (B, T, |V|) filled in, and ``nsp_logits`` (B, 2) when there is an NSP head.
+    ``forward`` returns a :class:`PreTrainingOutput`: ``logits`` (B, T, |V|), ``seq_relationship_logits``
+    (B, 2) when there is an NSP head, and ``loss`` when ``labels`` (-100 = not predicted) and/or
+    ``next_sentence_label`` are given.
     """
 
     has_mlm_head = True
@@ -81,13 +110,23 @@ class BertForPreTraining(nn.Module):
         return self.bert.device
 
     def forward(self, input_ids, attention_mask=None, token_type_ids=None, output_attentions=False, causal=False,
-                output_hidden_states=True):
-        out: EncoderOutput = self.bert(input_ids, attention_mask, token_type_ids, output_attentions, causal,
-                                       output_hidden_states)
-        out.logits = self.cls.predictions(out.last_hidden_state)
-        if self.cls.seq_relationship is not None:
-            out.nsp_logits = self.cls.seq_relationship(out.pooler_output)
-        return out
+                output_hidden_states=False, labels=None, next_sentence_label=None) -> PreTrainingOutput:
+        enc: EncoderOutput = self.bert(input_ids, attention_mask, token_type_ids, output_attentions=output_attentions,
+                                       causal=causal, output_hidden_states=output_hidden_states)
+        logits = self.cls.predictions(enc.last_hidden_state)
+        nsp = self.cls.seq_relationship(enc.pooler_output) if self.cls.seq_relationship is not None else None
+        loss = None
+        if labels is not None:
+            loss = nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), labels.reshape(-1),
+                                               ignore_index=IGNORE_INDEX)
+        if next_sentence_label is not None:
+            if nsp is None:
+                raise ValueError("next_sentence_label was given, but this model has no NSP head")
+            nsp_loss = nn.functional.cross_entropy(nsp, next_sentence_label.reshape(-1))
+            loss = nsp_loss if loss is None else loss + nsp_loss
+        return PreTrainingOutput(logits=logits, seq_relationship_logits=nsp, loss=loss,
+                                 last_hidden_state=enc.last_hidden_state, pooler_output=enc.pooler_output,
+                                 hidden_states=enc.hidden_states, attentions=enc.attentions, scores=enc.scores)
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())

@@ -7,7 +7,7 @@ vocabulary is learned from it in a second (``tokenizers``), so that the output
 softmax stays small and a 2-layer model learns something visible in ~2 minutes.
 
     tok, docs = corpus_tokenizer()
-    run = pretrain_tiny_bert(tok, docs, steps=300, log_path="artifacts/tiny_bert_losses.json")
+    run = pretrain_tiny_bert(tok, docs, steps=300, log_path=cache_dir("pretraining") / "tiny_bert_losses.json")
     run.losses  # falls
 """
 from __future__ import annotations
@@ -21,13 +21,12 @@ from pathlib import Path
 
 import torch
 
-from .bert import BertConfig
-from .device import get_device, seed_everything
-from .heads import BertForPreTraining
+from ..model.bert import BertConfig
+from ..model.device import get_device, seed_everything
+from ..model.heads import BertForPreTraining
 from .masking import encode_nsp, masked_lm_loss, mlm_mask, nsp_pairs, unigram_distribution
-from .tokenizer import SPECIAL_TOKENS, BertTokenizer
+from ..tokenization.bert_tokenizer import SPECIAL_TOKENS, BertTokenizer
 
-ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"  # git-ignored outputs of runs (logs, screenshots)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 
 
@@ -132,17 +131,16 @@ def pretrain_tiny_bert(tokenizer: BertTokenizer, docs: list[list[str]], *, steps
             enc, nsp_labels = encode_nsp(tokenizer, pairs, truncation=True, max_length=max_length)
         batch = mlm_mask(enc.input_ids, special_ids=tokenizer.special_ids, mask_token_id=tokenizer.mask_token_id,
                          unigram=unigram, attention_mask=enc.attention_mask, generator=g)
-        out = model(batch.input_ids.to(dev), enc.attention_mask.to(dev), enc.token_type_ids.to(dev),
-                    output_hidden_states=False)
+        out = model(batch.input_ids.to(dev), enc.attention_mask.to(dev), enc.token_type_ids.to(dev))
         mlm = masked_lm_loss(out.logits, batch.labels.to(dev))
-        nsp = torch.nn.functional.cross_entropy(out.nsp_logits, nsp_labels.to(dev))
+        nsp = torch.nn.functional.cross_entropy(out.seq_relationship_logits, nsp_labels.to(dev))
         loss = mlm + nsp
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         sched.step()
-        acc = (out.nsp_logits.argmax(-1).cpu() == nsp_labels).float().mean().item()
+        acc = (out.seq_relationship_logits.argmax(-1).cpu() == nsp_labels).float().mean().item()
         run.losses.append({"step": step + 1, "mlm": mlm.item(), "nsp": nsp.item(), "total": loss.item(), "nsp_acc": acc})
         if bar is not None:
             bar.update(1)
@@ -174,4 +172,4 @@ def _write_log(run, path, seconds, config, steps, batch_size):
 
 
 __all__ = ["python_reference_documents", "train_wordpiece", "corpus_tokenizer", "tiny_config", "pretrain_tiny_bert",
-           "PretrainingRun", "ARTIFACTS"]
+           "PretrainingRun"]

@@ -1,0 +1,89 @@
+"""The geometry of contextual embeddings (SLP3 §11.3.2): anisotropy, rogue dimensions, z-scoring.
+
+    anisotropy(X)         # expected cosine of random pairs of vectors (Ethayarajh 2019)
+    dimension_report(X)   # per-dimension contributions to the expected cosine; rogue dimensions
+                          # (Timkey & van Schijndel 2021)
+    ZScorer().fit(X)(Y)   # z = (x - μ) / σ per dimension, eq. 11.10-11.12, with an ε for constant dimensions
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+
+
+def pair_cosines(vectors: torch.Tensor, n_pairs: int = 5000, generator: int | torch.Generator = 0) -> torch.Tensor:
+    """Cosines of ``n_pairs`` random pairs of distinct rows of (N, d) ``vectors``: the anisotropy's distribution."""
+    if vectors.dim() != 2 or len(vectors) < 2:
+        raise ValueError(f"need at least 2 vectors as an (N, d) tensor, got shape {tuple(vectors.shape)}")
+    g = torch.Generator().manual_seed(generator) if isinstance(generator, int) else generator
+    i = torch.randint(len(vectors), (n_pairs,), generator=g)
+    j = (i + torch.randint(1, len(vectors), (n_pairs,), generator=g)) % len(vectors)  # j != i
+    X = torch.nn.functional.normalize(vectors.float(), dim=-1)
+    return (X[i] * X[j]).sum(-1)
+
+
+def anisotropy(vectors: torch.Tensor, n_pairs: int = 20000, generator: int | torch.Generator = 0) -> float:
+    """Ethayarajh (2019): the expected cosine of two randomly chosen (distinct) vectors of the corpus."""
+    return float(pair_cosines(vectors, n_pairs, generator).mean())
+
+
+@dataclass
+class DimensionReport:
+    """Per-dimension statistics of a set of vectors (Timkey & van Schijndel 2021)."""
+
+    variance: torch.Tensor       # (d,)
+    mean: torch.Tensor           # (d,)
+    cosine_share: torch.Tensor   # (d,) each dimension's contribution to the expected cosine (sums to ≈ anisotropy)
+    rogue: list[int]             # the dimensions with the largest contributions, largest first
+
+    def top_share(self) -> float:
+        """Share of the expected cosine due to the rogue dimensions."""
+        total = float(self.cosine_share.sum())
+        return float(self.cosine_share[self.rogue].sum()) / total if total else 0.0
+
+
+def dimension_report(vectors: torch.Tensor, n_rogue: int = 3) -> DimensionReport:
+    """Variance per dimension and each dimension's share of the expected cosine, E[û_i v̂_i] = (E[û_i])².
+
+    A "rogue" dimension dominates cosine similarity: a handful of the d dimensions
+    contribute most of the anisotropy.
+    """
+    X = vectors.double()
+    U = torch.nn.functional.normalize(X, dim=-1)
+    share = U.mean(0) ** 2
+    rogue = share.argsort(descending=True)[:n_rogue].tolist()
+    return DimensionReport(X.var(0, unbiased=False).float(), X.mean(0).float(), share.float(), rogue)
+
+
+class ZScorer:
+    """Standardize vectors with statistics fitted on a corpus (eq. 11.10-11.12): z = (x - μ) / σ.
+
+    ``eps``: a dimension whose σ is at most eps (constant over the corpus) carries no
+    information and is set to 0 instead of dividing by (almost) zero.
+    """
+
+    def __init__(self, eps: float = 1e-6):
+        self.eps = eps
+        self.mu = self.sigma = None
+
+    def fit(self, vectors: torch.Tensor) -> "ZScorer":
+        if vectors.dim() != 2 or len(vectors) < 2:
+            raise ValueError(f"fit on at least 2 vectors as an (N, d) tensor, got shape {tuple(vectors.shape)}")
+        X = vectors.double()
+        self.mu = X.mean(0)                                         # eq. 11.10
+        self.sigma = ((X - self.mu) ** 2).mean(0).sqrt()            # eq. 11.11 (population std)
+        return self
+
+    def transform(self, vectors: torch.Tensor) -> torch.Tensor:
+        if self.mu is None:
+            raise RuntimeError("the ZScorer is not fitted yet: call .fit(corpus_vectors) first")
+        if vectors.size(-1) != self.mu.numel():
+            raise ValueError(f"fitted on {self.mu.numel()}-dimensional vectors, got {vectors.size(-1)} dimensions")
+        ok = self.sigma > self.eps
+        z = (vectors.double() - self.mu) / torch.where(ok, self.sigma, torch.ones_like(self.sigma))  # eq. 11.12
+        return torch.where(ok, z, torch.zeros_like(z)).to(vectors.dtype)
+
+    __call__ = transform
+

@@ -1,0 +1,70 @@
+"""Word similarity against human judgments (SLP3 §11.3): WordSim-353 and SimLex-999 from gensim's test
+data, Spearman ρ of model cosines, raw or z-scored; the Lee corpus as running text.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .geometry import ZScorer
+
+
+
+SIMILARITY_FILES = {"wordsim353": "wordsim353.tsv", "simlex999": "simlex999.txt"}
+
+
+def gensim_test_data(name: str) -> Path:
+    """A file of gensim's test data (found without importing gensim)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("gensim")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("the word-similarity sets and the Lee corpus come with gensim: `pip install gensim`")
+    f = Path(spec.submodule_search_locations[0]) / "test" / "test_data" / name
+    if not f.exists():
+        raise FileNotFoundError(f"{f} is missing from the installed gensim")
+    return f
+
+
+def similarity_pairs(name: str) -> list[tuple[str, str, float]]:
+    """(word1, word2, human score) of ``"wordsim353"`` or ``"simlex999"``, as shipped with gensim."""
+    if name not in SIMILARITY_FILES:
+        raise ValueError(f"unknown similarity set {name!r}; choose {', '.join(SIMILARITY_FILES)}")
+    pairs = []
+    for line in gensim_test_data(SIMILARITY_FILES[name]).read_text(encoding="utf-8").splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        a, b, s = line.split("\t")[:3]
+        pairs.append((a.lower(), b.lower(), float(s)))
+    return pairs
+
+
+def lee_corpus(max_docs: int | None = None) -> list[str]:
+    """Sentences of the Lee background news corpus (gensim test data), for fitting z-scoring and anisotropy."""
+    text = gensim_test_data("lee_background.cor").read_text(encoding="utf-8", errors="replace")
+    docs = [d.strip() for d in text.splitlines() if d.strip()][:max_docs]
+    return [s for d in docs for s in re.split(r"(?<=[.!?])\s+(?=[A-Z\"'])", d) if len(s.split()) >= 4]
+
+
+
+
+def spearman(x, y) -> float:
+    from scipy.stats import spearmanr
+
+    return float(spearmanr(np.asarray(x), np.asarray(y)).statistic)
+
+
+def similarity_correlation(word_vectors: dict[str, torch.Tensor], pairs, zscorer: ZScorer | None = None) -> float:
+    """Spearman ρ between cosine(word1, word2) and the human scores (raw, or after ``zscorer``)."""
+    cos, human = [], []
+    for a, b, s in pairs:
+        u, v = word_vectors[a], word_vectors[b]
+        if zscorer is not None:
+            u, v = zscorer(u[None])[0], zscorer(v[None])[0]
+        cos.append(float(torch.nn.functional.cosine_similarity(u.float(), v.float(), dim=0)))
+        human.append(s)
+    return spearman(cos, human)
+

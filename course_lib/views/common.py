@@ -1,0 +1,20 @@
+"""What every view shares: the message shown for bad input, and a figure rendered for an ipywidgets Image."""
+from __future__ import annotations
+
+from matplotlib.figure import Figure
+
+
+def error_html(text: str) -> str:
+    """A widget's message for bad input: a warning sign and the text, in a red readable on white."""
+    import html
+
+    return f"<b style='color:#b2182b'>⚠ {html.escape(text)}</b>"
+
+
+def figure_png(fig: Figure) -> bytes:
+    """Render a Figure to PNG bytes (for an ipywidgets Image)."""
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
