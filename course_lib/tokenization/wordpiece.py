@@ -1,0 +1,162 @@
+"""WordPiece (Wu et al. 2016; BERT; lecture 004, "Wordpiece tokenization"; SLP3 §11.4.3's 'San', '##itas').
+
+**Encoding** (:class:`WordPiece`), as BERT does it: normalise and split into words
+(:mod:`.pretokenize`), then cut each word *greedily, longest match first*: take the longest prefix
+of the word that is in the vocabulary, then the longest vocabulary entry that continues it, written
+with ``##`` in front (``##itas``), and so on. If at some point no entry matches, the *whole word*
+becomes ``[UNK]`` (not just the part that failed), and so does a word longer than
+``max_chars_per_word`` characters (100 in BERT).
+
+Special tokens typed in the text (``[MASK]``, ``[SEP]``, …) are kept whole, before any
+normalisation, as the ``tokenizers`` library does with a checkpoint's added tokens.
+
+**Training** (:func:`train_wordpiece`). Like BPE it merges pairs of symbols, but it picks the pair
+that raises the likelihood of the corpus most under a unigram model of symbols, which comes down to
+the score ``count(ab) / (count(a) · count(b))``: a pair whose parts rarely occur apart wins over a
+pair of frequent symbols that merely happen to meet often. Symbols inside a word carry ``##``.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from .merges import PairCounts, best_pairs
+from .pretokenize import basic_tokenize
+from .segmentation import Segmentation
+
+PREFIX = "##"
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+
+class WordPiece:
+    """Greedy longest-match-first WordPiece over a vocabulary (a list: id = position; or a dict token → id)."""
+
+    def __init__(self, vocab: list[str] | dict[str, int], unk_token: str = "[UNK]", prefix: str = PREFIX,
+                 max_chars_per_word: int = 100, lowercase: bool = True, special_tokens=SPECIAL_TOKENS):
+        self.vocab = {t: i for i, t in enumerate(vocab)} if isinstance(vocab, (list, tuple)) else dict(vocab)
+        if unk_token not in self.vocab:
+            raise ValueError(f"the vocabulary has no {unk_token!r} entry: WordPiece needs it for the words it cannot "
+                             "cut into vocabulary pieces")
+        if max_chars_per_word < 1:
+            raise ValueError(f"max_chars_per_word must be at least 1, got {max_chars_per_word}")
+        self.unk_token, self.prefix = unk_token, prefix
+        self.max_chars_per_word, self.lowercase = max_chars_per_word, lowercase
+        self.special_tokens = tuple(t for t in special_tokens if t in self.vocab)
+        self._special = (re.compile("|".join(re.escape(t) for t in sorted(self.special_tokens, key=len, reverse=True)))
+                         if self.special_tokens else None)
+        self.id_to_token = {i: t for t, i in self.vocab.items()}
+
+    @classmethod
+    def from_tokenizer_json(cls, path: str | Path) -> "WordPiece":
+        """The vocabulary and settings of a ``tokenizer.json`` whose model is WordPiece (a BERT checkpoint's)."""
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        model = data["model"]
+        if model.get("type") != "WordPiece":
+            raise ValueError(f"{path}: expected a WordPiece model, got {model.get('type')!r}")
+        norm = data.get("normalizer") or {}
+        specials = [t["content"] for t in data.get("added_tokens", []) if t.get("special")]
+        return cls(model["vocab"], unk_token=model["unk_token"], prefix=model["continuing_subword_prefix"],
+                   max_chars_per_word=model["max_input_chars_per_word"], lowercase=norm.get("lowercase", True),
+                   special_tokens=specials)
+
+    def encode_word(self, word: str) -> list[str]:
+        """One (normalised) word → its pieces, or ``[unk_token]``.
+
+        >>> WordPiece(["[UNK]", "san", "##itas", "##it", "##as"]).encode_word("sanitas")
+        ['san', '##itas']
+        """
+        if len(word) > self.max_chars_per_word:
+            return [self.unk_token]
+        pieces, start = [], 0
+        while start < len(word):
+            end = len(word)
+            while end > start:  # the longest vocabulary entry that starts at `start`
+                piece = word[start:end] if start == 0 else self.prefix + word[start:end]
+                if piece in self.vocab:
+                    break
+                end -= 1
+            if end == start:  # nothing matches here: the whole word is unknown
+                return [self.unk_token]
+            pieces.append(piece)
+            start = end
+        return pieces
+
+    def words(self, text: str) -> list[str]:
+        """The words WordPiece sees: special tokens kept whole, the rest normalised and split (BERT's pre-tokenizer)."""
+        if not isinstance(text, str):
+            raise TypeError(f"expected a string of text, got {type(text).__name__}")
+        if self._special is None:
+            return basic_tokenize(text, lowercase=self.lowercase)
+        out, last = [], 0
+        for m in self._special.finditer(text):
+            out += basic_tokenize(text[last:m.start()], lowercase=self.lowercase) + [m.group()]
+            last = m.end()
+        return out + basic_tokenize(text[last:], lowercase=self.lowercase)
+
+    def encode(self, text: str) -> Segmentation:
+        """Pieces, ids and word ids: ``"Mt. Sanitas"`` → mt . san ##itas with word ids 0 1 2 2."""
+        words = self.words(text)
+        tokens, word_ids = [], []
+        for w, word in enumerate(words):
+            pieces = [word] if word in self.special_tokens else self.encode_word(word)
+            tokens += pieces
+            word_ids += [w] * len(pieces)
+        return Segmentation(tokens, [self.vocab[t] for t in tokens], word_ids, words)
+
+    def tokenize(self, text: str) -> list[str]:
+        return self.encode(text).tokens
+
+
+@dataclass
+class WordPieceMerge:
+    """One learnt merge, its likelihood score count(ab) / (count(a)·count(b)) and the pair's count."""
+
+    left: str
+    right: str
+    token: str
+    score: float
+    count: int
+
+
+def wordpiece_symbols(word: str, prefix: str = PREFIX) -> list[str]:
+    """``"hugs"`` → ``['h', '##u', '##g', '##s']``: characters, all but the first marked as word-internal."""
+    return [ch if i == 0 else prefix + ch for i, ch in enumerate(word)]
+
+
+def train_wordpiece(word_counts: dict[str, int], num_merges: int, prefix: str = PREFIX) -> list[WordPieceMerge]:
+    """Learn ``num_merges`` WordPiece merges by the likelihood score (ties: the larger pair count, then vocabulary order).
+
+    >>> [m.token for m in train_wordpiece({"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5}, 2)]
+    ['##gs', 'pu']
+    """
+    if num_merges < 0:
+        raise ValueError(f"num_merges must be 0 or more, got {num_merges}")
+    counts = {w: int(c) for w, c in Counter(word_counts).items() if w and c > 0}
+    if not counts:
+        raise ValueError("no words to learn from: the corpus is empty")
+    split = [wordpiece_symbols(w, prefix) for w in counts]
+    alphabet = sorted({s for w in split for s in w}, key=lambda s: (s.startswith(prefix), s))
+    ids = {s: i for i, s in enumerate(alphabet)}
+    pc = PairCounts(alphabet, [[ids[s] for s in w] for w in split], list(counts.values()))
+
+    def score(pair):  # ties broken by the pair count: the heap compares (score, count) tuples
+        return (pc.pairs[pair] / (pc.symbol_counts[pair[0]] * pc.symbol_counts[pair[1]]), pc.pairs[pair])
+
+    def merged(pair):
+        a, b = pc.symbols[pair[0]], pc.symbols[pair[1]]
+        return a + b[len(prefix):]
+
+    def volatile(pair, new_id):  # the parts occur less often now: every pair containing one scores higher
+        return pc.by_symbol[pair[0]] | pc.by_symbol[pair[1]]
+
+    merges: list[WordPieceMerge] = []
+    if num_merges == 0:
+        return merges
+    for pair, new_id, (s, c), _ in best_pairs(pc, priority=score, merged_string=merged, volatile=volatile):
+        merges.append(WordPieceMerge(pc.symbols[pair[0]], pc.symbols[pair[1]], pc.symbols[new_id], s, c))
+        if len(merges) == num_merges:
+            break
+    return merges
