@@ -72,6 +72,22 @@ def initial_symbols(word: str, end_of_word: str | None = END_OF_WORD) -> list[st
     return symbols
 
 
+def pair_counts(word_counts: dict[str, int] | Iterable[str], end_of_word: str | None = END_OF_WORD) -> PairCounts:
+    """The starting point of learning: words split into initial symbols, and their pair counts.
+
+    Symbol ids follow the tie-break order: characters by code point, then marked characters by code point.
+    """
+    counts = Counter(word_counts) if not isinstance(word_counts, dict) else word_counts
+    counts = {w: int(c) for w, c in counts.items() if w and c > 0}
+    if not counts:
+        raise ValueError("no words to learn from: the corpus is empty")
+    chars = sorted({ch for w in counts for ch in w})
+    marked = sorted({initial_symbols(w, end_of_word)[-1] for w in counts} - set(chars), key=lambda s: (ord(s[0]), s))
+    ids = {s: i for i, s in enumerate(chars + marked)}
+    words = [[ids[s] for s in initial_symbols(w, end_of_word)] for w in counts]
+    return PairCounts(chars + marked, words, list(counts.values()))
+
+
 def learn_bpe(word_counts: dict[str, int] | Iterable[str], num_merges: int, end_of_word: str | None = END_OF_WORD,
               min_count: int = 1) -> BpeLearning:
     """Learn up to ``num_merges`` merges from words and their counts (or an iterable of words, counted here).
@@ -81,17 +97,8 @@ def learn_bpe(word_counts: dict[str, int] | Iterable[str], num_merges: int, end_
     """
     if num_merges < 0:
         raise ValueError(f"num_merges must be 0 or more, got {num_merges}")
-    counts = Counter(word_counts) if not isinstance(word_counts, dict) else word_counts
-    counts = {w: int(c) for w, c in counts.items() if w and c > 0}
-    if not counts:
-        raise ValueError("no words to learn from: the corpus is empty")
-    chars = sorted({ch for w in counts for ch in w})
-    marked = sorted({initial_symbols(w, end_of_word)[-1] for w in counts} - set(chars), key=lambda s: (ord(s[0]), s))
-    alphabet = chars + marked
-    ids = {s: i for i, s in enumerate(alphabet)}
-    words = [[ids[s] for s in initial_symbols(w, end_of_word)] for w in counts]
-    pc = PairCounts(alphabet, words, list(counts.values()))
-    learning = BpeLearning(alphabet, end_of_word=end_of_word or "")
+    pc = pair_counts(word_counts, end_of_word)
+    learning = BpeLearning(list(pc.symbols), end_of_word=end_of_word or "")
     if num_merges == 0:
         return learning
 

@@ -1,0 +1,138 @@
+"""BERT's pre-tokenizer and WordPiece from scratch, proven equal to the embedded model's own tokenizer."""
+from __future__ import annotations
+
+import doctest
+
+import pytest
+from tokenizers import Tokenizer, normalizers, pre_tokenizers
+
+from course_lib.checkpoints import embedded_model_dir
+from course_lib.tokenization import corpora, pretokenize, wordpiece
+from course_lib.tokenization.wordpiece import WordPiece, train_wordpiece
+
+# edge cases beside the real sentences: accents, ligatures, full-width letters, CJK, controls, special tokens,
+# a word of exactly 100 characters (kept) and of 101 (unknown), characters outside the vocabulary
+EDGE_CASES = [
+    "Mt. Sanitas is in Sunshine Canyon.",
+    "Björk's café in Zürich costs €4.50 — naïve, isn't it?",
+    "x" * 100, "y" * 101, "antidisestablishmentarianism " + "pneumonoultramicroscopicsilicovolcanoconiosis",
+    "Ｆｕｌｌｗｉｄｔｈ ｌｅｔｔｅｒｓ and the ﬁ ligature", "中文字符 and 日本語のテキスト", "İstanbul ǅ ß ẞ Σίσυφος",
+    "\x00\ufffd\u200b zero-width and\tcontrol\x07 characters\r\n", "a\u0301e\u0308 combining marks",
+    "[MASK] [SEP]x[UNK]y [CLS]", "snowman ☃ and 🙂 emoji", "1,204,317 people; 55.6% on 2023-11-07 at 06:45",
+    "", "   \t\n ",
+]
+
+
+@pytest.fixture(scope="module")
+def reference() -> Tokenizer:
+    tok = Tokenizer.from_file(str(embedded_model_dir() / "tokenizer.json"))
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+@pytest.fixture(scope="module")
+def ours() -> WordPiece:
+    return WordPiece.from_tokenizer_json(embedded_model_dir() / "tokenizer.json")
+
+
+def real_sentences() -> list[str]:
+    return [*corpora.lee("train"), *corpora.lee("test"), *corpora.wordnet_glosses(), *corpora.wikipedia(),
+            *corpora.written_for_the_project("german"), *corpora.written_for_the_project("numbers")]
+
+
+def test_docstring_examples_hold():
+    for module in (pretokenize, wordpiece):
+        assert doctest.testmod(module).failed == 0
+
+
+def test_normalizer_and_splitter_equal_tokenizers_character_by_character():
+    norm = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=True)
+    split = pre_tokenizers.BertPreTokenizer()
+    # everything below U+0600 (Latin, Greek, Cyrillic, Armenian, Hebrew, controls), general punctuation,
+    # symbols, CJK punctuation and kana, the CJK ideographs and their edges, compatibility forms
+    code_points = [*range(0x600), *range(0x2000, 0x2E40), *range(0x3000, 0x3100), *range(0x4DB0, 0x4E10),
+                   *range(0x9FF0, 0xA010), *range(0xF8F0, 0xFB10), *range(0xFE30, 0xFFFE),
+                   0x2A6DF, 0x2A6E0, 0x2B73F, 0x2B740, 0x2B81F, 0x2B920, 0x2CEAF, 0x2F800, 0x2FA1F, 0x2FA20]
+    for cp in code_points:
+        text = f"a{chr(cp)}B c"
+        assert pretokenize.normalize(text) == norm.normalize_str(text), f"U+{cp:04X}"
+        assert pretokenize.split_words(text) == [w for w, _ in split.pre_tokenize_str(text)], f"U+{cp:04X}"
+
+
+def test_wordpiece_equals_the_embedded_tokenizer_on_real_sentences(reference, ours):
+    texts = real_sentences() + EDGE_CASES
+    accented = sum(any(ord(c) > 127 for c in t) for t in texts)
+    with_digits = sum(any(c.isdigit() for c in t) for t in texts)
+    long_words = sum(any(len(w) > 15 for w in t.split()) for t in texts)
+    assert len(texts) >= 2000 and accented >= 100 and with_digits >= 500 and long_words >= 50, \
+        (len(texts), accented, with_digits, long_words)
+    for text in texts:
+        expected = reference.encode(text, add_special_tokens=False)
+        got = ours.encode(text)
+        assert got.tokens == expected.tokens, text
+        assert got.ids == expected.ids, text
+        assert got.word_ids == expected.word_ids, text
+
+
+def test_the_chapters_example_and_its_word_ids(ours):
+    seg = ours.encode("Mt. Sanitas is in Sunshine Canyon.")
+    assert seg.tokens == ["mt", ".", "san", "##itas", "is", "in", "sunshine", "canyon", "."]
+    assert seg.word_ids == [0, 1, 2, 2, 3, 4, 5, 6, 7]
+    assert seg.pieces_per_word()[2] == ["san", "##itas"]
+
+
+def test_greedy_longest_match_first_on_a_toy_vocabulary():
+    wp = WordPiece(["[UNK]", "un", "##aff", "##able", "u", "##n", "##a", "##ff", "##ab", "##le"], special_tokens=())
+    assert wp.encode_word("unaffable") == ["un", "##aff", "##able"]   # longest first, not ["u", "##n", ...]
+    assert wp.encode_word("unaffablez") == ["[UNK]"]                  # one piece fails: the whole word is unknown
+    assert wp.encode_word("affable") == ["[UNK]"]                     # "aff" only exists as a continuation
+
+
+def test_bad_input_gives_clear_results_or_errors(ours, reference):
+    assert ours.tokenize("") == [] and ours.tokenize(" \t\n ") == []
+    assert ours.tokenize("a" * 10_000) == ["[UNK]"] == reference.encode("a" * 10_000, add_special_tokens=False).tokens
+    assert ours.tokenize("☃") == ["[UNK]"]
+    with pytest.raises(ValueError, match=r"no '\[UNK\]' entry"):
+        WordPiece(["a", "##b"])
+    with pytest.raises(TypeError, match="expected a string"):
+        ours.tokenize(None)
+    with pytest.raises(ValueError, match="max_chars_per_word"):
+        WordPiece(["[UNK]"], max_chars_per_word=0)
+
+
+def test_training_by_likelihood_score_differs_from_bpe_count():
+    corpus = {"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5}
+    merges = train_wordpiece(corpus, 3)
+    # ##g ##s: 5 / (20 · 5) = 0.05 beats every pair with the frequent ##u (at most 17 / (17 · 36))
+    assert (merges[0].left, merges[0].right, merges[0].token) == ("##g", "##s", "##gs")
+    assert merges[0].score == pytest.approx(5 / (20 * 5))
+    # the three pairs with ##u tie at 1/36; the larger count (pu: 17) wins, then hu's score rises to 15/(15·19)
+    assert [m.token for m in merges[1:]] == ["pu", "hu"]
+    assert merges[2].score == pytest.approx(15 / (15 * 19))
+
+
+def test_training_scores_are_those_of_a_full_recount():
+    counts = corpora.word_counts(corpora.lee("test"), split=pretokenize.basic_tokenize)
+    merges = train_wordpiece(counts, 40)
+    words = {w: wordpiece.wordpiece_symbols(w) for w in counts}
+    for m in merges:  # replay each merge and recompute its score from scratch
+        pairs, symbols = {}, {}
+        for w, syms in words.items():
+            for s in syms:
+                symbols[s] = symbols.get(s, 0) + counts[w]
+            for p in zip(syms, syms[1:]):
+                pairs[p] = pairs.get(p, 0) + counts[w]
+        scores = {p: c / (symbols[p[0]] * symbols[p[1]]) for p, c in pairs.items()}
+        assert scores[(m.left, m.right)] == pytest.approx(max(scores.values()), rel=1e-12)
+        assert m.count == pairs[(m.left, m.right)]
+        for w, syms in words.items():
+            out, i = [], 0
+            while i < len(syms):
+                if i + 1 < len(syms) and (syms[i], syms[i + 1]) == (m.left, m.right):
+                    out.append(m.token)
+                    i += 2
+                else:
+                    out.append(syms[i])
+                    i += 1
+            words[w] = out
