@@ -10,6 +10,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .bpe import BpeLearning
+    from .unigram_training import UnigramTraining
+    from .wordpiece import WordPiece
 
 Tokenize = Callable[[str], list[str]]
 
@@ -70,3 +76,41 @@ def pieces_by_frequency(encode_word: Callable[[str], list[str]], counts: Counter
         example = min(words, key=lambda w: (-len(w), w))
         out.append(FrequencyBin(low, high, len(words), sum(lengths) / len(words), example, tuple(encode_word(example))))
     return out
+
+
+@dataclass
+class CourseTokenizers:
+    """The tokenizers of notebook 11.1b: BPE, byte-level BPE and Unigram learnt from the Lee news corpus,
+    beside the embedded model's real WordPiece (30,522 pieces, learnt by Google from far more text)."""
+
+    bpe: "BpeLearning"
+    byte_bpe: "BpeLearning"
+    unigram: "UnigramTraining"
+    wordpiece: "WordPiece"
+
+    def tokenizers(self) -> dict[str, Tokenize]:
+        """name → tokenize function, for :func:`fertility_table`."""
+        from .byte_level import ByteLevelBPE
+
+        return {f"BPE ({len(self.bpe.merges):,} merges)": self.bpe.tokenizer().tokenize,
+                f"byte-level BPE ({len(self.byte_bpe.merges):,})": ByteLevelBPE.from_learning(self.byte_bpe).tokenize,
+                f"Unigram ({len(self.unigram.model):,} pieces)": self.unigram.model.tokenize,
+                f"BERT WordPiece ({len(self.wordpiece.vocab):,})": self.wordpiece.tokenize}
+
+
+def course_tokenizers(num_merges: int = 2000, unigram_size: int = 2000) -> CourseTokenizers:
+    """Learn BPE, byte-level BPE and Unigram from the Lee training stories (about 8 s on one core); load WordPiece."""
+    from ..checkpoints import embedded_model_dir
+    from . import corpora
+    from .bpe import learn_bpe
+    from .byte_level import learn_byte_bpe
+    from .unigram_training import train_unigram
+    from .wordpiece import WordPiece
+
+    train = corpora.lee("train")
+    return CourseTokenizers(
+        bpe=learn_bpe(corpora.word_counts(train), num_merges),
+        byte_bpe=learn_byte_bpe(train, num_merges),
+        unigram=train_unigram(corpora.word_counts(train, split=str.split), unigram_size),
+        wordpiece=WordPiece.from_tokenizer_json(embedded_model_dir() / "tokenizer.json"),
+    )

@@ -6,6 +6,7 @@ control changes, and shows bad input as a message inside the widget.
 from .attention import AttentionExplorer
 from .embeddings import AnisotropyExplorer, NearestSenseExplorer, SenseClusters
 from .masking import FillMaskExplorer, LanguageSampler, MaskSampler
+from .tokenization import SubwordExplorer
 
 __all__ = ["AttentionExplorer", "MaskSampler", "FillMaskExplorer", "LanguageSampler", "SenseClusters",
-           "NearestSenseExplorer", "AnisotropyExplorer"]
+           "NearestSenseExplorer", "AnisotropyExplorer", "SubwordExplorer"]

@@ -1,0 +1,88 @@
+"""Widget for notebook 11.1b: one text, three subword tokenizers side by side (lecture 004, subwords).
+
+Thin wiring: the pieces come from course_lib.tokenization, the HTML from course_lib.views.tokenization.
+"""
+from __future__ import annotations
+
+import random
+
+import ipywidgets as W
+
+from ..tokenization.compare import CourseTokenizers
+from ..views.common import error_html
+from ..views.tokenization import comparison_html, merges_html
+
+MAX_CHARS = 1000  # keeps every interaction well under 100 ms
+
+
+class SubwordExplorer(W.VBox):
+    """Type text → BPE / WordPiece / Unigram pieces with ids and counts; a slider over BPE's merges;
+    "sample again" draws a new Unigram segmentation (subword regularization, with smoothing α)."""
+
+    def __init__(self, course: CourseTokenizers, text: str = "Mt. Sanitas is in Sunshine Canyon.",
+                 alpha: float = 0.2, seed: int = 0):
+        self.course = course
+        self._bpe_at: dict[int, object] = {}
+        self.draws = 0
+        self.seed = seed
+        n = len(course.bpe.merges)
+        self.text = W.Text(value=text, description="text", continuous_update=False, layout=W.Layout(width="95%"))
+        self.merges = W.IntSlider(value=n, min=0, max=n, step=1, description="BPE merges", continuous_update=False,
+                                  style={"description_width": "90px"}, layout=W.Layout(width="560px"))
+        self.alpha = W.FloatSlider(value=alpha, min=0.0, max=1.0, step=0.05, description="Unigram α",
+                                   continuous_update=False, readout_format=".2f",
+                                   style={"description_width": "90px"}, layout=W.Layout(width="400px"))
+        self.sample = W.Button(description="sample again", icon="refresh",
+                               tooltip="draw another Unigram segmentation (subword regularization)")
+        self.message, self.rows, self.vocab = W.HTML(), W.HTML(), W.HTML()
+        for w, cls in [(self.text, "subword-text"), (self.merges, "subword-merges"), (self.alpha, "subword-alpha"),
+                       (self.sample, "subword-sample"), (self.message, "subword-message"),
+                       (self.rows, "subword-rows"), (self.vocab, "subword-vocab")]:
+            w.add_class(cls)
+        super().__init__([self.text, self.merges, W.HBox([self.alpha, self.sample]), self.message, self.rows,
+                          self.vocab])
+        self.add_class("subword-explorer")
+        self.text.observe(self._update, "value")
+        self.merges.observe(self._update, "value")
+        self.alpha.observe(self._update, "value")
+        self.sample.on_click(self._sample_again)
+        self._update()
+
+    def _bpe(self, steps: int):
+        if steps not in self._bpe_at:
+            if len(self._bpe_at) > 64:
+                self._bpe_at.clear()
+            self._bpe_at[steps] = self.course.bpe.tokenizer(steps)
+        return self._bpe_at[steps]
+
+    def _sample_again(self, _button=None):
+        self.draws += 1
+        self._update()
+
+    def segmentations(self) -> list[tuple[str, object, str, int | None]]:
+        """The rows shown: (name, segmentation, note, id of the unknown token)."""
+        text, steps = self.text.value, self.merges.value
+        bpe = self._bpe(steps)
+        uni, wp = self.course.unigram.model, self.course.wordpiece
+        rng = random.Random(self.seed * 1_000_003 + self.draws)
+        return [
+            (f"BPE ({steps:,} merges)", bpe.encode(text), "learnt from Lee news", bpe.vocab.get(bpe.unk_token)),
+            ("WordPiece (BERT)", wp.encode(text), f"{len(wp.vocab):,} pieces", wp.vocab[wp.unk_token]),
+            ("Unigram, Viterbi", uni.encode(text), f"{len(uni):,} pieces", uni.ids[uni.unk_token]),
+            (f"Unigram, sample {self.draws + 1}", uni.encode(text, alpha=self.alpha.value, rng=rng),
+             f"α = {self.alpha.value:.2f}", uni.ids[uni.unk_token]),
+        ]
+
+    def _update(self, _change=None):
+        text = self.text.value
+        if not text.strip():
+            self.message.value = error_html("no text: type a sentence or a word")
+            self.rows.value = ""
+        elif len(text) > MAX_CHARS:
+            self.message.value = error_html(f"the text has {len(text):,} characters; this explorer takes at most "
+                                            f"{MAX_CHARS:,} (use the tokenizers directly for longer text)")
+            self.rows.value = ""
+        else:
+            self.message.value = ""
+            self.rows.value = comparison_html(self.segmentations())
+        self.vocab.value = merges_html(self.course.bpe, self.merges.value)

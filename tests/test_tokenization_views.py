@@ -1,0 +1,124 @@
+"""The views and the widget of notebook 11.1b, the corpora and the fertility comparison."""
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+from course_lib.checkpoints import embedded_model_dir
+from course_lib.tokenization import compare, corpora
+from course_lib.tokenization.bpe import learn_bpe
+from course_lib.tokenization.byte_level import learn_byte_bpe
+from course_lib.tokenization.compare import CourseTokenizers
+from course_lib.tokenization.segmentation import Segmentation
+from course_lib.tokenization.unigram_training import train_unigram
+from course_lib.tokenization.wordpiece import WordPiece
+from course_lib.views.tokenization import (comparison_html, draw_fertility, draw_fragmentation,
+                                           draw_segmentation_probs, merges_html, pieces_html)
+
+
+@pytest.fixture(scope="module")
+def small() -> CourseTokenizers:
+    """Small versions of the notebook's tokenizers, learnt from the 50 held-out stories (fast)."""
+    texts = corpora.lee("test")
+    return CourseTokenizers(
+        bpe=learn_bpe(corpora.word_counts(texts), 150),
+        byte_bpe=learn_byte_bpe(texts, 150),
+        unigram=train_unigram(corpora.word_counts(texts, split=str.split), 300),
+        wordpiece=WordPiece.from_tokenizer_json(embedded_model_dir() / "tokenizer.json"),
+    )
+
+
+def test_pieces_html_shows_every_piece_its_id_the_counts_and_marks_unknowns():
+    seg = Segmentation(["mt", ".", "san", "##itas", "[UNK]"], [11047, 1012, 2624, 24317, 100], [0, 1, 2, 2, 3],
+                       ["mt", ".", "sanitas", "☃"])
+    out = pieces_html(seg, "WordPiece", unk_id=100)
+    for t, i in zip(seg.tokens, seg.ids):
+        assert f">{html.escape(t)}<br><small" in out or f"⚠ {t}" in out
+        assert f">{i}</small>" in out
+    assert "5 tokens, 4 words" in out and out.count("class='word'") == 4
+    assert "⚠ [UNK]" in out and "dashed" in out  # not by colour alone
+    assert "no tokens" in pieces_html(Segmentation([], [], [], []), "empty")
+    assert "1 token, 1 word" in pieces_html(Segmentation(["a"], [1], [0], ["a"]))
+    both = comparison_html([("WordPiece", seg, "", 100), ("chars", Segmentation(["a"], [1], [0], ["a"]), "note", None)])
+    assert both.count("class='pieces-row'") == 2 and "note" in both and both.count("⚠") == 1
+
+
+def test_merges_html_counts_the_vocabulary(small):
+    out = merges_html(small.bpe, 10)
+    assert f"{len(small.bpe.alphabet)} initial symbols + 10 merges = {len(small.bpe.vocabulary(10))} symbols" in out
+    assert html.escape(small.bpe.merges[9].token) in out and out.count("<tr>") == 9  # header + the last 8 merges
+    assert "characters only" in merges_html(small.bpe, 0)
+
+
+def test_figures_have_labelled_axes():
+    table = {"news": {"a": 1.2, "b": 1.5}, "code": {"a": 2.0, "b": 3.1}}
+    bins = compare.pieces_by_frequency(lambda w: list(w), corpora.word_counts(["a bb a ccc a bb"]))
+    for fig in (draw_fertility(table), draw_fragmentation({"chars": bins}),
+                draw_segmentation_probs({("▁un", "related"): 0.6, ("▁unrelated",): 0.4}, {("▁un", "related"): 0.55})):
+        ax = fig.axes[0]
+        assert ax.get_xlabel() and ax.get_ylabel()
+
+
+def test_fertility_and_fragmentation():
+    def chars(t):
+        return [c for c in t if not c.isspace()]
+
+    assert compare.fertility(str.split, ["a b c", "d e"]) == 1.0
+    assert compare.fertility(chars, ["ab cd"]) == 2.0 and compare.fertility(chars, []) == 0.0
+    assert compare.unknown_share(lambda t: ["[UNK]", "x"], ["t"], "[UNK]") == 0.5
+    bins = compare.pieces_by_frequency(lambda w: list(w), corpora.word_counts(["a bb a ccc a bb dddd"]),
+                                       bins=((1, 1), (2, 2), (3, None)))
+    assert [(b.label, b.words, b.mean_pieces) for b in bins] == [("1", 2, 3.5), ("2", 1, 2.0), ("≥ 3", 1, 1.0)]
+    assert bins[0].example == "dddd" and bins[0].example_pieces == ("d", "d", "d", "d")
+
+
+def test_the_passages_written_for_the_project_match_their_data_card():
+    from course_lib.paths import data_dir
+
+    text = data_dir("tokenization", "DATA_CARD.md").read_text()
+    for name in ("german", "numbers"):
+        lines = corpora.written_for_the_project(name)
+        row = re.search(rf"`{name}.txt` \| .*? \| (\d+) \| (\d+) \|", text)
+        assert row, f"{name}.txt has no row in the data card"
+        assert (len(lines), sum(len(line.split()) for line in lines)) == (int(row.group(1)), int(row.group(2)))
+    with pytest.raises(ValueError, match="there is no passage"):
+        corpora.written_for_the_project("klingon")
+    samples = corpora.text_samples()
+    assert set(samples) == {"news (held out)", "WordNet glosses", "Wikipedia", "Python code", "numbers & dates",
+                            "German"}
+    assert all(len(v) >= 10 for v in samples.values())
+    assert not set(corpora.lee("test")) & set(corpora.lee("train"))
+
+
+def test_explorer_responds_to_text_merges_alpha_and_sample_again(small):
+    from course_lib.widgets import SubwordExplorer
+
+    w = SubwordExplorer(small, text="Mt. Sanitas is in Sunshine Canyon.", alpha=0.5)
+    assert w.rows.value.count("class='pieces-row'") == 4 and w.message.value == ""
+    assert "BPE (150 merges)" in w.rows.value and ">san<" in w.rows.value and ">##itas<" in w.rows.value
+
+    w.merges.value = 0  # characters only: every character of the text is a piece
+    assert "BPE (0 merges)" in w.rows.value and "characters only" in w.vocab.value
+    bpe_row = w.rows.value.split("class='pieces-row'")[1]
+    assert re.search(r"(\d+) tokens", bpe_row).group(1) == str(len("Mt.SanitasisinSunshineCanyon."))
+
+    first = w.segmentations()[3][1].tokens
+    samples = {tuple(first)}
+    for _ in range(20):
+        w.sample.click()
+        samples.add(tuple(w.segmentations()[3][1].tokens))
+    assert len(samples) > 1, "sample again should draw other segmentations"
+    assert all("".join(s).replace("▁", " ").strip() == "Mt. Sanitas is in Sunshine Canyon." for s in samples)
+    assert f"sample {w.draws + 1}" in w.rows.value
+
+    w.alpha.value = 1.0
+    assert "α = 1.00" in w.rows.value
+
+    w.text.value = "   "
+    assert "no text" in w.message.value and w.rows.value == ""
+    w.text.value = "x" * 5000
+    assert "at most 1,000" in w.message.value
+    w.text.value = "snow ☃ man"
+    assert "⚠" in w.rows.value and w.message.value == ""
