@@ -2,6 +2,7 @@
 #   make lab    set everything up, generate the notebooks (and the students' copies in notebooks/student/),
 #               open JupyterLab on notebooks/
 #   make test   set everything up and run the whole test suite (what .ci/run does)
+#   make check  the developers' fast loop: lint + unit tests, no notebooks, no browser (< 3 min)
 # LAB_CHECK=1 make lab   starts JupyterLab headless, waits until it answers, then stops it.
 
 PYTHON ?= python3
@@ -10,7 +11,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 8888
 
-.PHONY: setup lab test bench notebooks student lock clean browser
+.PHONY: setup lab test check bench notebooks student lock clean browser
 
 setup: $(STAMP) notebooks
 
@@ -22,7 +23,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[test]"
 	# UMAP's numba code is compiled once here and cached, not in every new kernel
-	$(PY) -m course_lib.contextual
+	$(PY) -m course_lib.embeddings.projection
 	touch $(STAMP)
 
 notebooks: $(STAMP)
@@ -40,6 +41,11 @@ browser:
 
 test: setup browser
 	$(PY) -m pytest
+
+# the fast loop for developers (< 3 min): lint, imports and cycles, unit tests; no notebook, no browser, nothing slow
+check: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest -q -m "not slow" --ignore=tests/browser --ignore=tests/test_notebooks.py -p no:cacheprovider
 
 bench: setup
 	$(PY) benchmarks/run.py

@@ -116,6 +116,20 @@ def tiny_mlm_dir(tmp_path_factory, embedded_dir):
     return path, model
 
 
+# ----------------------------------------------------------------------------- the checkout, as the run found it
+
+def checkout_status() -> set[str]:
+    """`git status` of the checkout, ignored files included ('' outside a git checkout)."""
+    import subprocess
+
+    res = subprocess.run(["git", "status", "--porcelain", "--ignored", "--untracked-files=all"], cwd=ROOT,
+                         capture_output=True, text=True)
+    return set(res.stdout.splitlines()) if res.returncode == 0 else set()
+
+
+CHECKOUT_AT_START = checkout_status()
+
+
 # ----------------------------------------------------------------------------- timings shown after the run
 TIMINGS: list[str] = []  # tests append "what: N.N s" lines; printed in the terminal summary
 

@@ -1,7 +1,6 @@
 """course_lib.embeddings and course_lib.embeddings.senses: word vectors, 1-NN WSD, anisotropy, z-scoring, similarity, UMAP cache."""
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pytest
@@ -247,7 +246,7 @@ def test_umap_is_imported_with_numba_caching_so_the_compile_is_paid_once_per_mac
     from course_lib.embeddings import import_umap
 
     umap = import_umap()
-    import umap.layouts
+    import umap.layouts  # noqa: F811 - the submodule, after import_umap()
 
     for f in (umap.layouts._nb_optimize_layout_euclidean_single_epoch, umap.umap_.smooth_knn_dist):
         assert not isinstance(f._cache, NullCache), f"{f.py_func.__name__} is compiled without a disk cache"

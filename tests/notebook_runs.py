@@ -1,0 +1,121 @@
+"""Run each notebook once per test session, and prove its student copy with the same kernel.
+
+A notebook is executed top to bottom exactly once (``executed(source)`` caches the result); tests that check
+the numbers its prose states read that executed notebook's outputs instead of running it again.
+
+The student copy differs from the solution only inside the solution blocks. So instead of running it top to
+bottom a second time, the same kernel -- after the solution's last cell -- runs the student's version of
+every exercise cell, then every later cell that could behave differently because of a stub: each cell that
+reads a name a stubbed cell defines (directly, or through a name such a cell assigned), and each
+``check(...)`` cell. Those cells must raise nothing, and every check must say "not attempted". A stub that
+would break a later cell therefore still fails the test, at a fraction of the cost.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import jupytext
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import make_student  # noqa: E402
+
+STUDENT_MARK = "# --- the student's copy, from here on run in the same kernel"
+
+
+def _python(source: str) -> str:
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    return TransformerManager().transform_cell(source)
+
+
+def _names(source: str) -> tuple[set[str], set[str]]:
+    """(names the cell reads, names it defines at top level), ignoring what is only inside check("...")."""
+    try:
+        tree = ast.parse(_python(source))
+    except SyntaxError:
+        return set(), set()
+    loads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    defined = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With)):
+            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            if isinstance(node, ast.With):
+                targets = [i.optional_vars for i in node.items if i.optional_vars is not None]
+            for t in targets:
+                if t is not None:
+                    defined |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            defined |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return loads, defined
+
+
+def student_cells_to_rerun(student) -> list[int]:
+    """Indices of the student's cells that must run after the solution: the stubbed cells, then every later
+    cell reading a name they (or a rerun cell) define, and every check() cell after the first stub."""
+    tainted: set[str] = set()
+    picked: list[int] = []
+    seen_stub = False
+    for i, cell in enumerate(student.cells):
+        if cell.cell_type != "code":
+            continue
+        stubbed = make_student.STUB in cell.source or "= ...  # your prediction" in cell.source
+        loads, defined = _names(cell.source)
+        if stubbed or (seen_stub and (loads & tainted or "check(" in cell.source)):
+            picked.append(i)
+            tainted |= defined
+            seen_stub = seen_stub or stubbed
+    return picked
+
+
+@dataclass
+class NotebookRun:
+    source: Path
+    notebook: nbformat.NotebookNode       # the solution, executed top to bottom
+    student_cells: list                   # the student's cells that were rerun, executed
+    seconds: float
+
+    def outputs_text(self, cells=None) -> str:
+        cells = self.notebook.cells if cells is None else cells
+        parts = []
+        for c in cells:
+            for o in c.get("outputs", []):
+                if o.output_type == "stream":
+                    parts.append(o.text)
+                elif o.output_type in ("execute_result", "display_data"):
+                    parts.append(o.get("data", {}).get("text/plain", ""))
+        return "\n".join(parts)
+
+    def errors(self, cells=None) -> list:
+        cells = self.notebook.cells if cells is None else cells
+        return [o for c in cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
+
+
+@functools.cache
+def executed(source: Path) -> NotebookRun:
+    """Execute ``source`` (a py:percent notebook) once, then its student copy's stub-dependent cells."""
+    nb = jupytext.read(source)
+    n = len(nb.cells)
+    student_idx: list[int] = []
+    if make_student.has_solutions(source.read_text()):
+        student = make_student.student_notebook(source)
+        student_idx = student_cells_to_rerun(student)
+        nb.cells.append(nbformat.v4.new_code_cell(STUDENT_MARK))
+        nb.cells.extend(nbformat.v4.new_code_cell(student.cells[i].source, metadata=student.cells[i].metadata)
+                        for i in student_idx)
+    start = time.perf_counter()
+    client = NotebookClient(nb, timeout=900, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(source.parent)}})
+    client.execute()
+    seconds = time.perf_counter() - start
+    executed_nb = nbformat.from_dict({**nb, "cells": nb.cells[:n]})
+    return NotebookRun(source, executed_nb, nb.cells[n + 1:], seconds)
