@@ -229,3 +229,27 @@ def test_the_loop_runs_on_cuda():
     run = fit(model, toy_data(), collate, CFG, eval_data=toy_data(100, seed=1), progress=False, cache=False)
     assert run.device.startswith("cuda") and next(model.parameters()).is_cuda
     assert run.final() > 0.9
+
+
+def test_length_bucketing_groups_similar_lengths_and_keeps_every_example():
+    g = torch.Generator().manual_seed(0)
+    data = [("x" * int(n), i) for i, n in enumerate(torch.randint(1, 60, (256,), generator=g))]
+    plain = batches(data, 16, shuffle=True, seed=1)
+    bucketed = batches(data, 16, shuffle=True, seed=1, length=lambda e: len(e[0]))
+    assert sorted(e[1] for b in bucketed for e in b) == list(range(256))
+
+    def padding(bs):
+        return sum(max(len(e[0]) for e in b) * len(b) - sum(len(e[0]) for e in b) for b in bs)
+    assert padding(bucketed) < padding(plain) / 3
+
+
+def test_predict_by_length_returns_results_in_the_order_of_the_data():
+    model = new_model().eval()
+    data = toy_data(50)
+    plain = evaluate(model, data, collate)
+    from course_lib.finetuning.training import predict
+
+    p1, g1, _ = predict(model, data, collate, batch_size=8)
+    p2, g2, _ = predict(model, data, collate, batch_size=8, length=lambda e: float(e[0][0]))
+    assert torch.equal(g1, g2) and torch.equal(p1, p2)
+    assert evaluate(model, data, collate, length=lambda e: float(e[0][0]))["accuracy"] == plain["accuracy"]
