@@ -1,40 +1,19 @@
 """BPE and byte-level BPE from scratch, proven equal to the ``tokenizers`` library's BpeTrainer and BPE model."""
 from __future__ import annotations
 
-import json
-
 import pytest
-from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 from course_lib.tokenization import corpora
 from course_lib.tokenization.bpe import BPE, learn_bpe, pair_counts
+from course_lib.tokenization.reference import bpe_trainer, merges_of
 from course_lib.tokenization.byte_level import (ByteLevelBPE, bytes_to_unicode, from_byte_string, gpt2_words,
                                                 learn_byte_bpe, to_byte_string)
 
 MERGES = 2000
 
 
-def train_reference(texts, merges: int, end_of_word: str | None = None, byte_level: bool = False) -> Tokenizer:
-    """tokenizers' BpeTrainer on the same text and pre-tokenization (BERT's split, or GPT-2's bytes)."""
-    extra = {"end_of_word_suffix": end_of_word} if end_of_word else {}
-    if byte_level:
-        tok = Tokenizer(models.BPE())
-        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-        trainer = trainers.BpeTrainer(vocab_size=256 + merges, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-                                      show_progress=False)
-    else:
-        tok = Tokenizer(models.BPE(unk_token="[UNK]", **extra))
-        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-        words = corpora.word_counts(texts)
-        alphabet = len({c for w in words for c in w}) + (len({w[-1] for w in words}) if end_of_word else 0)
-        trainer = trainers.BpeTrainer(vocab_size=1 + alphabet + merges, special_tokens=["[UNK]"],
-                                      show_progress=False, **extra)
-    tok.train_from_iterator(list(texts), trainer)
-    return tok
-
-
-def merges_of(tok: Tokenizer) -> list[tuple[str, str]]:
-    return [tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m) for m in json.loads(tok.to_str())["model"]["merges"]]
+def train_reference(texts, merges: int, end_of_word: str | None = None, byte_level: bool = False):
+    return bpe_trainer(texts, merges, end_of_word=end_of_word, byte_level=byte_level)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,254 @@
+"""Exercises of notebook 11.1b, subword tokenization (lecture 004: BPE, WordPiece, Unigram LM; SLP3 §11.4.3).
+
+wordpiece_encode    wordpiece_tokenize(word, vocab) -> pieces: greedy longest-match-first with '##', '[UNK]'
+                    for the whole word when a position has no match or the word is over 100 characters;
+                    graded against the embedded model's real tokenizer on words the notebook never shows
+bpe_merge_step      bpe_merge_step(words) -> (best_pair, new_words): count adjacent pairs weighted by the
+                    word counts, take the most frequent (ties: the smallest pair), merge it everywhere
+viterbi             viterbi_segment(word, log_probs) -> the pieces of the most probable segmentation
+wordpiece_word_ids  wordpiece_word_ids(text, vocab) -> (tokens, word_ids): BERT's pre-tokenizer, the
+                    student's WordPiece and the word index of every piece (composes the ideas above)
+fertility_prediction, alpha_prediction   graded predictions, asked before the cells that reveal them
+"""
+from __future__ import annotations
+
+import random
+from functools import lru_cache
+
+from ..tokenization import corpora
+from ..tokenization.merges import PairCounts
+from ..tokenization.pretokenize import basic_tokenize
+from ..tokenization.reference import embedded_wordpiece
+from ..tokenization.unigram import Unigram
+from .core import Wrong, exercise, question
+
+UNK = "[UNK]"
+
+
+@lru_cache(maxsize=1)
+def _reference():
+    """The embedded model's own tokenizer (``tokenizers``) and its vocabulary."""
+    tok = embedded_wordpiece()
+    return tok, dict(tok.get_vocab())
+
+
+def _as_pieces(got, what: str) -> list[str]:
+    if not isinstance(got, (list, tuple)) or not all(isinstance(p, str) for p in got):
+        raise Wrong(f"{what} should return a list of strings (the pieces), got {type(got).__name__}: {got!r}"[:300])
+    return list(got)
+
+
+# ----------------------------------------------------------------------------- wordpiece_encode
+
+def hidden_words(n: int = 250, seed: int = 11) -> list[str]:
+    """Words the notebook never shows: from the held-out news and Wikipedia, normalised as BERT does."""
+    pool = sorted({w for t in corpora.lee("test") + corpora.wikipedia() for w in basic_tokenize(t)
+                   if len(w) > 3 and w.isalpha()})
+    return random.Random(seed).sample(pool, n)
+
+
+def _diagnose_wordpiece(word: str, got: list[str], expected: list[str]) -> str:
+    strip = "".join(p.removeprefix("##") for p in got)
+    if len(word) > 100 and expected == [UNK]:
+        return (f"a word of {len(word)} characters should give ['[UNK]']: BERT does not even try words longer than "
+                f"100 characters; you returned {len(got)} pieces")
+    if expected == [UNK] and UNK in got:
+        return (f"for {word!r} you returned {got}: when no vocabulary entry matches at some position, the *whole* "
+                "word becomes '[UNK]', not just the part that failed")
+    if expected == [UNK]:
+        return (f"for {word!r} you returned {got}, the real tokenizer gives ['[UNK]']: at some position no vocabulary "
+                "entry matches, and then the whole word is unknown")
+    if got and got[0].startswith("##"):
+        return f"for {word!r} you returned {got}: the first piece of a word has no '##' (only continuations do)"
+    if any(p.startswith("##") for p in expected) and not any(p.startswith("##") for p in got):
+        return (f"for {word!r} you returned {got}, the real tokenizer gives {expected}: every piece after the first "
+                "continues the word, so look it up with '##' in front (san, ##itas)")
+    if strip == word and len(got) > len(expected):
+        return (f"for {word!r} you returned {got}, the real tokenizer gives {expected}: at each position take the "
+                "*longest* vocabulary entry (try the end of the word first and move it left)")
+    return f"for {word!r} you returned {got}; the embedded model's tokenizer gives {expected}"
+
+
+@exercise("wordpiece_encode", needs=["wordpiece_tokenize"])
+def check_wordpiece_encode(wordpiece_tokenize):
+    tok, vocab = _reference()
+    words = ["sanitas", "unaffable", "snow☃man", "a" * 101, "b" * 100] + hidden_words()
+    for word in words:
+        expected = tok.encode(word, add_special_tokens=False).tokens
+        got = _as_pieces(wordpiece_tokenize(word, vocab), "wordpiece_tokenize")
+        if got != expected:
+            raise Wrong(_diagnose_wordpiece(word, got, expected))
+    return f"equal to the embedded model's tokenizer on {len(words)} words, among them {len(words) - 5} you never saw"
+
+
+# ----------------------------------------------------------------------------- bpe_merge_step
+
+MERGE_CASES = [
+    {("a", "b"): 1, ("a", "b", "c"): 1, ("x", "y"): 10},                       # the counts of the words matter
+    {("h", "u", "g"): 10, ("p", "u", "g"): 5, ("p", "u", "n"): 12, ("b", "u", "n"): 4, ("h", "u", "g", "s"): 5},
+    {("a", "a", "a", "a"): 3, ("a", "a", "b"): 1, ("b", "a"): 2},             # overlapping occurrences
+    {("l", "o", "w", "</w>"): 5, ("l", "o", "w", "e", "r", "</w>"): 2, ("n", "e", "w", "e", "s", "t", "</w>"): 6,
+     ("w", "i", "d", "e", "s", "t", "</w>"): 3},                               # a tie: (e, s), (s, t), (t, </w>)
+]
+
+
+def _reference_merge(words: dict) -> tuple[tuple[str, str], dict, dict]:
+    """(best pair, merged words, all pair counts) with course_lib's incremental pair counts."""
+    symbols = sorted({s for w in words for s in w})
+    ids = {s: i for i, s in enumerate(symbols)}
+    pc = PairCounts(symbols, [[ids[s] for s in w] for w in words], list(words.values()))
+    counts = {(pc.symbols[a], pc.symbols[b]): c for (a, b), c in pc.pairs.items() if c}
+    best = min(counts, key=lambda p: (-counts[p], p))
+    pc.merge((ids[best[0]], ids[best[1]]), pc.add_symbol(best[0] + best[1]))
+    merged: dict = {}
+    for w, f in zip(pc.words, pc.freqs):
+        key = tuple(pc.symbols[s] for s in w)
+        merged[key] = merged.get(key, 0) + f
+    return best, merged, counts
+
+
+@exercise("bpe_merge_step", needs=["bpe_merge_step"])
+def check_bpe_merge_step(bpe_merge_step):
+    for words in MERGE_CASES:
+        given = dict(words)
+        answer = bpe_merge_step(given)
+        if given != words:
+            raise Wrong("bpe_merge_step changed the dictionary it was given: build a new one for the merged words")
+        if not isinstance(answer, (tuple, list)) or len(answer) != 2:
+            raise Wrong(f"return a pair (best_pair, new_words), got {type(answer).__name__}")
+        pair, new_words = answer
+        best, merged, counts = _reference_merge(words)
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise Wrong(f"the best pair should be a tuple of two symbols such as ('e', 's'), got {pair!r}")
+        pair = tuple(pair)
+        if pair != best:
+            plain = {}
+            for w in words:
+                for p in zip(w, w[1:]):
+                    plain[p] = plain.get(p, 0) + 1
+            if pair == min(plain, key=lambda p: (-plain[p], p)) and counts.get(pair, 0) < counts[best]:
+                raise Wrong(f"you chose {pair}, which occurs in the most *distinct* words; weight each occurrence by "
+                            f"the word's count: {best} occurs {counts[best]} times, {pair} {counts.get(pair, 0)}")
+            if counts.get(pair, 0) == counts[best]:
+                raise Wrong(f"{pair} and {best} both occur {counts[best]} times: on a tie take the smallest pair, "
+                            "min() of the tied pairs")
+            raise Wrong(f"the most frequent pair of {words} is {best} ({counts[best]} times); you chose {pair} "
+                        f"({counts.get(pair, 0)} times)")
+        if not isinstance(new_words, dict):
+            raise Wrong(f"new_words should be a dict from symbol tuples to counts, got {type(new_words).__name__}")
+        new_words = {tuple(k): v for k, v in new_words.items()}
+        if new_words != merged:
+            if sorted(new_words.values()) != sorted(merged.values()):
+                raise Wrong("keep each word's count: merging changes how a word is spelt, not how often it occurs")
+            for w in words:
+                expect = next(k for k in merged if "".join(k) == "".join(w))
+                mine = next((k for k in new_words if "".join(k) == "".join(w)), None)
+                if mine != expect:
+                    left = sum(1 for p in zip(mine or (), (mine or ())[1:]) if p == best)
+                    extra = (": merge *every* occurrence, left to right, without overlaps" if left else
+                             ": the merged symbol is the two strings joined, e.g. 'e' + 's' → 'es'")
+                    raise Wrong(f"after merging {best}, {w} should become {expect}, yours is {mine}{extra}")
+            raise Wrong(f"after merging {best} the words should be {merged}, yours are {new_words}")
+    return "counts, tie and merges as in course_lib's BPE learner on four small corpora"
+
+
+# ----------------------------------------------------------------------------- viterbi
+
+TOY = {"▁": -3.0, "u": -4.0, "n": -3.5, "r": -3.8, "e": -3.0, "l": -3.9, "a": -3.2, "t": -3.3, "d": -3.6,
+       "▁un": -5.0, "un": -5.5, "re": -4.5, "rel": -6.0, "related": -8.0, "late": -6.5, "ted": -5.8, "at": -4.2,
+       "ed": -4.0, "▁unrelated": -13.5, "el": -5.2}
+
+
+def viterbi_cases() -> list[tuple[str, dict[str, float]]]:
+    """The toy table (where the longest first piece is a trap) and seeded random tables of all substrings."""
+    rng = random.Random(5)
+    cases = [("▁unrelated", TOY), ("▁related", TOY), ("▁tentatively", {**TOY, "i": -4.1, "v": -4.4, "y": -4.0})]
+    for word in ["abracadabra", "mississippi", "banana", "▁sunshine"]:
+        table = {word[j:i]: -rng.uniform(1, 4 * (i - j)) for j in range(len(word)) for i in range(j + 1, len(word) + 1)
+                 if i - j <= 4 or rng.random() < 0.3}
+        cases.append((word, table))
+    return cases
+
+
+def _score(pieces, table) -> float:
+    return sum(table[p] for p in pieces)
+
+
+def _greedy(word: str, table) -> list[str]:
+    out, i = [], 0
+    while i < len(word):
+        j = max(j for j in range(i + 1, len(word) + 1) if word[i:j] in table)
+        out.append(word[i:j])
+        i = j
+    return out
+
+
+@exercise("viterbi", needs=["viterbi_segment"])
+def check_viterbi(viterbi_segment):
+    for word, table in viterbi_cases():
+        got = _as_pieces(viterbi_segment(word, dict(table)), "viterbi_segment")
+        expected = Unigram(table).viterbi(word)
+        if "".join(got) != word:
+            raise Wrong(f"for {word!r} your pieces {got} spell {''.join(got)!r}: a segmentation must spell the word")
+        unknown = [p for p in got if p not in table]
+        if unknown:
+            raise Wrong(f"{unknown[0]!r} is not a piece of the vocabulary: use only the keys of log_probs")
+        if got != expected:
+            mine, best = _score(got, table), _score(expected, table)
+            if got == _greedy(word, table):
+                raise Wrong(f"for {word!r} you returned {got}, the longest piece at each step (log-probability "
+                            f"{mine:.2f}); {expected} has {best:.2f}: compare whole paths, best[i] = max over j of "
+                            "best[j] + log p(word[j:i])")
+            raise Wrong(f"for {word!r} your segmentation {got} has log-probability {mine:.2f}; {expected} has "
+                        f"{best:.2f}")
+    return "the most probable segmentation of all seven words"
+
+
+# ----------------------------------------------------------------------------- wordpiece_word_ids
+
+def composing_sentences() -> list[str]:
+    rng = random.Random(3)
+    return (["Mt. Sanitas is in Sunshine Canyon.", "Björk's café isn't in Zürich!", "Unaffable tokenizers, 2,000 of them."]
+            + rng.sample(list(corpora.wikipedia()), 6) + rng.sample(list(corpora.lee("test")), 6))
+
+
+@exercise("wordpiece_word_ids", needs=["wordpiece_word_ids"])
+def check_wordpiece_word_ids(wordpiece_word_ids):
+    tok, vocab = _reference()
+    for text in composing_sentences():
+        enc = tok.encode(text, add_special_tokens=False)
+        answer = wordpiece_word_ids(text, vocab)
+        if not isinstance(answer, (tuple, list)) or len(answer) != 2:
+            raise Wrong(f"return a pair (tokens, word_ids), got {type(answer).__name__}")
+        tokens, word_ids = _as_pieces(answer[0], "wordpiece_word_ids (its tokens)"), list(answer[1])
+        if tokens != enc.tokens:
+            if [t.lower() for t in tokens] == enc.tokens or any(c in "".join(tokens) for c in "éüö"):
+                raise Wrong(f"for {text!r} your tokens are {tokens[:12]}: normalise first (lower-case, strip "
+                            "accents) -- basic_tokenize(text) does it and splits off punctuation")
+            raise Wrong(f"for {text!r} your tokens are {tokens}, the real tokenizer gives {enc.tokens}")
+        if word_ids != enc.word_ids:
+            if word_ids == list(range(len(tokens))):
+                raise Wrong(f"for {text!r} your word ids count the pieces: every piece of a word gets the index of "
+                            f"its word (san and ##itas of 'Sanitas' both get the same id), expected {enc.word_ids}")
+            raise Wrong(f"for {text!r} your word ids are {word_ids}, expected {enc.word_ids}")
+    return "tokens and word ids equal to the embedded tokenizer's on 15 sentences"
+
+
+# ----------------------------------------------------------------------------- predictions
+
+question(
+    "fertility_prediction", variable="most_pieces",
+    choices=["news (held out)", "Python code", "numbers & dates", "German"], answer="German",
+    why="the merges were made for the words of English news; German shares few of them, its long compounds "
+        "(Rechtsschutzversicherungsgesellschaften) fall apart into many short pieces, and ä, ö, ü, ß are not even "
+        "in the alphabet learnt from the news, so each becomes an unknown token",
+    hint="the merges were made for frequent words of English news. Which text shares the fewest of those words "
+         "and has the longest words?")
+
+question(
+    "alpha_prediction", variable="viterbi_share", choices=["goes up", "goes down", "stays the same"],
+    answer="goes up",
+    why="a segmentation is drawn with probability ∝ P(x)^α: a larger α widens the gaps between probable and "
+        "improbable segmentations, so the most probable one (Viterbi's) is drawn more often; α → 0 makes all "
+        "segmentations equally likely",
+    hint="samples follow P(x)^α. Raise numbers below 1 to a larger power: do the gaps between them grow or shrink?")
