@@ -197,6 +197,7 @@ def wsd_states(embedded):
     return data, target_states(model, tok, data.train), target_states(model, tok, data.test)
 
 
+@pytest.mark.slow
 def test_1nn_wsd_beats_the_most_frequent_sense_by_15_points_at_its_best_layer(wsd_states):
     from course_lib.embeddings import wsd_by_layer
 
@@ -218,6 +219,7 @@ def lee_states(embedded):
     return corpus_states(model, tok, lee_corpus(), max_tokens=8000)
 
 
+@pytest.mark.slow
 def test_anisotropy_per_layer_raw_and_z_scored(lee_states):
     raw = [anisotropy(lee_states[:, l]) for l in range(lee_states.size(1))]
     zs = [anisotropy(ZScorer().fit(lee_states[:, l])(lee_states[:, l])) for l in range(lee_states.size(1))]
@@ -226,6 +228,7 @@ def test_anisotropy_per_layer_raw_and_z_scored(lee_states):
     assert max(raw[2:6]) > 0.1 and raw[-1] < 0.08 and raw[-1] < max(raw[2:6]) / 2, raw
 
 
+@pytest.mark.slow
 def test_word_similarity_spearman_raw_and_z_scored(embedded, lee_states):
     from course_lib.embeddings import isolated_word_states, similarity_correlation
 

@@ -48,6 +48,7 @@ def test_it_loads_as_a_bert_with_an_mlm_head_whose_encoder_starts_as_the_embedde
     assert any(not torch.equal(base.state_dict()[n], model.bert.state_dict()[n]) for n in changed)
 
 
+@pytest.mark.slow
 def test_held_out_accuracy_is_recomputed_and_beats_the_unigram_baseline(mlm):
     model, tok = mlm
     texts = (MODEL / "heldout.txt").read_text().splitlines()
