@@ -1,0 +1,274 @@
+"""Known-wrong answers to the exercises of notebook 11.2 (notebooks/11_2_masked_language_modeling.py).
+
+Each case is a whole answer cell with one mistake; tests/test_exercise_registry.py runs it after the notebook's
+``setup`` cells and checks that the message contains the hint given here.
+"""
+
+# The wrong masking and NSP answers are a correct answer with one mistake: edit(BASE, old, new).
+MASK_TOKENS = """\
+def mask_tokens(input_ids, special_ids, mask_token_id, unigram, select_prob=0.15, generator=None):
+    eligible = ~torch.isin(input_ids, torch.tensor(sorted(special_ids)))
+    selected = eligible & (torch.rand(input_ids.shape, generator=generator) < select_prob)
+    labels = torch.where(selected, input_ids, torch.full_like(input_ids, -100))
+    fate = torch.rand(input_ids.shape, generator=generator)
+    corrupted = input_ids.clone()
+    masked = selected & (fate < 0.8)
+    randomized = selected & (fate >= 0.8) & (fate < 0.9)
+    corrupted[masked] = mask_token_id
+    n_random = int(randomized.sum())
+    if n_random:
+        corrupted[randomized] = torch.multinomial(unigram, n_random, replacement=True, generator=generator)
+    return corrupted, labels
+"""
+LOSS = "def masked_lm_loss(logits, labels):\n    keep = labels != -100\n"
+NSP = """\
+def build_nsp_input(ids_a, ids_b, cls_id, sep_id):
+    input_ids = [cls_id] + list(ids_a) + [sep_id] + list(ids_b) + [sep_id]
+    token_type_ids = [0] * (len(ids_a) + 2) + [1] * (len(ids_b) + 1)
+    return input_ids, token_type_ids
+"""
+PROBS = "def language_probs(p, alpha):\n    p = torch.as_tensor(p, dtype=torch.float64)\n    p = p / p.sum()\n"
+
+
+def edit(source: str, old: str, new: str) -> str:
+    """The reference answer with one mistake: ``old`` (which must be there) replaced by ``new``."""
+    assert old in source, old
+    return source.replace(old, new)
+
+
+def masking(old: str, new: str) -> str:
+    return edit(MASK_TOKENS, old, new)
+
+
+def nsp(old: str, new: str) -> str:
+    return edit(NSP, old, new)
+
+
+WITH_015, WITH_03 = " (with the default select_prob=0.15)", " (with select_prob=0.3)"
+MULTINOMIAL = "torch.multinomial(unigram, n_random, replacement=True, generator=generator)"
+LOSS_CASE = " (logits (3, 7, 11), 10 selected tokens)"
+NSP_CASE = " (A = [7, 8, 9], B = [4, 5], cls_id = 101, sep_id = 102)"
+PROB_CASE = " (p = [0.6, 0.25, 0.1, 0.05] (probabilities, a torch.float32 tensor), α = 0.3)"
+LIST_CASE = " (with p = [3e+09, 1.2e+09, 8e+08, 9e+07, 1.5e+07, 800000] (a list of counts), α = 0.3)"
+
+CASES = {  # case -> (exercise, source of a wrong answer, a part of the message it must get)
+    # ------------------------------------------------------------------ mlm_masking
+    "only padding excluded": ("mlm_masking", masking(
+        "~torch.isin(input_ids, torch.tensor(sorted(special_ids)))", "input_ids != 0"),
+        "special token 102 was selected at position (2, 165) (its label is 102, not -100): tokens in special_ids "
+        "([CLS], [SEP], padding) are never selected" + WITH_015),
+    "labels are the input ids everywhere": ("mlm_masking", masking(
+        "labels = torch.where(selected, input_ids, torch.full_like(input_ids, -100))", "labels = input_ids.clone()"),
+        "labels should be -100 at unselected positions; found 1171 at (0, 1): "
+        "labels = torch.where(selected, input_ids, -100)" + WITH_015),
+    "labels -100 only at the special tokens": ("mlm_masking", masking(
+        "labels = torch.where(selected, input_ids, torch.full_like(input_ids, -100))",
+        "labels = torch.where(eligible, input_ids, torch.full_like(input_ids, -100))"),
+        "labels should be -100 at unselected positions; found 1171 at (0, 1): "
+        "labels = torch.where(selected, input_ids, -100)" + WITH_015),
+    "a default select_prob of 0.5": ("mlm_masking", masking("select_prob=0.15, generator", "select_prob=0.5, generator"),
+        "50.0% of the tokens were selected, expected about 15%" + WITH_015),
+    "select_prob hard-coded to 0.15": ("mlm_masking", masking("< select_prob)", "< 0.15)"),
+        "14.8% of the tokens were selected, expected about 30%: use the select_prob argument, not a fixed 0.15"
+        + WITH_03),
+    "selected above select_prob": ("mlm_masking", masking("< select_prob)", "> select_prob)"),
+        "85.0% of the tokens were selected, expected about 15%: select a token when its random number is below "
+        "select_prob (torch.rand(…) < select_prob)" + WITH_015),
+    "unchanged tokens without labels": ("mlm_masking", masking(
+        "    return corrupted, labels", "    return corrupted, torch.where(selected & (fate < 0.9), input_ids, -100)"),
+        "13.6% of the tokens were selected, expected about 15%: are the selected tokens that stay unchanged missing "
+        "from the labels? They get their original id as label too" + WITH_015),
+    "no random tokens (80/0/20)": ("mlm_masking", masking("    if n_random:", "    if False:"),
+        "80% of the selected tokens became [MASK], 0% random tokens and 20% stayed unchanged; expected about 80%, "
+        "10% and 10%: replace 10% of the selected tokens by tokens drawn with torch.multinomial(unigram, …)"
+        + WITH_015),
+    "no unchanged tokens (80/20/0)": ("mlm_masking", masking("(fate < 0.9)", "(fate <= 1)"),
+        "80% of the selected tokens became [MASK], 20% random tokens and 0% stayed unchanged; expected about 80%, "
+        "10% and 10%: leave 10% of the selected tokens unchanged" + WITH_015),
+    "fates from independent draws": ("mlm_masking", masking(
+        "randomized = selected & (fate >= 0.8) & (fate < 0.9)",
+        "randomized = selected & ~masked & (torch.rand(input_ids.shape, generator=generator) < 0.1)"),
+        "80% of the selected tokens became [MASK], 2% random tokens and 18% stayed unchanged; expected about 80%, "
+        "10% and 10%: draw one more random number per token: below 0.8 -> [MASK], 0.8 to 0.9 -> a random token, "
+        "above 0.9 -> unchanged" + WITH_015),
+    "random tokens uniform over the vocabulary": ("mlm_masking", masking(
+        MULTINOMIAL, "torch.randint(len(unigram), (n_random,), generator=generator)"),
+        "position (0, 77) became token 1685 as a random replacement, but unigram gives that token probability 0: "
+        "draw the random tokens from unigram, torch.multinomial(unigram, n, replacement=True, generator=generator)"
+        + WITH_015),
+    "random tokens uniform over unigram's support": ("mlm_masking", masking(
+        MULTINOMIAL, "torch.multinomial((unigram > 0).float(), n_random, replacement=True, generator=generator)"),
+        "the random replacements do not follow unigram: token 200 has probability 30% but replaced 14% of them; "
+        "draw them with torch.multinomial(unigram, n, replacement=True)" + WITH_015),
+    "one random token for all": ("mlm_masking", masking(MULTINOMIAL, "torch.multinomial(unigram, 1, generator=generator)"),
+        "every random replacement is token 200: draw one token per replaced position, "
+        "torch.multinomial(unigram, n, replacement=True, generator=generator)" + WITH_015),
+    "multinomial without replacement": ("mlm_masking", masking(", replacement=True", ""),
+        "no token was drawn twice as a random replacement, although unigram has only 8 tokens of non-zero "
+        "probability: torch.multinomial draws without replacement unless you pass replacement=True" + WITH_015),
+    "multinomial without the generator": ("mlm_masking", masking(
+        "replacement=True, generator=generator)", "replacement=True)"),
+        "two calls with the same generator, torch.Generator().manual_seed(0), gave different results: pass "
+        "generator=generator to every random call (torch.rand, torch.multinomial)"),
+    "generator ignored, global seed": ("mlm_masking", masking(
+        "    eligible =", "    torch.manual_seed(0)\n    generator = None\n    eligible ="),
+        "generators seeded 0 and 1 gave the same selection: draw every random number from generator (and do not "
+        "call torch.manual_seed)"),
+    "input modified in place": ("mlm_masking", masking("corrupted = input_ids.clone()", "corrupted = input_ids"),
+        "mask_tokens changed input_ids in place: work on a copy, corrupted = input_ids.clone()" + WITH_015),
+    "labels from the corrupted ids": ("mlm_masking", masking(
+        "    return corrupted, labels", "    return corrupted, torch.where(selected, corrupted, -100)"),
+        "the label at (0, 2) is 103, the corrupted id, instead of the original id 1806: take the labels from "
+        "input_ids, before corrupting" + WITH_015),
+    "labels only for the masked tokens": ("mlm_masking", masking(
+        "    return corrupted, labels", "    return corrupted, torch.where(masked, input_ids, -100)"),
+        "position (0, 77) was changed to 200 but its label is -100: every selected token, whether it becomes [MASK], "
+        "a random token or stays unchanged, gets its original id as label, and only selected tokens are changed"
+        + WITH_015),
+    "labels as 0/1 flags": ("mlm_masking", masking(
+        "    return corrupted, labels", "    return corrupted, torch.where(selected, 1, -100)"),
+        "labels should hold the original token ids at the selected positions, not 0/1 flags; found 1 at (0, 2) "
+        "where the original id is 1806" + WITH_015),
+    "float labels": ("mlm_masking", masking("    return corrupted, labels", "    return corrupted, labels.float()"),
+        "labels have dtype torch.float32; F.cross_entropy needs torch.long (int64) labels" + WITH_015),
+    "returns (labels, corrupted)": ("mlm_masking", masking("return corrupted, labels", "return labels, corrupted"),
+        "return (corrupted_ids, labels) in this order: yours look like (labels, corrupted_ids)" + WITH_015),
+    "returns only the corrupted ids": ("mlm_masking", masking("return corrupted, labels", "return corrupted"),
+        "mask_tokens should return a pair (corrupted_ids, labels), got a single tensor" + WITH_015),
+    "special_ids (a set) straight into a tensor": ("mlm_masking", masking(
+        "torch.tensor(sorted(special_ids))", "torch.tensor(special_ids)"),
+        "your function mask_tokens raised RuntimeError: Could not infer dtype of set: special_ids is a set (as "
+        "tokenizer.special_ids is); make a tensor of it first, torch.tensor(sorted(special_ids))" + WITH_015),
+    # ------------------------------------------------------------------ mlm_loss
+    "loss summed": ("mlm_loss", LOSS + "    return F.cross_entropy(logits[keep], labels[keep], reduction='sum')",
+        "your loss is the sum over the 10 selected tokens: L_MLM is their mean (divide by |M| = 10)" + LOSS_CASE),
+    "loss averaged over all positions": ("mlm_loss", LOSS + """\
+    return F.cross_entropy(logits.flatten(0, 1), labels.flatten(), reduction="sum") / labels.numel()""",
+        "your loss is averaged over all B·T = 21 positions: average over the 10 selected positions only "
+        "(labels != -100)" + LOSS_CASE),
+    "per-token losses": ("mlm_loss", LOSS + "    return F.cross_entropy(logits[keep], labels[keep], reduction='none')",
+        "masked_lm_loss should return a scalar, got shape (10,)" + LOSS_CASE + ": these look like the losses of the "
+        "10 selected tokens; return their mean"),
+    "per-position losses": ("mlm_loss", LOSS + """\
+    return F.cross_entropy(logits.transpose(1, 2), labels.clamp(min=0), reduction="none")""",
+        "masked_lm_loss should return a scalar, got shape (3, 7)" + LOSS_CASE + ": one loss per position "
+        "(reduction='none'?); average over the selected positions only"),
+    "probabilities instead of logits": ("mlm_loss", LOSS + """\
+    return F.cross_entropy(logits.softmax(-1)[keep], labels[keep])""",
+        "you gave probabilities (after a softmax) to F.cross_entropy, which applies log-softmax itself: give it the "
+        "logits" + LOSS_CASE),
+    "nll_loss of probabilities": ("mlm_loss", LOSS + "    return F.nll_loss(logits.softmax(-1)[keep], labels[keep])",
+        "F.nll_loss expects log-probabilities, not probabilities: use F.cross_entropy on the logits" + LOSS_CASE),
+    "nll_loss of logits": ("mlm_loss", LOSS + "    return F.nll_loss(logits[keep], labels[keep])",
+        "you took minus the logit of the label, without the log-softmax: use F.cross_entropy on the logits"
+        + LOSS_CASE),
+    "unselected positions included as label 0": ("mlm_loss", LOSS + """\
+    return F.cross_entropy(logits.flatten(0, 1), labels.clamp(min=0).flatten())""",
+        "your loss includes the unselected positions (label -100): keep only the positions where labels != -100"
+        + LOSS_CASE),
+    "label 0 taken for unselected": ("mlm_loss", "def masked_lm_loss(logits, labels):\n    keep = labels > 0\n"
+                                     "    return F.cross_entropy(logits[keep], labels[keep])",
+        "your loss skips the positions whose label is 0, a real token id: only -100 marks the unselected positions"
+        + LOSS_CASE),
+    "mean of the sequences' means": ("mlm_loss", LOSS + """\
+    return torch.stack([F.cross_entropy(l[k], y[k]) for l, y, k in zip(logits, labels, keep)]).mean()""",
+        "you averaged each sequence's loss, then the sequences: L_MLM averages over all the selected tokens of the "
+        "batch at once" + LOSS_CASE),
+    "loss in bits": ("mlm_loss", "import math\n" + LOSS + "    return F.cross_entropy(logits[keep], labels[keep]) / math.log(2)",
+        "your loss is in bits (log base 2): use the natural logarithm, as F.cross_entropy does" + LOSS_CASE),
+    "a float": ("mlm_loss", LOSS + "    return F.cross_entropy(logits[keep], labels[keep]).item()",
+        "masked_lm_loss should return a tensor (the loss backward() starts from), got float"),
+    "a new tensor without gradient": ("mlm_loss", LOSS + """\
+    return torch.tensor(F.cross_entropy(logits[keep], labels[keep]).item())""",
+        "the loss is not connected to the logits (no gradient would flow): compute it with torch operations on the "
+        "logits, without .item(), float() or torch.tensor(…)"),
+    "classes on the last axis": ("mlm_loss", LOSS + "    return F.cross_entropy(logits, labels)",
+        "your function masked_lm_loss raised RuntimeError: Expected target size [3, 11], got [3, 7]" + LOSS_CASE
+        + ": F.cross_entropy wants the classes on axis 1; select the positions first, logits[keep] (|M|, |V|) and "
+          "labels[keep] (|M|,)"),
+    "labels changed in place": ("mlm_loss", "def masked_lm_loss(logits, labels):\n"
+                                "    labels[labels == -100] = 0\n"
+                                "    return F.cross_entropy(logits[labels > 0], labels[labels > 0])",
+        "masked_lm_loss changed labels in place" + LOSS_CASE + ": work on a copy, or select with a mask"),
+    # ------------------------------------------------------------------ nsp_input
+    "no final [SEP]": ("nsp_input", nsp("list(ids_b) + [sep_id]", "list(ids_b)"),
+        "input_ids should end with [SEP] (id 102)" + NSP_CASE + ": the input is [CLS] A [SEP] B [SEP], with a [SEP] "
+        "after B too"),
+    "no [CLS]": ("nsp_input", nsp("[cls_id] + list(ids_a)", "list(ids_a)"),
+        "input_ids should start with [CLS] (id 101)" + NSP_CASE),
+    "no [SEP] between A and B": ("nsp_input", nsp("list(ids_a) + [sep_id] + list(ids_b)", "list(ids_a) + list(ids_b)"),
+        "put a [SEP] (id 102) between A and B" + NSP_CASE + ": [CLS] A [SEP] B [SEP]"),
+    "B before A": ("nsp_input", nsp("list(ids_a) + [sep_id] + list(ids_b)", "list(ids_b) + [sep_id] + list(ids_a)"),
+        "sentence A comes first" + NSP_CASE + ": [CLS] A [SEP] B [SEP]"),
+    "first [SEP] in segment 1": ("nsp_input", nsp("[0] * (len(ids_a) + 2) + [1] * (len(ids_b) + 1)",
+                                                  "[0] * (len(ids_a) + 1) + [1] * (len(ids_b) + 2)"),
+        "the segment of the first [SEP] (position 4) should be 0" + NSP_CASE + ": it closes sentence A and belongs "
+        "to segment 0"),
+    "last [SEP] in segment 0": ("nsp_input", nsp("[0] * (len(ids_a) + 2) + [1] * (len(ids_b) + 1)",
+                                                 "[0] * (len(ids_a) + 2) + [1] * len(ids_b) + [0]"),
+        "the segment of the last [SEP] (position 7) should be 1" + NSP_CASE + ": it closes sentence B"),
+    "no segment id for [CLS]": ("nsp_input", nsp("[0] * (len(ids_a) + 2)", "[0] * (len(ids_a) + 1)"),
+        "token_type_ids has 7 entries, input_ids 8" + NSP_CASE + ": one segment id per token, [CLS] and both [SEP]s "
+        "included"),
+    "segment ids for A and B only": ("nsp_input", nsp("[0] * (len(ids_a) + 2) + [1] * (len(ids_b) + 1)",
+                                                      "[0] * len(ids_a) + [1] * len(ids_b)"),
+        "token_type_ids has 5 entries but input_ids has 8" + NSP_CASE + ": one segment id per token"),
+    "segments 1 then 0": ("nsp_input", nsp("[0] * (len(ids_a) + 2) + [1] * (len(ids_b) + 1)",
+                                           "[1] * (len(ids_a) + 2) + [0] * (len(ids_b) + 1)"),
+        "the segments are swapped" + NSP_CASE + ": [CLS] A [SEP] have token type 0, B [SEP] type 1"),
+    "ids_a extended in place": ("nsp_input", """\
+def build_nsp_input(ids_a, ids_b, cls_id, sep_id):
+    n_a = len(ids_a)
+    ids_a.insert(0, cls_id)
+    ids_a.append(sep_id)
+    return ids_a + ids_b + [sep_id], [0] * (n_a + 2) + [1] * (len(ids_b) + 1)""",
+        "build_nsp_input changed ids_a in place (append / extend / insert?)" + NSP_CASE + ": build new lists, e.g. "
+        "[cls_id] + list(ids_a) + [sep_id] + …"),
+    "tensors instead of lists": ("nsp_input", nsp("return input_ids, token_type_ids",
+                                                  "return torch.tensor(input_ids), torch.tensor(token_type_ids)"),
+        "input_ids (the first value returned) should be a list of ints, got Tensor" + NSP_CASE + ": build it with "
+        "list concatenation, e.g. [cls_id] + list(ids_a) + [sep_id] + …"),
+    # ------------------------------------------------------------------ language_sampling
+    "not normalised": ("language_sampling", PROBS + "    return p ** alpha",
+        "your q sums to 2.43, expected 1: you computed p^α; now divide by Σ_j p_j^α" + PROB_CASE),
+    "alpha ignored": ("language_sampling", PROBS + "    return p",
+        "your q is p normalised, as if α were 1 (α·p normalised is p again)" + PROB_CASE + ": raise p to the power α, "
+        "p ** alpha, before normalising"),
+    "alpha times p, normalised": ("language_sampling", PROBS + "    return alpha * p / (alpha * p).sum()",
+        "your q is p normalised, as if α were 1 (α·p normalised is p again)" + PROB_CASE),
+    "alpha times p": ("language_sampling", PROBS + "    return alpha * p",
+        "your q sums to 0.30, expected 1: you computed α·p; eq. 11.7 raises p to the power α (p ** alpha), then "
+        "normalises" + PROB_CASE),
+    "alpha to the power p": ("language_sampling", PROBS + "    q = alpha ** p\n    return q / q.sum()",
+        "you computed α^p; eq. 11.7 needs p^α: p ** alpha" + PROB_CASE),
+    "p to the power 1/alpha": ("language_sampling", PROBS + "    q = p ** (1 / alpha)\n    return q / q.sum()",
+        "you raised p to the power 1/α; eq. 11.7 uses p^α" + PROB_CASE),
+    "softmax of alpha p": ("language_sampling", PROBS + "    return torch.softmax(alpha * p, 0)",
+        "you took a softmax of α·p; eq. 11.7 is p^α / Σ_j p_j^α, without exponentials" + PROB_CASE),
+    "a list is not converted": ("language_sampling", """\
+def language_probs(p, alpha):
+    q = (p / p.sum()) ** alpha
+    return q / q.sum()""",
+        "your function language_probs raised AttributeError: 'list' object has no attribute 'sum'" + LIST_CASE
+        + ": p may be a list; convert it first, torch.as_tensor(p, dtype=torch.float64)"),
+    "p divided in place": ("language_sampling", """\
+def language_probs(p, alpha):
+    p = torch.as_tensor(p, dtype=torch.float64)
+    p /= p.sum()
+    q = p ** alpha
+    return q / q.sum()""",
+        "language_probs changed p in place (p /= … ?) (p = [20, 50, 30] (counts, a torch.float64 tensor), α = 1.0): "
+        "compute a new tensor, p = p / p.sum()"),
+    "a list returned": ("language_sampling", """\
+def language_probs(p, alpha):
+    p = [float(x) for x in p]
+    q = [(x / sum(p)) ** alpha for x in p]
+    return [x / sum(q) for x in q]""",
+        "language_probs should return a tensor, got a list" + PROB_CASE + ": torch.as_tensor(p) first, then compute "
+        "with tensors"),
+}
+
+
+WRONG_ANSWERS: dict[str, list[tuple[str, str]]] = {}
+for _exercise, _source, _hint in CASES.values():
+    WRONG_ANSWERS.setdefault(_exercise, []).append((_source, _hint))

@@ -1,0 +1,219 @@
+"""Known-wrong answers to the exercises of notebook 11.3 (notebooks/11_3_contextual_embeddings.py).
+
+Each case is a whole answer cell with one mistake; tests/test_exercise_registry.py runs it after the notebook's
+``setup`` cells and checks that the message contains the hint given here.
+"""
+
+WV = "def word_vector(hidden_states, word_ids, word):\n    idx = [t for t, w in enumerate(word_ids) if w == word]\n"
+LAST4 = "    last4 = torch.stack(hidden_states[-4:]).mean(0)\n"
+WV_CASE = " (hidden_states: 7 tensors (9, 5), word_ids [None, 0, 1, 1, 1, 2, 3, 3, None], word 1)"
+SC = "def sense_centroids(vectors, labels):\n    senses = list(dict.fromkeys(labels))\n"
+MEMBERS = "vectors[[i for i, l in enumerate(labels) if l == s]]"
+SC_CASE = " (vectors (9, 4), 3 senses)"
+NS = "def nearest_sense(vector, centroids):\n"
+COS = "F.cosine_similarity(vector, centroids[s], dim=0).item()"
+NS_CASE = " (vector of norm 2, 4 centroids; cosines: bank.n.01 0.71, bank.n.02 1.00, bank.n.03 0.55, bank.n.04 -0.99)"
+Z = "def z_score(X, corpus, eps=1e-6):\n    mu = corpus.mean(0)\n    sigma = ((corpus - mu) ** 2).mean(0).sqrt()\n"
+Z_KEEP = "    return torch.where(sigma > eps, {}, torch.zeros_like(X))"
+Z_CASE = " (X (3, 6), corpus (5, 6), default eps, dimension 3 constant)"
+Z_CASE2 = " (X (2, 4), corpus (7, 4), eps = 0.01, dimension 2 constant)"
+AN = "def anisotropy_estimate(X, n_pairs=10000, generator=None):\n"
+DISTINCT = """\
+    i = torch.randint(len(X), (n_pairs,), generator=generator)
+    j = (i + torch.randint(1, len(X), (n_pairs,), generator=generator)) % len(X)
+"""
+ORTHO_CASE = " (8 orthogonal rows, n_pairs=2000)"
+ROWS_CASE = " (X (40, 12) with rows of different norms, the default n_pairs)"
+
+CASES = {  # case -> (exercise, source of a wrong answer, a part of the message it must get)
+    # ------------------------------------------------------------------ word_vector
+    "last layer only": ("word_vector", WV + "    return hidden_states[-1][idx].mean(0)",
+        "you used only the last layer, hidden_states[-1]: average the last four layers, "
+        "torch.stack(hidden_states[-4:]).mean(0)" + WV_CASE),
+    "last four layers summed": ("word_vector", WV + "    return torch.stack(hidden_states[-4:]).sum(0)[idx].mean(0)",
+        "you summed the last four layers: average them (mean, not sum)" + WV_CASE),
+    "four layers before the last": ("word_vector",
+                                    WV + "    return torch.stack(hidden_states[-5:-1]).mean(0)[idx].mean(0)",
+        "you averaged hidden_states[2:6] (layers 2…5): average the last four, hidden_states[-4:] (layers 3…6; "
+        "hidden_states[0] is the embedding layer and hidden_states[-4] the first of the last four)" + WV_CASE),
+    "last five layers": ("word_vector", WV + "    return torch.stack(hidden_states[-5:]).mean(0)[idx].mean(0)",
+        "you averaged hidden_states[2:7] (layers 2…6)"),
+    "only hidden_states[-4]": ("word_vector", WV + "    return hidden_states[-4][idx].mean(0)",
+        "you used only hidden_states[-4] (layer 3), the first of the last four layers: average all four, "
+        "torch.stack(hidden_states[-4:]).mean(0)" + WV_CASE),
+    "first subword only": ("word_vector", WV + LAST4 + "    return last4[idx[0]]",
+        "you took only the first subword token of word 1; word 1 is split into 3 tokens, at positions [2, 3, 4]: "
+        "average over all of them" + WV_CASE),
+    "subwords summed": ("word_vector", WV + LAST4 + "    return last4[idx].sum(0)",
+        "you summed the word's 3 subword tokens: average them" + WV_CASE),
+    "[CLS] and [SEP] included": ("word_vector", WV.replace("w == word]", "w == word or w is None]") + LAST4
+                                 + "    return last4[idx].mean(0)",
+        "you included [CLS] and [SEP] (their word id is None): keep only the tokens whose word id is 1" + WV_CASE),
+    "the whole sentence averaged": ("word_vector", WV + LAST4 + "    return last4.mean(0)",
+        "you averaged all 9 tokens of the sentence, [CLS] and [SEP] included: keep only the tokens whose word id is 1"
+        + WV_CASE),
+    "token index instead of word index": ("word_vector", WV + LAST4 + "    return last4[word]",
+        "you took token number 1, which is a token of word 0: `word` counts words, not tokens; word 1 is split into "
+        "3 tokens, at positions [2, 3, 4] (word_ids[t] == 1)" + WV_CASE),
+    "word index shifted past [CLS]": ("word_vector", WV.replace("w == word]", "w == word + 1]") + LAST4
+                                      + "    return last4[idx].mean(0)",
+        "you took the tokens of word 2 (positions [5]), not those of word 1; word 1 is split into 3 tokens"),
+    "last layer and first subword": ("word_vector", WV + "    return hidden_states[-1][idx[0]]",
+        "you used only the last layer, hidden_states[-1]: average the last four layers, "
+        "torch.stack(hidden_states[-4:]).mean(0); and you took only the first subword token of word 1"),
+    "one vector per subword": ("word_vector", WV + LAST4 + "    return last4[idx]",
+        "expected shape (5,), got (3, 5) for the word vector" + WV_CASE + ": one vector per subword token; average "
+        "over the word's 3 tokens"),
+    "one vector per layer": ("word_vector", WV + "    return torch.stack(hidden_states[-4:])[:, idx].mean(1)",
+        "expected shape (5,), got (4, 5) for the word vector" + WV_CASE + ": one vector per layer; average the last "
+        "four layers"),
+    "keepdim": ("word_vector", WV + LAST4 + "    return last4[idx].mean(0, keepdim=True)",
+        "expected shape (5,), got (1, 5) for the word vector" + WV_CASE + ": remove the extra axis"),
+    "word_ids made a tensor": ("word_vector", WV + LAST4 + """\
+    return last4[torch.tensor(word_ids) == word].mean(0)""",
+        "your function word_vector raised RuntimeError: Could not infer dtype of NoneType" + WV_CASE + ": word_ids "
+        "holds None for [CLS] and [SEP], so it cannot become a tensor"),
+    "layers summed in place": ("word_vector", WV + """\
+    acc = hidden_states[-4]
+    for h in hidden_states[-3:]:
+        acc += h
+    return (acc / 4)[idx].mean(0)""", "word_vector changed its inputs in place" + WV_CASE),
+    # ------------------------------------------------------------------ sense_centroids
+    "sum instead of mean": ("sense_centroids", SC + f"    return {{s: {MEMBERS}.sum(0) for s in senses}}",
+        "the centroid of 'bank.n.02' is the sum of its 4 vectors" + SC_CASE + ": eq. 11.8 averages them (divide by "
+        "4, or .mean(0))"),
+    "first vector of each sense": ("sense_centroids", SC + "    return {s: vectors[labels.index(s)] for s in senses}",
+        "the centroid of 'bank.n.02' is one of its 4 vectors (a medoid, or the first?)" + SC_CASE),
+    "medoid": ("sense_centroids", SC + f"""\
+    out = {{}}
+    for s in senses:
+        V = {MEMBERS}
+        out[s] = V[(V - V.mean(0)).norm(dim=-1).argmin()]
+    return out""", "the centroid of 'bank.n.02' is one of its 4 vectors (a medoid, or the first?)" + SC_CASE),
+    "mean of all the vectors": ("sense_centroids", SC + "    return {s: vectors.mean(0) for s in senses}",
+        "the centroid of 'bank.n.02' is the mean of all 9 vectors" + SC_CASE + ": average only the vectors labelled "
+        "'bank.n.02'"),
+    "labels and means paired in different orders": ("sense_centroids", SC + f"""\
+    means = [{MEMBERS}.mean(0) for s in senses]
+    return dict(zip(sorted(set(labels)), means))""",
+        "under the key 'bank.n.02' you put the mean of the vectors labelled 'bank.n.01'" + SC_CASE),
+    "a list": ("sense_centroids", SC + f"    return [{MEMBERS}.mean(0) for s in senses]",
+        "sense_centroids should return a dict {label: (d,) centroid}, got a list" + SC_CASE),
+    "a tensor": ("sense_centroids", SC + f"    return torch.stack([{MEMBERS}.mean(0) for s in senses])",
+        "sense_centroids should return a dict {label: (d,) centroid}, got a tensor of shape (3, 4)" + SC_CASE),
+    "a pair like the library's": ("sense_centroids", SC + f"""\
+    return senses, torch.stack([{MEMBERS}.mean(0) for s in senses])""",
+        "sense_centroids should return a dict {label: centroid}, got a pair" + SC_CASE + ", as "
+        "course_lib.embeddings.sense_centroids returns (senses, tensor)"),
+    "numbers as keys": ("sense_centroids", SC + f"    return {{k: {MEMBERS}.mean(0) for k, s in enumerate(senses)}}",
+        "the keys should be the sense labels ('bank.n.02', 'bank.n.01', 'bank.n.09'), not numbers [0, 1, 2]"),
+    "a sense missing": ("sense_centroids", SC + f"    return {{s: {MEMBERS}.mean(0) for s in set(labels[:3])}}",
+        "there is no centroid for the sense 'bank.n.09'" + SC_CASE),
+    "the vectors, not their mean": ("sense_centroids", SC + f"    return {{s: {MEMBERS} for s in senses}}",
+        "the value for 'bank.n.02' holds its 4 vectors" + SC_CASE + ": return their mean, .mean(0)"),
+    "normalised before averaging": ("sense_centroids", SC + f"    return {{s: F.normalize({MEMBERS}, dim=-1).mean(0) "
+                                    "for s in senses}",
+        "you normalised the vectors of 'bank.n.02' before averaging them" + SC_CASE),
+    # ------------------------------------------------------------------ nearest_sense
+    "dot product": ("nearest_sense", NS + "    return max(centroids, key=lambda s: (vector @ centroids[s]).item())",
+        "you chose 'bank.n.03', the centroid with the largest dot product; the cosine divides by the norms and "
+        "chooses 'bank.n.02'" + NS_CASE),
+    "Euclidean distance": ("nearest_sense", NS + "    return min(centroids, key=lambda s: "
+                                                 "(vector - centroids[s]).norm().item())",
+        "you chose 'bank.n.01', the centroid nearest by Euclidean distance; eq. 11.9 takes the highest cosine, "
+        "'bank.n.02'" + NS_CASE),
+    "lowest cosine": ("nearest_sense", NS + f"    return min(centroids, key=lambda s: {COS})",
+        "you chose 'bank.n.04', the centroid with the lowest cosine: take the highest (max, not min), 'bank.n.02'"
+        + NS_CASE),
+    "the index": ("nearest_sense", NS + """\
+    C = torch.stack(list(centroids.values()))
+    return int(F.cosine_similarity(vector[None], C).argmax())""",
+        "nearest_sense returned 1, a position" + NS_CASE + ": return the label, list(centroids)[1] = 'bank.n.02'"),
+    "the index as a tensor": ("nearest_sense", NS + """\
+    C = torch.stack(list(centroids.values()))
+    return F.cosine_similarity(vector[None], C).argmax()""", "nearest_sense returned 1, a position"),
+    "the score": ("nearest_sense", NS + f"    return max({COS} for s in centroids)",
+        "nearest_sense returned the number 0.995 (a score?)" + NS_CASE),
+    "(label, score)": ("nearest_sense", NS + f"""\
+    best = max(centroids, key=lambda s: {COS})
+    s = best
+    return best, {COS}""", "nearest_sense should return only the label, got a tuple of 2" + NS_CASE),
+    "normalised in place": ("nearest_sense", NS + f"""\
+    vector /= vector.norm()
+    return max(centroids, key=lambda s: {COS})""",
+        "nearest_sense changed its inputs in place (normalising with /= ?)" + NS_CASE),
+    # ------------------------------------------------------------------ z_score
+    "fitted on X": ("z_score", """\
+def z_score(X, corpus, eps=1e-6):
+    mu, sigma = X.mean(0), X.std(0, unbiased=False)
+    return torch.where(sigma > eps, (X - mu) / sigma, torch.zeros_like(X))""",
+        "you fitted μ and σ on X: fit them on the corpus, then standardize X with them" + Z_CASE),
+    "sample standard deviation": ("z_score", """\
+def z_score(X, corpus, eps=1e-6):
+    mu, sigma = corpus.mean(0), corpus.std(0)
+    return torch.where(sigma > eps, (X - mu) / sigma, torch.zeros_like(X))""",
+        "you divided by the sample standard deviation (÷ N−1 = 4); eq. 11.11 divides by |C| = 5: "
+        "std(0, unbiased=False), or ((corpus - mu) ** 2).mean(0).sqrt()" + Z_CASE),
+    "divided by the variance": ("z_score", Z + Z_KEEP.format("(X - mu) / sigma ** 2"),
+        "you divided by the variance σ²: divide by σ, its square root" + Z_CASE),
+    "mean not subtracted": ("z_score", Z + Z_KEEP.format("X / sigma"),
+        "you did not subtract the mean μ: z = (x − μ) / σ" + Z_CASE),
+    "not divided by sigma": ("z_score", Z + Z_KEEP.format("X - mu"),
+        "you did not divide by σ: z = (x − μ) / σ" + Z_CASE),
+    "one mean and sigma for everything": ("z_score", """\
+def z_score(X, corpus, eps=1e-6):
+    return (X - corpus.mean()) / corpus.std(unbiased=False)""",
+        "you took one mean and one σ over all the numbers of the corpus: fit one per dimension, mean(0) and the "
+        "std over axis 0"
+        + Z_CASE),
+    "constant dimension divided by 0": ("z_score", Z + "    return (X - mu) / sigma",
+        "z[0, 3] is inf: dimension 3 is constant over the corpus (σ = 0)" + Z_CASE + "; set the dimensions where "
+        "σ <= eps to 0 instead of dividing"),
+    "sigma + eps": ("z_score", Z + "    return (X - mu) / (sigma + eps)",
+        "z[0, 3] is 1.25e+06, expected 0: dimension 3 has σ = 0 <= eps (the default eps = 1e-6)" + Z_CASE
+        + "; set such dimensions to 0 rather than dividing by eps or by σ + eps"),
+    "only sigma == 0 zeroed": ("z_score", Z + "    return torch.where(sigma > 0, (X - mu) / sigma, torch.zeros_like(X))",
+        "dimension 1 has σ = 0.00083 <= eps (eps = 0.01)" + Z_CASE2 + "; set such dimensions to 0: compare σ with "
+        "the eps argument (sigma > eps), not with 0"),
+    "X changed in place": ("z_score", Z + "    X -= mu\n" + Z_KEEP.format("X / sigma"),
+        "z_score changed X in place (X -= … ?)" + Z_CASE),
+    # ------------------------------------------------------------------ anisotropy
+    "a row paired with itself": ("anisotropy", AN + """\
+    i = torch.randint(len(X), (n_pairs,), generator=generator)
+    j = torch.randint(len(X), (n_pairs,), generator=generator)
+    return F.cosine_similarity(X[i], X[j], dim=-1).mean().item()""",
+        "yours is about 1/N = 0.125, as if some pairs were a row with itself (cosine 1): draw j != i"),
+    "every pair, the diagonal included": ("anisotropy", AN + """\
+    U = F.normalize(X, dim=-1)
+    return (U @ U.T).mean().item()""",
+        "the estimate is 0.1250, expected 0: the cosine of two different rows is 0 for every pair" + ORTHO_CASE
+        + "; yours is about 1/N = 0.125"),
+    "dot products": ("anisotropy", AN + DISTINCT + "    return (X[i] * X[j]).sum(-1).mean().item()",
+        "but the expected cosine of two different rows is 0.5095; an estimate from 10000 pairs falls within ±0.010 of "
+        "it" + ROWS_CASE + ": yours is the mean dot product; normalise the rows first"),
+    "one minus the cosine": ("anisotropy", AN + DISTINCT + "    return 1 - F.cosine_similarity(X[i], X[j]).mean().item()",
+        "yours is 1; is it 1 − cosine, a distance?"),
+    "generator ignored": ("anisotropy", AN + DISTINCT.replace(", generator=generator", "")
+                          + "    return F.cosine_similarity(X[i], X[j]).mean().item()",
+        "two calls with the same generator, torch.Generator().manual_seed(11), gave"),
+    "the cosines, not their mean": ("anisotropy", AN + DISTINCT + "    return F.cosine_similarity(X[i], X[j])",
+        "anisotropy_estimate returned a tensor of shape (2000,)" + ORTHO_CASE + ": return the mean of the cosines"),
+    "X normalised in place": ("anisotropy", AN + DISTINCT + """\
+    X /= X.norm(dim=-1, keepdim=True)
+    return (X[i] * X[j]).sum(-1).mean().item()""",
+        "anisotropy_estimate changed X in place (normalising with /= ?)" + ORTHO_CASE),
+    "n_pairs ignored": ("anisotropy", AN + DISTINCT.replace("(n_pairs,)", "(10000,)")
+                        + "    return F.cosine_similarity(X[i], X[j]).mean().item()",
+        "with n_pairs=1 the estimate should be the cosine of one pair of different rows"),
+    "the exact mean, no sampling": ("anisotropy", AN + """\
+    U = F.normalize(X, dim=-1)
+    N = len(X)
+    return ((U.sum(0) @ U.sum(0) - N) / (N * (N - 1))).item()""",
+        "with n_pairs=1 your estimate is 0.5095, the exact mean over all pairs (X (40, 12), n_pairs=1): the exercise "
+        "asks for an estimate from n_pairs random pairs, drawn with generator"),
+}
+
+
+WRONG_ANSWERS: dict[str, list[tuple[str, str]]] = {}
+for _exercise, _source, _hint in CASES.values():
+    WRONG_ANSWERS.setdefault(_exercise, []).append((_source, _hint))
