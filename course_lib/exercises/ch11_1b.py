@@ -32,6 +32,15 @@ def _reference():
     return tok, dict(tok.get_vocab())
 
 
+@lru_cache(maxsize=1)
+def _library_wordpiece():
+    """course_lib's WordPiece with the embedded vocabulary (to recognise what a wrong answer did)."""
+    from ..checkpoints import embedded_model_dir
+    from ..tokenization.wordpiece import WordPiece
+
+    return WordPiece.from_tokenizer_json(embedded_model_dir() / "tokenizer.json")
+
+
 def _as_pieces(got, what: str) -> list[str]:
     if not isinstance(got, (list, tuple)) or not all(isinstance(p, str) for p in got):
         raise Wrong(f"{what} should return a list of strings (the pieces), got {type(got).__name__}: {got!r}"[:300])
@@ -89,6 +98,7 @@ MERGE_CASES = [
     {("a", "a", "a", "a"): 3, ("a", "a", "b"): 1, ("b", "a"): 2},             # overlapping occurrences
     {("l", "o", "w", "</w>"): 5, ("l", "o", "w", "e", "r", "</w>"): 2, ("n", "e", "w", "e", "s", "t", "</w>"): 6,
      ("w", "i", "d", "e", "s", "t", "</w>"): 3},                               # a tie: (e, s), (s, t), (t, </w>)
+    {("x", "y", "z"): 3, ("a", "b"): 3},                                       # a tie the first pair seen loses
 ]
 
 
@@ -149,7 +159,7 @@ def check_bpe_merge_step(bpe_merge_step):
                              ": the merged symbol is the two strings joined, e.g. 'e' + 's' → 'es'")
                     raise Wrong(f"after merging {best}, {w} should become {expect}, yours is {mine}{extra}")
             raise Wrong(f"after merging {best} the words should be {merged}, yours are {new_words}")
-    return "counts, tie and merges as in course_lib's BPE learner on four small corpora"
+    return "counts, ties and merges as in course_lib's BPE learner on five small corpora"
 
 
 # ----------------------------------------------------------------------------- viterbi
@@ -222,9 +232,12 @@ def check_wordpiece_word_ids(wordpiece_word_ids):
             raise Wrong(f"return a pair (tokens, word_ids), got {type(answer).__name__}")
         tokens, word_ids = _as_pieces(answer[0], "wordpiece_word_ids (its tokens)"), list(answer[1])
         if tokens != enc.tokens:
-            if [t.lower() for t in tokens] == enc.tokens or any(c in "".join(tokens) for c in "éüö"):
-                raise Wrong(f"for {text!r} your tokens are {tokens[:12]}: normalise first (lower-case, strip "
-                            "accents) -- basic_tokenize(text) does it and splits off punctuation")
+            wp = _library_wordpiece()
+            unsplit = [[wp.encode_word(w) for w in text.split()], [wp.encode_word(w.lower()) for w in text.split()]]
+            if any(tokens == [p for pieces in u for p in pieces] for u in unsplit):
+                raise Wrong(f"for {text!r} your tokens are {tokens[:12]}: normalise and split the text first "
+                            "(lower case, no accents, punctuation as words of its own) -- basic_tokenize(text) "
+                            "does both")
             raise Wrong(f"for {text!r} your tokens are {tokens}, the real tokenizer gives {enc.tokens}")
         if word_ids != enc.word_ids:
             if word_ids == list(range(len(tokens))):

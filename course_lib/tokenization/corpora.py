@@ -27,9 +27,13 @@ def sentences(text: str) -> list[str]:
 
 
 def _gensim_file(name: str) -> Path:
-    from gensim.test.utils import datapath
+    """A file of gensim's test data, found without importing gensim (which takes seconds)."""
+    import importlib.util
 
-    return Path(datapath(name))
+    spec = importlib.util.find_spec("gensim")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("gensim is not installed: the Lee corpus comes with its test data")
+    return Path(list(spec.submodule_search_locations)[0]) / "test" / "test_data" / name
 
 
 @lru_cache(maxsize=2)
@@ -82,9 +86,10 @@ def written_for_the_project(name: str) -> tuple[str, ...]:
     return tuple(line for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
 
 
-def text_samples() -> dict[str, tuple[str, ...]]:
-    """One sample per kind of text, for the fertility comparison (news is the held-out Lee corpus)."""
-    return {
+def text_samples(max_lines: int | None = None) -> dict[str, tuple[str, ...]]:
+    """One sample per kind of text, for the fertility comparison (news is the held-out Lee corpus);
+    ``max_lines``: at most that many lines (sentences, glosses) of each, from the start."""
+    samples = {
         "news (held out)": lee("test"),
         "WordNet glosses": wordnet_glosses(),
         "Wikipedia": wikipedia(),
@@ -92,6 +97,7 @@ def text_samples() -> dict[str, tuple[str, ...]]:
         "numbers & dates": written_for_the_project("numbers"),
         "German": written_for_the_project("german"),
     }
+    return {name: texts[:max_lines] for name, texts in samples.items()}
 
 
 def word_counts(texts, lowercase: bool = False, split=words_of) -> Counter:

@@ -40,28 +40,34 @@ class Lattices:
     def __init__(self, words: list[str], pieces: list[str], max_len: int, skip_whole_word: bool = False):
         index = {p: k for k, p in enumerate(pieces)}
         self.offset = np.cumsum([0] + [len(w) + 1 for w in words])[:-1]  # one slot per position 0…len(w)
-        start, end, piece, local_start, local_end, word = [], [], [], [], [], []
+        edges = []  # (word, local start, local end, piece)
         for w, text in enumerate(words):
-            off = int(self.offset[w])
-            for j in range(len(text)):
-                for i in range(j + 1, min(len(text), j + max_len) + 1):
+            n = len(text)
+            for j in range(n):
+                for i in range(j + 1, min(n, j + max_len) + 1):
                     k = index.get(text[j:i])
-                    if k is not None and not (skip_whole_word and j == 0 and i == len(text)):
-                        start.append(off + j), end.append(off + i), piece.append(k)
-                        local_start.append(j), local_end.append(i), word.append(w)
-        self.start, self.end, self.piece = (np.array(a, dtype=np.int64) for a in (start, end, piece))
-        self.local_start, self.local_end, self.word = (np.array(a, dtype=np.int64) for a in (local_start, local_end, word))
+                    if k is not None:
+                        edges.append((w, j, i, k))
+        E = np.array(edges, dtype=np.int64).reshape(-1, 4)
+        if skip_whole_word:
+            lengths = np.array([len(w) for w in words], dtype=np.int64)
+            E = E[~((E[:, 1] == 0) & (E[:, 2] == lengths[E[:, 0]]))]
+        self.word, self.local_start, self.local_end, self.piece = E.T
+        self.start, self.end = self.offset[self.word] + self.local_start, self.offset[self.word] + self.local_end
         self.first = self.offset                                   # position 0 of each word
-        self.last = self.offset + np.array([len(w) for w in words])  # position len(w) of each word
+        self.last = self.offset + np.array([len(w) for w in words], dtype=np.int64)  # position len(w)
         self.n_positions = int(self.last[-1]) + 1 if words else 0
         self.longest = max((len(w) for w in words), default=0)
+        # the edges ending (starting) at each character position, in all words at once
+        self.ending = [np.flatnonzero(self.local_end == i) for i in range(self.longest + 1)]
+        self.starting = [np.flatnonzero(self.local_start == j) for j in range(self.longest + 1)]
 
     def forward(self, logp: np.ndarray, op=np.logaddexp) -> np.ndarray:
         """F[pos]: log Σ (``op=np.logaddexp``) or max (``op=np.maximum``) over paths from the word start to pos."""
         F = np.full(self.n_positions, -np.inf)
         F[self.first] = 0.0
         for i in range(1, self.longest + 1):  # every edge ending at character i, in all words at once
-            k = self.local_end == i
+            k = self.ending[i]
             op.at(F, self.end[k], F[self.start[k]] + logp[self.piece[k]])
         return F
 
@@ -70,7 +76,7 @@ class Lattices:
         B = np.full(self.n_positions, -np.inf)
         B[self.last] = 0.0
         for j in range(self.longest - 1, -1, -1):
-            k = self.local_start == j
+            k = self.starting[j]
             np.logaddexp.at(B, self.start[k], B[self.end[k]] + logp[self.piece[k]])
         return B
 
@@ -97,9 +103,10 @@ def seed_pieces(words: dict[str, int], seed_size: int, max_piece_len: int) -> di
     for word, f in words.items():
         for ch in word:
             chars[ch] += f
+        inner = WORD_START in word[1:]  # rare: then pieces must not cross it
         for j in range(len(word)):
             for i in range(j + 2, min(len(word), j + max_piece_len) + 1):
-                if WORD_START not in word[j + 1:i]:
+                if not inner or WORD_START not in word[j + 1:i]:
                     freq[word[j:i]] += f
     ranked = sorted(((f * len(p), p) for p, f in freq.items() if f >= 2), key=lambda t: (-t[0], t[1]))[:seed_size]
     return {**{p: float(freq[p]) for _, p in ranked}, **{c: float(n) for c, n in chars.items()}}

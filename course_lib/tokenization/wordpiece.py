@@ -160,3 +160,11 @@ def train_wordpiece(word_counts: dict[str, int], num_merges: int, prefix: str = 
         if len(merges) == num_merges:
             break
     return merges
+
+
+def wordpiece_vocabulary(word_counts: dict[str, int], merges: list[WordPieceMerge], unk_token: str = "[UNK]",
+                         prefix: str = PREFIX) -> list[str]:
+    """The vocabulary that trained merges give: the unknown token, the initial symbols, the merged tokens."""
+    symbols = sorted({s for w in word_counts for s in wordpiece_symbols(w, prefix)},
+                     key=lambda s: (s.startswith(prefix), s))
+    return list(dict.fromkeys([unk_token, *symbols, *(m.token for m in merges)]))

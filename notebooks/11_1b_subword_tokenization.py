@@ -1,0 +1,487 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 11.1b Subword tokenization: BPE, WordPiece and Unigram LM, from scratch
+#
+# A BERT never sees words. Before its first layer, text is cut into **subwords** from a fixed
+# vocabulary (30,522 of them for the embedded model): frequent words stay whole, rare words are split
+# into pieces the model has met before, so no word is ever out of vocabulary. The chapter's example
+# (§11.4.3): *Mt. Sanitas is in Sunshine Canyon.* becomes 'Mt', '.', 'San', '##itas', … and every label
+# given per word must then be mapped onto these pieces.
+#
+# The lecture's three ways of making such a vocabulary, each written from scratch in
+# `course_lib.tokenization`:
+# 1. **BPE** (Sennrich et al. 2016; GPT, and RoBERTa in its byte-level form): merge the most frequent
+#    pair of symbols, again and again;
+# 2. **WordPiece** (Wu et al. 2016; BERT): greedy longest-match-first with `##` continuations; trained
+#    with a likelihood score instead of a raw count;
+# 3. **Unigram LM** (Kudo 2018; SentencePiece, XLM-R): a probability per piece, the most probable
+#    segmentation by Viterbi, and *sampled* segmentations (subword regularization).
+#
+# Each one is proven equal to the library people actually use: `tests/test_tokenization_*.py` compares
+# them token for token with `tokenizers` (BPE, byte-level BPE, and the embedded model's own WordPiece)
+# and with `sentencepiece` (Unigram) on thousands of sentences.
+#
+# Four functions and two predictions are graded with `check("…")`.
+
+# %% tags=["setup"]
+import random
+import time
+from collections import Counter
+
+import matplotlib.pyplot as plt
+from IPython.display import HTML
+
+from course_lib.checkpoints import embedded_model_dir
+from course_lib.exercises import check
+from course_lib.tokenization import BertTokenizer, compare, corpora, reference
+from course_lib.tokenization.bpe import initial_symbols, learn_bpe
+from course_lib.tokenization.byte_level import ByteLevelBPE, learn_byte_bpe, to_byte_string
+from course_lib.tokenization.pretokenize import basic_tokenize, normalize, split_words
+from course_lib.tokenization.unigram import Unigram
+from course_lib.tokenization.unigram_training import train_unigram
+from course_lib.tokenization.wordpiece import WordPiece, train_wordpiece, wordpiece_vocabulary
+from course_lib.views.tokenization import draw_fertility, draw_fragmentation, draw_segmentation_probs, merges_html
+
+plt.rcParams["figure.dpi"] = 110
+
+# %% [markdown]
+# ## 1. Before subwords: words
+#
+# Every subword tokenizer starts from *words*. BERT's pre-tokenizer first normalises the text
+# (control characters out, accents stripped, lower case: the embedded model is *uncased*), then splits
+# at white space and around every punctuation mark, which becomes a word of its own:
+
+# %%
+text = "Mt. Sanitas is in Sunshine Canyon."
+normalize(text), split_words(normalize(text))
+
+# %%
+basic_tokenize("Björk's café isn't in Zürich, 2,000 km away!")
+
+# %% [markdown]
+# The accents are gone, and the apostrophe and both commas, even the one inside *2,000*, are words of
+# their own.
+#
+# ## 2. Byte-pair encoding (Sennrich et al. 2016)
+#
+# BPE learns its vocabulary from a corpus. Start from characters, with an end-of-word marker `</w>`
+# glued to the last character of each word (so that a piece knows whether it ends a word). Then
+# repeat: count every pair of adjacent symbols, each word weighted by how often it occurs, and merge
+# the most frequent pair into a new symbol, which joins the vocabulary.
+#
+# The corpus: 300 stories of Australian news (the Lee corpus, which ships with `gensim`), split into
+# words with their case kept.
+
+# %%
+train = corpora.lee("train")
+counts = corpora.word_counts(train)
+len(train), len(counts), sum(counts.values()), counts.most_common(6)
+
+# %%
+initial_symbols("lowest")
+
+# %% [markdown]
+# ### Exercise `bpe_merge_step`
+# Write `bpe_merge_step(words)`. `words` maps each word, spelt as a tuple of symbols, to its count:
+# `{('l', 'o', 'w', '</w>'): 5, ('n', 'e', 'w', 'e', 's', 't', '</w>'): 6, …}`. Count every pair of
+# adjacent symbols (an occurrence counts as many times as its word occurs), take the most frequent
+# pair (on a tie the smallest, `min` of the tied pairs), and return `(best_pair, new_words)`, where
+# `new_words` spells every word with that pair merged into one symbol (left to right, without
+# overlaps: `a a a` → `aa a`). Do not change `words`.
+
+# %% tags=["exercise"]
+def bpe_merge_step(words):
+    """One BPE learning step: the most frequent adjacent pair, and the words with it merged."""
+    ### BEGIN SOLUTION
+    pairs = Counter()
+    for word, n in words.items():
+        for pair in zip(word, word[1:]):
+            pairs[pair] += n
+    best = min(pairs, key=lambda p: (-pairs[p], p))
+    new_words = {}
+    for word, n in words.items():
+        merged, i = [], 0
+        while i < len(word):
+            if i + 1 < len(word) and (word[i], word[i + 1]) == best:
+                merged.append(word[i] + word[i + 1])
+                i += 2
+            else:
+                merged.append(word[i])
+                i += 1
+        new_words[tuple(merged)] = new_words.get(tuple(merged), 0) + n
+    return best, new_words
+    ### END SOLUTION
+
+
+# %%
+check("bpe_merge_step")
+
+# %% [markdown]
+# The library's learner does this step thousands of times, but it never recounts the corpus: it
+# keeps the count of every pair and, per merge, updates only the words that contain the pair
+# (`course_lib/tokenization/merges.py`). The first merges on the news corpus, with their counts:
+
+# %%
+start = time.perf_counter()
+learning = learn_bpe(counts, 2000)
+print(f"2,000 merges in {time.perf_counter() - start:.1f} s")
+[(m.left, m.right, m.token, m.count) for m in learning.merges[:8]]
+
+# %% [markdown]
+# **Ties.** Two pairs often occur equally often. The rule here is the one of `tokenizers`' BpeTrainer:
+# the pair whose symbols come first in the vocabulary wins (characters in code-point order, then the
+# characters with `</w>`, then the merged symbols in the order they were made). BpeTrainer numbers the
+# `</w>` symbols in the order it meets them in a hash table, which changes from run to run, so on a tie
+# between such symbols the two learners may go different ways. Trained on the same words, the two agree
+# merge for merge at least until such a tie (and, without the marker, on all 2,000: a test proves it):
+
+# %% tags=["facts"]
+theirs = reference.merges_of(reference.bpe_trainer(train, 2000))
+ours = [(m.left, m.right) for m in learning.merges]
+first = reference.first_difference(ours, theirs)
+bpe_facts = {"ties among the first 200 merges": sum(m.tied > 1 for m in learning.merges[:200]),
+             "first merge that differs": first,
+             "pairs tied at that merge": learning.merges[first].tied if first is not None else None}
+bpe_facts
+
+# %% [markdown]
+# **Encoding** a new word: split it into characters and apply the learnt merges in the order they were
+# learnt (the earliest-learnt pair present first), until none applies. The vocabulary grows with every
+# merge; move through the merges and watch *Sunshine* come together:
+
+# %%
+bpe = learning.tokenizer()
+for steps in (0, 20, 200, 2000):
+    print(f"{steps:5d} merges:", learning.tokenizer(steps).encode_word("Sunshine"))
+HTML(merges_html(learning, 2000, last=5))
+
+# %% tags=["facts"]
+encode_facts = {"Mt. Sanitas …": bpe.tokenize(text), "times 'Sanitas' occurs in the corpus": counts["Sanitas"],
+                **{w: bpe.encode_word(w) for w in ("Sydney", "bushfires", "unaffable")}}
+encode_facts
+
+# %% [markdown]
+# Frequent words of the news are single pieces; *Sanitas*, never seen, falls apart into pieces that
+# were learnt for other words.
+#
+# ### Byte-level BPE (GPT-2, RoBERTa)
+#
+# A character the corpus never showed has no symbol at all, so it becomes the unknown token:
+
+# %%
+bpe.tokenize("Zürich ☃")
+
+# %% [markdown]
+# Byte-level BPE starts from the 256 possible *bytes* of UTF-8 instead, so its alphabet is complete: no
+# string ever needs an unknown token. To reuse string code, GPT-2 maps every byte to a printable
+# character; a space becomes `Ġ`, and `ü`, two bytes, becomes two characters:
+
+# %%
+to_byte_string(" Zürich ☃")
+
+# %%
+byte_learning = learn_byte_bpe(train, 2000)
+byte_bpe = ByteLevelBPE.from_learning(byte_learning)
+pieces = byte_bpe.tokenize("Zürich ☃ is at 4°C.")
+pieces, byte_bpe.decode(pieces)
+
+# %% [markdown]
+# ## 3. WordPiece (Wu et al. 2016; BERT)
+#
+# BERT's WordPiece *encodes* greedily: from the start of a word, take the longest vocabulary entry that
+# matches, then the longest entry that continues it, written with `##` in front, and so on. If at some
+# point nothing matches, the *whole word* becomes `[UNK]`; so does any word over 100 characters.
+# Here is the embedded model's vocabulary, read from its `tokenizer.json`:
+
+# %%
+wp = WordPiece.from_tokenizer_json(embedded_model_dir() / "tokenizer.json")
+len(wp.vocab), [wp.encode_word(w) for w in ("sanitas", "tokenization", "unaffable", "snow☃man")]
+
+# %% [markdown]
+# Greedy is not morphology: *unaffable* becomes *una ##ffa ##ble*, not *un ##aff ##able*, because
+# `una` is the longest entry that starts the word.
+#
+# ### Exercise `wordpiece_encode`
+# Write `wordpiece_tokenize(word, vocab)` for one normalised word (lower case, no punctuation);
+# `vocab` holds the vocabulary's strings (`piece in vocab` is all you need). Greedy longest match
+# first, `##` before every piece but the first, `['[UNK]']` for the whole word when some position has
+# no match or when the word is longer than 100 characters. It is graded against the embedded model's
+# real tokenizer on 255 words, most of which this notebook never shows.
+
+# %% tags=["exercise"]
+def wordpiece_tokenize(word, vocab, unk="[UNK]", max_chars=100):
+    """Greedy longest-match-first WordPiece of one normalised word."""
+    ### BEGIN SOLUTION
+    if len(word) > max_chars:
+        return [unk]
+    pieces, start = [], 0
+    while start < len(word):
+        end = len(word)
+        while end > start and (word[start:end] if start == 0 else "##" + word[start:end]) not in vocab:
+            end -= 1
+        if end == start:
+            return [unk]
+        pieces.append(word[start:end] if start == 0 else "##" + word[start:end])
+        start = end
+    return pieces
+    ### END SOLUTION
+
+
+# %%
+check("wordpiece_encode")
+
+# %% [markdown]
+# ### Pieces back to words (§11.4.3)
+# Labels are given per word, the model works per piece. The real tokenizer returns, for each piece,
+# the index of the word it came from (`word_ids`; `None` for `[CLS]` and `[SEP]`). For training, the
+# chapter copies each word's label to all its pieces; for decoding, it reads the label of a word from
+# its first piece (so *Sanitas* gets the tag predicted for *san*):
+
+# %%
+bert_tokenizer = BertTokenizer.from_dir(embedded_model_dir())
+enc = bert_tokenizer(text)
+list(zip(enc.tokens[0], enc.word_ids[0]))
+
+# %%
+seg = wp.encode(text)
+seg.tokens == enc.tokens[0][1:-1], seg.word_ids == enc.word_ids[0][1:-1], seg.pieces_per_word()
+
+# %% [markdown]
+# ### Exercise `wordpiece_word_ids` (puts it together)
+# Write `wordpiece_word_ids(text, vocab)` returning `(tokens, word_ids)` for a whole text, as the
+# embedded model's tokenizer does without `[CLS]`/`[SEP]`: BERT's pre-tokenizer (`basic_tokenize`),
+# your `wordpiece_tokenize` for each word, and the word's index for each of its pieces. Graded on 15
+# sentences, with accents, punctuation and numbers.
+
+# %% tags=["exercise"]
+def wordpiece_word_ids(text, vocab):
+    """The pieces of a text and, for each piece, the index of its word."""
+    ### BEGIN SOLUTION
+    tokens, word_ids = [], []
+    for i, word in enumerate(basic_tokenize(text)):
+        word_pieces = wordpiece_tokenize(word, vocab)
+        tokens += word_pieces
+        word_ids += [i] * len(word_pieces)
+    return tokens, word_ids
+    ### END SOLUTION
+
+
+# %%
+check("wordpiece_word_ids")
+
+# %% [markdown]
+# ### Training WordPiece: a likelihood score instead of a count
+# WordPiece *trains* like BPE, merging pairs, but it picks the pair that raises the likelihood of the
+# corpus most, which comes down to the score count(ab) / (count(a) · count(b)). A pair of frequent
+# symbols that merely meet often (*t* + *##h*) scores low; a pair whose parts rarely occur apart scores
+# high. Both learners on the same lower-cased words, the first merges side by side (new symbol, count):
+
+# %%
+lower = corpora.word_counts(train, split=basic_tokenize)
+wordpiece_merges = train_wordpiece(lower, 1000)
+bpe_lower = learn_bpe(lower, 1000, end_of_word=None)
+for b, w in zip(bpe_lower.merges[:10], wordpiece_merges[:10]):
+    print(f"BPE {b.token:>6s} {b.count:6d}     WordPiece {w.token:>8s} {w.count:4d}")
+
+# %% [markdown]
+# BPE merges the most frequent letter pairs first; the score picks pairs made of rare symbols, digits
+# above all. With 1,000 merges each, the score's vocabulary is spent on rarer pieces, and on held-out
+# news it needs more pieces per word (the real BERT vocabulary was built from far more text, with
+# 30,522 entries):
+
+# %% tags=["facts"]
+wordpiece_1k = WordPiece(wordpiece_vocabulary(lower, wordpiece_merges))
+bpe_lower_encoder = bpe_lower.tokenizer()
+news = corpora.lee("test")
+training_facts = {
+    "mean count of the first 50 merged pairs, BPE": sum(m.count for m in bpe_lower.merges[:50]) / 50,
+    "mean count of the first 50 merged pairs, WordPiece": sum(m.count for m in wordpiece_merges[:50]) / 50,
+    "pieces per word on held-out news, BPE 1k": compare.fertility(
+        lambda t: bpe_lower_encoder.encode_words(basic_tokenize(t)).tokens, news),
+    "pieces per word on held-out news, WordPiece 1k": compare.fertility(wordpiece_1k.tokenize, news),
+    "first 10 WordPiece merges with a digit": sum(any(c.isdigit() for c in m.token) for m in wordpiece_merges[:10]),
+    "first 10 BPE merges with a digit": sum(any(c.isdigit() for c in m.token) for m in bpe_lower.merges[:10]),
+}
+training_facts
+
+# %% [markdown]
+# ## 4. Unigram language model (Kudo 2018)
+#
+# A unigram LM gives each piece x a probability p(x), and a segmentation the product of its pieces'
+# probabilities. Training (`course_lib/tokenization/unigram_training.py`): start from far too many
+# pieces (every character and the most frequent substrings), then alternate EM (expected piece
+# counts over *all* segmentations of every word, by forward-backward) and pruning (drop the pieces
+# whose removal costs the corpus least likelihood) until 2,000 pieces are left. As SentencePiece does,
+# the space belongs to the word that follows it, written `▁`. Vocabulary size and log-likelihood per
+# word after each EM step:
+
+# %%
+unigram_training = train_unigram(corpora.word_counts(train, split=str.split), 2000)
+uni = unigram_training.model
+[(size, round(ll, 2)) for size, ll in unigram_training.history], list(uni.scores)[:10]
+
+# %% [markdown]
+# To encode, take the most probable segmentation: **Viterbi**, dynamic programming over the word's
+# lattice, best[i] = max over j of best[j] + log p(word[j:i]).
+
+# %%
+uni.tokenize(text), uni.viterbi("▁unrelated")
+
+# %% [markdown]
+# ### Exercise `viterbi`
+# Write `viterbi_segment(word, log_probs)`: the segmentation of `word` into keys of `log_probs` whose
+# log-probabilities have the largest sum. (Every character of the words graded is a key.) Careful:
+# taking the longest piece first is not the same; on the toy table below it picks `▁unrelated`
+# (log-probability −13.5) over `▁un` + `related` (−13.0).
+
+# %%
+toy_log_probs = {"▁": -3.0, "u": -4.0, "n": -3.5, "r": -3.8, "e": -3.0, "l": -3.9, "a": -3.2, "t": -3.3,
+                 "d": -3.6, "▁un": -5.0, "un": -5.5, "re": -4.5, "rel": -6.0, "related": -8.0, "late": -6.5,
+                 "ted": -5.8, "at": -4.2, "ed": -4.0, "▁unrelated": -13.5, "el": -5.2}
+Unigram(toy_log_probs).viterbi("▁unrelated")
+
+# %% tags=["exercise"]
+def viterbi_segment(word, log_probs):
+    """The most probable segmentation of word into pieces of log_probs."""
+    ### BEGIN SOLUTION
+    n = len(word)
+    best, back = [0.0] + [float("-inf")] * n, [0] * (n + 1)
+    for i in range(1, n + 1):
+        for j in range(i):
+            if word[j:i] in log_probs and best[j] + log_probs[word[j:i]] > best[i]:
+                best[i], back[i] = best[j] + log_probs[word[j:i]], j
+    segmentation, i = [], n
+    while i > 0:
+        segmentation.append(word[back[i]:i])
+        i = back[i]
+    return segmentation[::-1]
+    ### END SOLUTION
+
+
+# %%
+check("viterbi")
+
+# %% [markdown]
+# ### Subword regularization: sampling segmentations
+# Instead of always the best segmentation, a model in training can see a *sampled* one each time it
+# meets a word, drawn with probability ∝ P(x)^α (Kudo 2018). The sampler is exact: forward filtering
+# sums over all segmentations (in log space), backward sampling then picks the last piece, the one
+# before it, and so on. For a short word all segmentations can be listed, so the sampler's frequencies
+# can be compared with the exact probabilities (the tests do it with a chi-square test):
+
+# %%
+word, alpha = "▁unrelated", 0.2
+exact = uni.segmentations(word, alpha=alpha)
+rng = random.Random(0)
+draws = Counter(tuple(uni.sample(word, alpha=alpha, rng=rng)) for _ in range(2000))
+len(exact), draws.most_common(3)
+
+# %%
+draw_segmentation_probs(exact, {k: v / 2000 for k, v in draws.items()}, top=8,
+                        title=f"segmentations of {word}, α = {alpha}: exact vs 2,000 samples")
+
+# %% [markdown]
+# **Predict.** If α is raised from 0.1 to 1.0, the share of samples that equal the Viterbi segmentation
+# (`▁un related`)… goes up, goes down, or stays the same? Set `viterbi_share` to `"goes up"`,
+# `"goes down"` or `"stays the same"`.
+
+# %% tags=["exercise"]
+### BEGIN SOLUTION
+viterbi_share = "goes up"
+### END SOLUTION
+
+# %%
+check("alpha_prediction")
+
+# %% tags=["facts"]
+viterbi_pieces = tuple(uni.viterbi(word))
+alpha_facts = {"Viterbi": " ".join(viterbi_pieces),
+               "its probability at α": {a: round(uni.segmentations(word, alpha=a)[viterbi_pieces], 3)
+                                        for a in (0.1, 0.5, 1.0)}}
+alpha_facts
+
+# %% [markdown]
+# ## 5. On real text
+#
+# All the tokenizers side by side: type a sentence; move the BPE merges to see the vocabulary and the
+# segmentation grow; *sample again* draws another Unigram segmentation.
+
+# %%
+from course_lib.widgets import SubwordExplorer
+
+course = compare.CourseTokenizers(bpe=learning, byte_bpe=byte_learning, unigram=unigram_training, wordpiece=wp)
+SubwordExplorer(course)
+
+# %% [markdown]
+# **Fertility** is the number of pieces per word: more pieces mean more of BERT's 512 positions and
+# more compute for the same text. The texts shipped with the project (at most 500 lines of each):
+# held-out news, WordNet glosses, Wikipedia sentences (wikigold), Python code, numbers and dates, and a
+# German passage.
+#
+# **Predict.** For the BPE learnt from the news, which of these kinds of text needs the most pieces per
+# word: `"news (held out)"`, `"Python code"`, `"numbers & dates"` or `"German"`? Set `most_pieces`.
+
+# %% tags=["exercise"]
+### BEGIN SOLUTION
+most_pieces = "German"
+### END SOLUTION
+
+# %%
+check("fertility_prediction")
+
+# %% tags=["facts"]
+table = compare.fertility_table(course.tokenizers(), corpora.text_samples(max_lines=500))
+bpe_name, bert_name = list(course.tokenizers())[0], list(course.tokenizers())[3]
+byte_name = list(course.tokenizers())[1]
+hard = ["Python code", "numbers & dates", "German"]
+fertility_facts = {
+    "BPE: most pieces per word": max(["news (held out)", *hard], key=lambda s: table[s][bpe_name]),
+    "BERT WordPiece has the fewest pieces on every text": all(
+        min(row, key=row.get) == bert_name for row in table.values()),
+    "code, numbers, German cost every tokenizer more than news": all(
+        table[s][t] > table["news (held out)"][t] for s in hard for t in table[s]),
+    "byte-level BPE needs more than BPE on code and German": all(
+        table[s][byte_name] > table[s][bpe_name] for s in ("Python code", "German")),
+}
+fertility_facts
+
+# %%
+draw_fertility(table)
+
+# %% [markdown]
+# The 30,522 pieces of BERT's WordPiece beat the 2,000 learnt here on every kind of text; code,
+# numbers and German cost every tokenizer more than news. Byte-level BPE pays for its complete
+# alphabet on code and German: where character-level BPE writes one unknown token, it needs a piece per
+# byte.
+#
+# **Rare words fragment.** Words of the training text grouped by how often they occur there, and the
+# mean number of pieces each tokenizer gives them:
+
+# %% tags=["facts"]
+bins = {"BPE (news, 2,000 merges)": compare.pieces_by_frequency(bpe.encode_word, counts),
+        "BERT WordPiece": compare.pieces_by_frequency(lambda w: wp.encode_word(normalize(w)), counts)}
+fragment_facts = {name: [round(b.mean_pieces, 2) for b in bs] for name, bs in bins.items()}
+fragment_facts
+
+# %%
+draw_fragmentation(bins, title="rare words fragment (Lee news, words by frequency)")
+
+# %% [markdown]
+# For both, the rarer the word, the more pieces: BPE's merges were made for the words that occur
+# often in its corpus, so these are whole pieces while words seen once are cut into several. This is
+# what subwords buy: no word is unknown, and frequent words cost one position.
+#
+# **Where next.** Notebook 11.4b uses `word_ids` to align word labels with pieces (named entities in
+# BIO tags, §11.4.3).

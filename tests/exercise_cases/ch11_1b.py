@@ -1,0 +1,180 @@
+"""Known-wrong answers to the exercises of notebook 11.1b (notebooks/11_1b_subword_tokenization.py).
+
+Each is a whole answer cell with one typical mistake, run after the notebook's ``setup`` cells; the string
+beside it is a part of the hint it must get.
+"""
+
+WORDPIECE = "def wordpiece_tokenize(word, vocab, unk='[UNK]', max_chars=100):\n"
+GOOD_WORDPIECE = WORDPIECE + """\
+    if len(word) > max_chars:
+        return [unk]
+    pieces, start = [], 0
+    while start < len(word):
+        end = len(word)
+        while end > start and (word[start:end] if start == 0 else '##' + word[start:end]) not in vocab:
+            end -= 1
+        if end == start:
+            return [unk]
+        pieces.append(word[start:end] if start == 0 else '##' + word[start:end])
+        start = end
+    return pieces
+"""
+MERGE = "def bpe_merge_step(words):\n"
+VITERBI = "def viterbi_segment(word, log_probs):\n"
+
+WRONG_ANSWERS = {
+    "wordpiece_encode": [
+        (WORDPIECE + """\
+    pieces, start = [], 0
+    while start < len(word):
+        end = len(word)
+        while end > start and word[start:end] not in vocab:
+            end -= 1
+        if end == start:
+            return [unk]
+        pieces.append(word[start:end])
+        start = end
+    return pieces
+""", "look it up with '##' in front"),
+        (WORDPIECE + """\
+    pieces, start = [], 0
+    while start < len(word):
+        end = start + 1
+        while end <= len(word) and (word[start:end] if start == 0 else '##' + word[start:end]) not in vocab:
+            end += 1
+        if end > len(word):
+            return [unk]
+        pieces.append(word[start:end] if start == 0 else '##' + word[start:end])
+        start = end
+    return pieces
+""", "take the *longest* vocabulary entry"),
+        (WORDPIECE + """\
+    pieces, start = [], 0
+    while start < len(word):
+        end = len(word)
+        while end > start and (word[start:end] if start == 0 else '##' + word[start:end]) not in vocab:
+            end -= 1
+        if end == start:
+            pieces.append(unk)
+            start += 1
+            continue
+        pieces.append(word[start:end] if start == 0 else '##' + word[start:end])
+        start = end
+    return pieces
+""", "the *whole* word becomes '[UNK]'"),
+        (GOOD_WORDPIECE.replace("    if len(word) > max_chars:\n        return [unk]\n", ""),
+         "longer than 100 characters"),
+        (WORDPIECE + "    return word.split()\n", "for 'sanitas' you returned ['sanitas']"),
+    ],
+    "bpe_merge_step": [
+        (MERGE + """\
+    from collections import Counter
+    pairs = Counter(p for w in words for p in zip(w, w[1:]))
+    best = min(pairs, key=lambda p: (-pairs[p], p))
+    new = {}
+    for w, n in words.items():
+        out, i = [], 0
+        while i < len(w):
+            if i + 1 < len(w) and (w[i], w[i + 1]) == best:
+                out.append(w[i] + w[i + 1]); i += 2
+            else:
+                out.append(w[i]); i += 1
+        new[tuple(out)] = n
+    return best, new
+""", "weight each occurrence by the word's count"),
+        (MERGE + """\
+    from collections import Counter
+    pairs = Counter()
+    for w, n in words.items():
+        for p in zip(w, w[1:]):
+            pairs[p] += n
+    best = max(pairs, key=pairs.get)
+    new = {}
+    for w, n in words.items():
+        out, i = [], 0
+        while i < len(w):
+            if i + 1 < len(w) and (w[i], w[i + 1]) == best:
+                out.append(w[i] + w[i + 1]); i += 2
+            else:
+                out.append(w[i]); i += 1
+        new[tuple(out)] = n
+    return best, new
+""", "on a tie take the smallest pair"),
+        (MERGE + """\
+    from collections import Counter
+    pairs = Counter()
+    for w, n in words.items():
+        for p in zip(w, w[1:]):
+            pairs[p] += n
+    best = min(pairs, key=lambda p: (-pairs[p], p))
+    new = {}
+    for w, n in words.items():
+        w = list(w)
+        for i in range(len(w) - 1):
+            if (w[i], w[i + 1]) == best:
+                w[i:i + 2] = [w[i] + w[i + 1]]
+                break
+        new[tuple(w)] = n
+    return best, new
+""", "merge *every* occurrence"),
+        (MERGE + """\
+    from collections import Counter
+    pairs = Counter()
+    for w, n in words.items():
+        for p in zip(w, w[1:]):
+            pairs[p] += n
+    best = min(pairs, key=lambda p: (-pairs[p], p))
+    for w in list(words):
+        n = words.pop(w)
+        out, i = [], 0
+        while i < len(w):
+            if i + 1 < len(w) and (w[i], w[i + 1]) == best:
+                out.append(w[i] + w[i + 1]); i += 2
+            else:
+                out.append(w[i]); i += 1
+        words[tuple(out)] = n
+    return best, words
+""", "changed the dictionary it was given"),
+    ],
+    "viterbi": [
+        (VITERBI + """\
+    pieces, i = [], 0
+    while i < len(word):
+        j = max(j for j in range(i + 1, len(word) + 1) if word[i:j] in log_probs)
+        pieces.append(word[i:j])
+        i = j
+    return pieces
+""", "the longest piece at each step"),
+        (VITERBI + "    return list(word)\n", "has log-probability"),
+        (VITERBI + "    return [word[:2], word[2:]]\n", "is not a piece of the vocabulary"),
+    ],
+    "wordpiece_word_ids": [
+        (GOOD_WORDPIECE + """
+def wordpiece_word_ids(text, vocab):
+    tokens = []
+    for word in basic_tokenize(text):
+        tokens += wordpiece_tokenize(word, vocab)
+    return tokens, list(range(len(tokens)))
+""", "every piece of a word gets the index of its word"),
+        (GOOD_WORDPIECE + """
+def wordpiece_word_ids(text, vocab):
+    tokens, ids = [], []
+    for i, word in enumerate(text.split()):
+        pieces = wordpiece_tokenize(word, vocab)
+        tokens += pieces
+        ids += [i] * len(pieces)
+    return tokens, ids
+""", "normalise and split the text first"),
+        (GOOD_WORDPIECE + """
+def wordpiece_word_ids(text, vocab):
+    return [t for w in basic_tokenize(text) for t in wordpiece_tokenize(w, vocab)]
+""", "return a pair (tokens, word_ids)"),
+    ],
+    "fertility_prediction": [
+        ('most_pieces = "Python code"', "Which text shares the fewest of those words"),
+        ('most_pieces = "code"', "choose one of"),
+    ],
+    "alpha_prediction": [
+        ('viterbi_share = "goes down"', "Raise numbers below 1 to a larger power"),
+    ],
+}

@@ -1,0 +1,96 @@
+"""Every claim of notebook 11.1b's prose holds: read from its executed `facts` cells, or recomputed here.
+
+The notebook is executed once per test session (tests/notebook_runs.py, shared with test_notebooks.py);
+each cell tagged ``facts`` ends in a dict of plain values, read back with ``ast.literal_eval``.
+"""
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from conftest import ROOT
+from course_lib.checkpoints import embedded_model_dir
+from course_lib.exercises import EXERCISES
+from course_lib.exercises.ch11_1b import TOY, composing_sentences, hidden_words
+from course_lib.tokenization import corpora
+from course_lib.tokenization.pretokenize import basic_tokenize
+from course_lib.tokenization.unigram import Unigram
+from course_lib.tokenization.wordpiece import WordPiece
+
+SOURCE = ROOT / "notebooks" / "11_1b_subword_tokenization.py"
+
+
+@pytest.fixture(scope="module")
+def facts() -> dict:
+    from notebook_runs import executed
+
+    run = executed(SOURCE)
+    assert not run.errors(), run.errors()[0]
+    out = {}
+    for cell in run.notebook.cells:
+        if cell.cell_type == "code" and "facts" in cell.metadata.get("tags", []):
+            results = [o for o in cell.outputs if o.output_type == "execute_result"]
+            assert results, f"the facts cell {cell.source[:60]!r} shows no value"
+            out.update(ast.literal_eval(results[0].data["text/plain"]))
+    return out
+
+
+def test_bpe_agrees_with_bpe_trainer_until_a_tie_and_there_are_ties(facts):
+    assert facts["ties among the first 200 merges"] > 0
+    first = facts["first merge that differs"]
+    assert first is None or (first >= 200 and facts["pairs tied at that merge"] > 1)
+
+
+def test_frequent_words_are_one_piece_and_sanitas_falls_apart(facts):
+    assert facts["times 'Sanitas' occurs in the corpus"] == 0
+    assert "Sanitas</w>" not in facts["Mt. Sanitas …"] and "S" in facts["Mt. Sanitas …"]
+    assert facts["Sydney"] == ["Sydney</w>"]
+
+
+def test_wordpiece_training_spends_merges_on_rare_pairs_and_fragments_more(facts):
+    assert facts["mean count of the first 50 merged pairs, BPE"] > 10 * facts[
+        "mean count of the first 50 merged pairs, WordPiece"]
+    assert facts["first 10 WordPiece merges with a digit"] >= 5 and facts["first 10 BPE merges with a digit"] == 0
+    assert facts["pieces per word on held-out news, WordPiece 1k"] > facts["pieces per word on held-out news, BPE 1k"]
+
+
+def test_a_larger_alpha_makes_the_viterbi_segmentation_more_likely(facts):
+    assert facts["Viterbi"] == "▁un related"
+    probs = facts["its probability at α"]
+    assert probs[0.1] < probs[0.5] < probs[1.0]
+    question = EXERCISES["alpha_prediction"]
+    assert question.run(viterbi_share="goes up")  # the registered answer agrees with the data
+
+
+def test_fertility_claims(facts):
+    assert facts["BPE: most pieces per word"] == "German"
+    assert EXERCISES["fertility_prediction"].run(most_pieces=facts["BPE: most pieces per word"])
+    assert facts["BERT WordPiece has the fewest pieces on every text"]
+    assert facts["code, numbers, German cost every tokenizer more than news"]
+    assert facts["byte-level BPE needs more than BPE on code and German"]
+
+
+def test_rarer_words_get_more_pieces(facts):
+    for name in ("BPE (news, 2,000 merges)", "BERT WordPiece"):
+        means = facts[name]
+        assert all(a >= b for a, b in zip(means, means[1:])) and means[0] > means[-1], (name, means)
+
+
+def test_claims_recomputed_from_the_library():
+    assert basic_tokenize("Björk's café isn't in Zürich, 2,000 km away!") == [
+        "bjork", "'", "s", "cafe", "isn", "'", "t", "in", "zurich", ",", "2", ",", "000", "km", "away", "!"]
+    wp = WordPiece.from_tokenizer_json(embedded_model_dir() / "tokenizer.json")
+    assert len(wp.vocab) == 30522
+    assert wp.encode_word("unaffable") == ["una", "##ffa", "##ble"]
+    toy = Unigram(TOY)
+    assert TOY["▁unrelated"] == -13.5 and TOY["▁un"] + TOY["related"] == -13.0
+    assert toy.viterbi("▁unrelated") == ["▁un", "related"]
+    assert len(hidden_words()) + 5 == 255 and len(composing_sentences()) == 15
+    path = corpora._gensim_file("lee_background.cor")
+    assert len(path.read_text(encoding="utf-8").splitlines()) == 300
+    # the notebook's toy table is the one the viterbi exercise is graded on
+    tree = ast.parse(SOURCE.read_text())
+    toy_in_notebook = next(ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
+                           and any(getattr(t, "id", None) == "toy_log_probs" for t in node.targets))
+    assert toy_in_notebook == TOY
