@@ -1,6 +1,7 @@
-"""Encoder forward throughput: course_lib vs transformers, same weights, same batches, same run.
+"""Encoder forward throughput: course_lib vs transformers, same weights, same batches, same run;
+and the from-scratch tokenizers of notebook 11.1b.
 
-    make bench                  # or: .venv/bin/python benchmarks/run.py [--device cuda] [--quick]
+    make bench                  # or: .venv/bin/python benchmarks/run.py [--device cuda] [--quick] [--only ...]
 
 Two comparisons, each printed as tokens/s and as a ratio course_lib / transformers
 (goal: >= 1.0, course_lib is not slower than the reference):
@@ -12,6 +13,13 @@ Two comparisons, each printed as tokens/s and as a ratio course_lib / transforme
 Timings are paired: each batch runs through both implementations back to back (in
 alternating order), so a machine that slows down mid-run slows both alike; the ratio
 is the median of the per-repeat ratios.
+
+Tokenization (notebook 11.1b, goals from its issue):
+
+* our BPE learner (words counted, then 2,000 merges with incremental pair counts) vs ``tokenizers``'
+  BpeTrainer on the same Lee news text (goal: <= 5 s for ours; the ratio ours / theirs is printed);
+* the SubwordExplorer widget, server side: a new text, another merge step, "sample again"
+  (goal: each < 100 ms).
 """
 from __future__ import annotations
 
@@ -84,13 +92,63 @@ def compare(ours_fn, ref_fn, data, repeats, device):
     return tokens / statistics.median(t_ours), tokens / statistics.median(t_ref), ratio
 
 
+def tokenization(repeats: int) -> dict:
+    """Our BPE learner vs BpeTrainer (paired, alternating order), and the 11.1b widget's interactions."""
+    from course_lib.tokenization import corpora, reference
+    from course_lib.tokenization.bpe import learn_bpe
+    from course_lib.tokenization.compare import course_tokenizers
+    from course_lib.widgets import SubwordExplorer
+
+    train, merges = corpora.lee("train"), 2000
+    ours_s, theirs_s = [], []
+    for r in range(repeats):
+        runs = [("ours", lambda: learn_bpe(corpora.word_counts(train), merges)),
+                ("theirs", lambda: reference.bpe_trainer(train, merges))]
+        for name, fn in (runs if r % 2 == 0 else runs[::-1]):
+            t = time.perf_counter()
+            fn()
+            (ours_s if name == "ours" else theirs_s).append(time.perf_counter() - t)
+    ratio = statistics.median(a / b for a, b in zip(ours_s, theirs_s))
+    ours, theirs = statistics.median(ours_s), statistics.median(theirs_s)
+    print(f"\nBPE learning, {merges:,} merges on the Lee corpus ({len(train):,} sentences), median of {repeats}:")
+    print(f"  course_lib learn_bpe {ours:6.2f} s   tokenizers BpeTrainer {theirs:6.2f} s   ratio {ratio:5.1f}x  "
+          f"{'goal <= 5 s met' if ours <= 5 else 'ABOVE goal 5 s'}")
+
+    widget = SubwordExplorer(course_tokenizers(merges, 2000))
+    texts = ["Mt. Sanitas is in Sunshine Canyon.", "Björk's café in Zürich costs €4.50 ☃, doesn't it?",
+             "The Rechtsschutzversicherungsgesellschaften of 1987 were tokenized into 2,000 pieces."]
+    timings: dict[str, list[float]] = {"new text": [], "move the merge slider": [], "sample again": []}
+    for i in range(20):
+        for name, act in [("new text", lambda: setattr(widget.text, "value", texts[i % 3] + " " * (i % 2))),
+                          ("move the merge slider", lambda: setattr(widget.merges, "value", (i * 97) % merges)),
+                          ("sample again", lambda: widget.sample.click())]:
+            t = time.perf_counter()
+            act()
+            timings[name].append(time.perf_counter() - t)
+    widget_ms = {name: 1000 * statistics.median(v) for name, v in timings.items()}
+    worst_ms = {name: 1000 * max(v) for name, v in timings.items()}
+    print("SubwordExplorer, server side (median / worst of 20):")
+    for name in widget_ms:
+        print(f"  {name:22s} {widget_ms[name]:6.1f} ms / {worst_ms[name]:6.1f} ms  "
+              f"{'goal < 100 ms met' if worst_ms[name] < 100 else 'ABOVE goal 100 ms'}")
+    return {"bpe_learning": {"merges": merges, "course_lib_s": ours, "tokenizers_s": theirs, "ratio": ratio},
+            "widget_ms_median": widget_ms, "widget_ms_worst": worst_ms}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="fewer, smaller batches (a smoke run)")
     ap.add_argument("--json", help="also write the results to this file")
+    ap.add_argument("--only", choices=["encoder", "tokenization"], help="run one of the two benchmarks")
     args = ap.parse_args(argv)
+    if args.only == "tokenization":
+        results = {"tokenization": tokenization(2 if args.quick else 5)}
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=2)
+        return 0
     import warnings
 
     import transformers
@@ -114,6 +172,8 @@ def main(argv=None):
     for name, (a, r, ratio) in rows.items():
         results[name] = {"course_lib_tokens_per_s": a, "transformers_tokens_per_s": r, "ratio": ratio}
         print(f"{name:28s} {a:17.0f} {r:19.0f} {ratio:7.2f}  {'goal >= 1.0 met' if ratio >= 1.0 else 'BELOW goal 1.0'}")
+    if args.only != "encoder":
+        results["tokenization"] = tokenization(2 if args.quick else 5)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": str(device), "sizes": sizes, "results": results}, f, indent=2)
