@@ -141,3 +141,40 @@ def attention(
     weights = masked_softmax(scores, mask)
     dropped = F.dropout(weights, p=dropout_p) if dropout_p > 0 else weights
     return AttentionOutput(dropped @ v, scores, weights)
+
+
+# ----------------------------------------------------------------------------- one head from the inputs
+
+def self_attention(
+    x: torch.Tensor,
+    w_q: torch.Tensor,
+    w_k: torch.Tensor,
+    w_v: torch.Tensor,
+    causal: bool = False,
+    attention_mask: torch.Tensor | None = None,
+) -> AttentionOutput:
+    """One head of self-attention computed from its inputs, eq. 11.1-11.6 with the masks of Fig. 11.1.
+
+    x: (B, T, d) input embeddings; w_q, w_k: (d, d_k); w_v: (d, d_v), so that Q = X W^Q (eq. 11.5).
+    causal: hide the future (key j > query i).
+    attention_mask: (B, T) as the tokenizer returns it (1 = real token, 0 = [PAD]); padded *keys* get no weight,
+        padded queries still attend to the real keys (their outputs are ignored downstream).
+    Returns output (B, T, d_v), scores and weights (B, T, T).
+    """
+    if x.dim() != 3:
+        raise ValueError(f"x must have shape (B, T, d); got {tuple(x.shape)}")
+    B, T, d = x.shape
+    for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v)):
+        if w.dim() != 2 or w.size(0) != d:
+            raise ValueError(f"{name} must have shape (d, ·) = ({d}, ·) to multiply x of shape {tuple(x.shape)}; "
+                             f"got {tuple(w.shape)}")
+    if w_q.size(1) != w_k.size(1):
+        raise ValueError(f"queries and keys must have the same size d_k: w_q gives {w_q.size(1)}, w_k {w_k.size(1)}")
+    q, k, v = x @ w_q, x @ w_k, x @ w_v                     # (B, T, d_k), (B, T, d_k), (B, T, d_v)
+    key_mask = None
+    if attention_mask is not None:
+        if tuple(attention_mask.shape) != (B, T):
+            raise ValueError(f"attention_mask must have shape (B, T) = ({B}, {T}); got {tuple(attention_mask.shape)}")
+        key_mask = attention_mask.bool()[:, None, :]        # (B, 1, T): a mask over the keys
+    mask = combine_masks(key_mask, causal_mask(T, device=x.device) if causal else None)
+    return attention(q, k, v, mask)

@@ -83,3 +83,19 @@ def attention_cost(lengths=(32, 64, 128, 256, 512), heads: int = 12, d_head: int
             peak = _peak_cpu_bytes(call)
         points.append(CostPoint(n, statistics.median(times), int(peak), heads * n * n * 4))
     return points
+
+
+def growth_exponents(lengths, values) -> list[float]:
+    """The local exponent p of ``value ∝ N^p`` between successive lengths: log(v₂/v₁) / log(N₂/N₁).
+
+    2 means quadratic growth: doubling N multiplies the value by 4.
+    """
+    import math
+
+    lengths, values = list(lengths), list(values)
+    if len(lengths) != len(values) or len(lengths) < 2:
+        raise ValueError("give at least two lengths and one value per length")
+    if any(n <= 0 for n in lengths) or any(v <= 0 for v in values):
+        raise ValueError("lengths and values must be positive to fit a power law")
+    return [math.log(v2 / v1) / math.log(n2 / n1)
+            for (n1, v1), (n2, v2) in zip(zip(lengths, values), zip(lengths[1:], values[1:]))]

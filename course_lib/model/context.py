@@ -1,0 +1,92 @@
+"""What a causal mask takes away from a bidirectional encoder (SLP3 §11.1, Fig. 11.1).
+
+Under a causal mask query i may attend to keys 0..i only (:func:`~course_lib.model.attention.causal_mask`):
+
+* :func:`causal_reach` -- the share of the T keys each position can still reach, (i+1)/T: the first token
+  keeps only itself, the last keeps everything;
+* :func:`compare_causal` -- the same sentence through the same encoder twice, bidirectionally (how it was
+  trained) and with a causal mask in every layer: how far each position's vector moves, layer by layer;
+* :func:`first_token_spread` -- under the mask the first token sees nothing but itself, so its vector no longer
+  depends on the sentence at all.
+
+Masking a bidirectionally *trained* model at inference is an experiment, not a causal language model: the
+model never saw the mask during training and has no next-token head (a causal LM is trained with the mask,
+Chapter 10).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+
+def causal_reach(T: int) -> torch.Tensor:
+    """(T,) share of the T keys that query position i may attend to under a causal mask: (i + 1) / T."""
+    if not isinstance(T, int) or isinstance(T, bool) or T < 1:
+        raise ValueError(f"T must be a positive number of tokens, not {T!r}")
+    return torch.arange(1, T + 1, dtype=torch.float64) / T
+
+
+@dataclass
+class CausalComparison:
+    """One sentence, encoded bidirectionally and with a causal mask.
+
+    tokens: T subword strings
+    reach:  (T,) share of the keys each position may attend to under the causal mask
+    change: (L+1, T) ‖h_causal − h_bidirectional‖ / ‖h_bidirectional‖ per layer (row 0: the embeddings,
+            row l + 1: the output of layer l) and position
+    cosine: (L+1, T) cosine between the two vectors, same layout
+    """
+
+    tokens: list[str]
+    reach: torch.Tensor
+    change: torch.Tensor
+    cosine: torch.Tensor
+
+    @property
+    def num_layers(self) -> int:
+        return self.change.size(0) - 1
+
+    def layer_change(self, layer: int) -> torch.Tensor:
+        """(T,) relative change at the output of transformer layer ``layer`` (0 = the first block)."""
+        if not -self.num_layers <= layer < self.num_layers:
+            raise IndexError(f"layer {layer} is out of range: this model has {self.num_layers} layers "
+                             f"(0-{self.num_layers - 1})")
+        return self.change[1:][layer]
+
+
+def _one_text(encoding) -> None:
+    if encoding.input_ids.dim() != 2 or encoding.input_ids.size(0) != 1:
+        raise ValueError(f"compare one sentence at a time: the encoding holds {encoding.input_ids.size(0)} texts")
+
+
+@torch.no_grad()
+def compare_causal(model, encoding) -> CausalComparison:
+    """Encode one tokenized sentence with and without a causal mask and compare every layer's vectors."""
+    _one_text(encoding)
+    bi = model(**encoding.to(model.device), output_hidden_states=True).hidden_states
+    causal = model(**encoding, output_hidden_states=True, causal=True).hidden_states
+    b = torch.stack([h[0] for h in bi]).double().cpu()      # (L+1, T, d)
+    c = torch.stack([h[0] for h in causal]).double().cpu()
+    change = (c - b).norm(dim=-1) / b.norm(dim=-1)            # (L+1, T)
+    cosine = torch.nn.functional.cosine_similarity(b, c, dim=-1)
+    tokens = encoding.tokens[0] if encoding.tokens else [str(int(i)) for i in encoding.input_ids[0]]
+    return CausalComparison(list(tokens), causal_reach(b.size(1)), change, cosine)
+
+
+@torch.no_grad()
+def first_token_spread(model, tokenizer, sentences: list[str], causal: bool) -> float:
+    """Largest distance between the last-layer vectors of the first token ([CLS]) of ``sentences``.
+
+    With ``causal=True`` the first token attends only to itself in every layer, so the result is 0 (up to
+    rounding) whatever the sentences: it has lost all of its context.
+    """
+    if len(sentences) < 2:
+        raise ValueError("give at least two sentences to compare their first tokens")
+    firsts = []
+    for s in sentences:
+        enc = tokenizer(s)
+        out = model(**enc.to(model.device), causal=causal)
+        firsts.append(out.last_hidden_state[0, 0].double().cpu())
+    v = torch.stack(firsts)                                   # (S, d)
+    return float(torch.cdist(v, v).max())
