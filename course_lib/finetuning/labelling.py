@@ -178,6 +178,28 @@ class LabelSet:
         return [IGNORE_INDEX if int(i) == IGNORE_INDEX else self.tags[int(i)] for i in ids]
 
 
+_TRAILING = ",;:!?)\"'"
+_LEADING = "(\"'"
+
+
+def split_words(text: str) -> list[str]:
+    """Typed text -> words as CoNLL data has them: split at spaces; brackets, quotes and , ; : ! ? come off as
+    words of their own, and so does the full stop that ends the sentence ('Mt.' keeps its stop)."""
+    raws = text.split()
+    words = []
+    for n, raw in enumerate(raws):
+        lead, tail, stop_done = [], [], n < len(raws) - 1
+        while len(raw) > 1 and raw[0] in _LEADING:
+            lead.append(raw[0])
+            raw = raw[1:]
+        while len(raw) > 1 and (raw[-1] in _TRAILING or (raw[-1] == "." and not stop_done)):
+            stop_done = stop_done or raw[-1] == "."
+            tail.insert(0, raw[-1])
+            raw = raw[:-1]
+        words += lead + [raw] + tail
+    return words
+
+
 # ----------------------------------------------------------------------------- subwords
 
 def encode_words(tokenizer, words, *, max_length: int | None = None, truncation: bool = False):

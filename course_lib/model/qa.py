@@ -21,17 +21,13 @@ from .bert import BertConfig, BertModel, init_weights
 
 @dataclass
 class QuestionAnsweringOutput:
-    """start_logits, end_logits: (B, T) scores S·T_i + b_S and E·T_j + b_E; logits: both, (B, T, 2);
-    loss: mean of the start and end cross-entropies (when positions are given)."""
+    """start_logits, end_logits: (B, T) scores S·T_i + b_S and E·T_j + b_E (as in transformers, no ``logits``
+    field); loss: mean of the start and end cross-entropies (when positions are given)."""
 
     start_logits: torch.Tensor
     end_logits: torch.Tensor
     loss: torch.Tensor | None = None
     last_hidden_state: torch.Tensor | None = None
-
-    @property
-    def logits(self) -> torch.Tensor:
-        return torch.stack([self.start_logits, self.end_logits], dim=-1)
 
 
 class BertForQuestionAnswering(nn.Module):
@@ -74,6 +70,10 @@ class BertForQuestionAnswering(nn.Module):
     def forward(self, input_ids, attention_mask=None, token_type_ids=None, start_positions=None,
                 end_positions=None) -> QuestionAnsweringOutput:
         T_ = self.bert(input_ids, attention_mask, token_type_ids, output_hidden_states=False).last_hidden_state  # (B, T, d)
+        return self.head(T_, start_positions, end_positions)
+
+    def head(self, T_: torch.Tensor, start_positions=None, end_positions=None) -> QuestionAnsweringOutput:
+        """Start and end scores S·T_i, E·T_j on the encoder's outputs T_ (B, T, d), and the loss if positions are given."""
         logits = self.qa_outputs(T_)  # (B, T, 2)
         start_logits, end_logits = logits[..., 0], logits[..., 1]  # (B, T) each
         loss = None

@@ -61,6 +61,10 @@ class BertForTokenClassification(nn.Module):
 
     def forward(self, input_ids, attention_mask=None, token_type_ids=None, labels=None) -> TokenClassifierOutput:
         z = self.bert(input_ids, attention_mask, token_type_ids, output_hidden_states=False).last_hidden_state  # (B, T, d)
+        return self.head(z, labels)
+
+    def head(self, z: torch.Tensor, labels: torch.Tensor | None = None) -> TokenClassifierOutput:
+        """Eq. 11.14 on the encoder's outputs z (B, T, d): logits W_K z_i (B, T, k), and the loss if labels are given."""
         logits = self.classifier(self.dropout(z))  # (B, T, k)
         loss = None
         if labels is not None:

@@ -1,0 +1,263 @@
+"""Exercises of notebook 11.4b, sequence labelling and span extraction (SLP3 §11.4.3; the QA slides).
+
+align_labels            align_word_labels(word_tags, word_ids, policy) -> one label per subword: "every" (the
+                        chapter's: each subword gets its word's tag) or "first" (first subword, -100 elsewhere);
+                        -100 on special tokens (word id None)
+decode_first_subword    decode_first_subword(subword_tags, word_ids) -> one tag per word: its first subword's
+entity_f1               entity_f1(y_true, y_pred) -> (precision, recall, f1): exact-span entities, micro-averaged,
+                        read from BIO tags as conlleval / seqeval do (an I- after O or another type starts one)
+best_span               best_span_under_limit(start_logits, end_logits, max_len) -> (i, j) maximising
+                        start_logits[i] + end_logits[j] over i <= j <= i + max_len
+predicted_entities      predicted_entities(words, word_ids, subword_logits, tags) -> [(entity text, type), ...]:
+                        eq. 11.15's argmax per subword, first-subword decoding and reading entities, composed
+
+The references are course_lib's (``course_lib.finetuning``); the entity reader and scores are the ones
+tests/test_labelling_eval.py proves equal to ``seqeval`` on the whole wikigold test set and edge cases, so
+``entity_f1`` is graded as seqeval would grade it, on cases the student does not see.
+"""
+from __future__ import annotations
+
+import itertools
+import random
+
+import torch
+
+from ..finetuning.labelling import IGNORE_INDEX, align_labels
+from ..finetuning.labelling import decode_first_subword as reference_decode
+from ..finetuning.ner_eval import entity_scores, get_entities
+from ..finetuning.qa import best_span
+from .core import Wrong, exercise, question
+
+X = IGNORE_INDEX
+# word ids of real sentences, as the embedded tokenizer gives them
+MT_SANITAS = ["Mt.", "Sanitas", "is", "in", "Sunshine", "Canyon", "."]
+MT_TAGS = ["B-LOC", "I-LOC", "O", "O", "B-LOC", "I-LOC", "O"]
+MT_WIDS = [None, 0, 0, 1, 1, 2, 3, 4, 5, 6, None]
+ALIGN_CASES = [
+    (MT_TAGS, MT_WIDS),
+    (["B-PER", "I-PER", "O", "B-ORG", "I-ORG", "I-ORG"], [None, 0, 1, 1, 1, 2, 3, 4, 4, 5, None, None, None]),  # padded
+    (["O", "B-MISC"], [None, 0, 1, 1, 1, 1, None]),
+    ([0, 3, 4], [None, 0, 0, 1, 2, 2, None]),  # class ids work the same
+]
+
+
+def _show(xs) -> str:
+    return "[" + ", ".join("-100" if x == X else repr(x) for x in xs) + "]"
+
+
+# ----------------------------------------------------------------------------- align_labels
+
+@exercise("align_labels", needs=["align_word_labels"])
+def check_align_labels(align_word_labels):
+    for policy in ("every", "first"):
+        for tags, wids in ALIGN_CASES:
+            got = align_word_labels(list(tags), list(wids), policy)
+            want = align_labels(tags, wids, policy)
+            if not isinstance(got, (list, tuple)) and not torch.is_tensor(got):
+                raise Wrong(f"return a list with one label per subword, not a {type(got).__name__}")
+            got = got.tolist() if torch.is_tensor(got) else list(got)
+            if len(got) != len(wids):
+                raise Wrong(f"policy {policy!r}: {len(wids)} subwords (word ids {wids}) need {len(wids)} labels, "
+                            f"you returned {len(got)}")
+            if got == want:
+                continue
+            bad = next(i for i, (g, w) in enumerate(zip(got, want)) if g != w)
+            if wids[bad] is None:
+                raise Wrong(f"position {bad} is a special token or padding (word id None): its label is -100, "
+                            f"so the loss ignores it; you gave {got[bad]!r}")
+            if policy == "first" and got == align_labels(tags, wids, "every"):
+                raise Wrong("with policy 'first' only the first piece of a word keeps its tag; later pieces of the "
+                            "same word get -100 (compare each word id with the previous one)")
+            if policy == "every" and got == align_labels(tags, wids, "first"):
+                raise Wrong("with policy 'every' (the chapter's) every piece of a word gets the word's tag, "
+                            "continuation pieces included -- no -100 inside a word")
+            raise Wrong(f"policy {policy!r}, tags {list(tags)}, word ids {wids}: expected {_show(want)}, "
+                        f"got {_show(got)} (first difference at position {bad})")
+    return "both alignments right, special tokens and padding -100"
+
+
+# ----------------------------------------------------------------------------- decode_first_subword
+
+DECODE_CASES = [
+    (["B-LOC", "B-LOC", "I-LOC", "O", "O", "O", "B-LOC", "I-LOC", "O"], MT_WIDS),
+    (["B-PER", "O", "I-PER", "I-PER", "O", "B-ORG", "B-ORG", "I-ORG"], [None, 0, 0, 1, 2, 3, 3, 4, 5, None]),
+    (["O", "B-PER", "I-PER", "I-PER"], [None, 0, 1, 1, 1, None, None]),
+]
+
+
+@exercise("decode_first_subword", needs=["decode_first_subword"])
+def check_decode_first_subword(decode_first_subword):
+    for sub, inner in DECODE_CASES:
+        tags = [None] + list(sub) + [None] * (len(inner) - len(sub) - 1)  # one entry per subword, specials None
+        want = reference_decode(tags, inner)
+        got = decode_first_subword(list(tags), list(inner))
+        got = list(got) if not isinstance(got, list) else got
+        if got == want:
+            continue
+        n_words = len(want)
+        if len(got) != n_words:
+            if len(got) == len([w for w in inner if w is not None]):
+                raise Wrong(f"you returned one tag per subword ({len(got)}); decoding gives one tag per word "
+                            f"({n_words}): keep only the first subword of each word")
+            raise Wrong(f"word ids {inner} name {n_words} words; return {n_words} tags, you returned {len(got)}")
+        last = [tags[max(i for i, w in enumerate(inner) if w == k)] for k in range(n_words)]
+        if got == last:
+            raise Wrong("you took the tag of each word's last subword; the chapter takes the first one "
+                        "('Mt' decides for 'Mt.', 'San' for 'Sanitas')")
+        raise Wrong(f"subword tags {sub}, word ids {inner}: expected {want}, got {got}")
+    return "each word takes its first subword's tag"
+
+
+# ----------------------------------------------------------------------------- entity_f1
+
+TYPES = ("PER", "LOC", "ORG")
+EDGE = [
+    ([["I-PER", "I-PER", "O"]], [["B-PER", "I-PER", "O"]], "an I- tag after O (or at the start) starts an entity"),
+    ([["B-PER", "B-PER", "I-PER"]], [["B-PER", "I-PER", "I-PER"]], "B-PER B-PER I-PER is two people, the "
+                                                                     "prediction one person with the wrong span"),
+    ([["O", "B-ORG", "I-ORG"]], [["O", "B-ORG", "I-ORG"]], "an entity that ends the sentence must be closed"),
+    ([["B-ORG", "I-ORG", "I-ORG"]], [["B-ORG", "I-LOC", "I-ORG"]], "a change of type ends an entity"),
+    ([["B-LOC", "O"], ["B-LOC", "O"]], [["B-LOC", "O"], ["O", "B-LOC"]], "entities are matched within their sentence"),
+    ([["B-LOC", "O"]], [["B-LOC", "I-LOC"]], "only exact spans count"),
+    ([["O", "O"]], [["O", "O"]], "no entities at all: precision, recall and F1 are 0"),
+]
+
+
+def _hidden_cases(n: int = 40, seed: int = 11):
+    rng = random.Random(seed)
+    tags = ["O"] * 6 + [f"{p}-{t}" for t in TYPES for p in "BI"]
+    for _ in range(n):
+        lens = [rng.randint(1, 9) for _ in range(rng.randint(1, 4))]
+        gold = [[rng.choice(tags) for _ in range(k)] for k in lens]
+        pred = [[t if rng.random() < 0.7 else rng.choice(tags) for t in s] for s in gold]
+        yield gold, pred
+
+
+@exercise("entity_f1", needs=["entity_f1"])
+def check_entity_f1(entity_f1):
+    cases = [(g, p, why) for g, p, why in EDGE] + [(g, p, None) for g, p in _hidden_cases()]
+    for gold, pred, why in cases:
+        ref = entity_scores(gold, pred).micro
+        got = entity_f1([list(s) for s in gold], [list(s) for s in pred])
+        try:
+            p, r, f = (float(x) for x in got)
+        except (TypeError, ValueError):
+            raise Wrong(f"return three numbers (precision, recall, f1), not {got!r}") from None
+        want = (ref.precision, ref.recall, ref.f1)
+        if all(abs(a - b) < 1e-9 for a, b in zip((p, r, f), want)):
+            continue
+        if abs(p - want[1]) < 1e-9 and abs(r - want[0]) < 1e-9 and want[0] != want[1]:
+            raise Wrong("precision and recall are swapped: precision divides the exact matches by the "
+                        "*predicted* entities, recall by the *gold* ones")
+        tok = sum(a == b for gs, ps in zip(gold, pred) for a, b in zip(gs, ps)) / sum(len(s) for s in gold)
+        if abs(f - tok) < 1e-9 or abs(p - tok) < 1e-9:
+            raise Wrong("that is token accuracy; score whole entities: read (type, first, last) spans from the "
+                        "tags and count exact matches")
+        shown = f"gold {gold}, predicted {pred}"
+        hint = f" ({why})" if why else ""
+        raise Wrong(f"for {shown}: expected P/R/F1 = {want[0]:.3f}/{want[1]:.3f}/{want[2]:.3f}, got "
+                    f"{p:.3f}/{r:.3f}/{f:.3f}{hint}")
+    return f"equal to seqeval's micro P/R/F1 on {len(cases)} cases, edge cases included"
+
+
+# ----------------------------------------------------------------------------- best_span
+
+@exercise("best_span", needs=["best_span_under_limit"])
+def check_best_span(best_span_under_limit):
+    g = torch.Generator().manual_seed(5)
+    cases = [(torch.tensor([0.0, 0, 0, 5, 0]), torch.tensor([0.0, 4, 0, 0, 0]), 10, "the end may not come before the start"),
+             (torch.tensor([5.0, 0, 0, 0]), torch.tensor([0.0, 0, 0, 5]), 2, "j may be at most i + max_len"),
+             (torch.tensor([5.0, 0, 0, 0]), torch.tensor([0.0, 0, 0, 5]), 3, "j = i + max_len is allowed"),
+             (torch.tensor([1.0, 3, 0]), torch.tensor([0.0, 2, 1]), 0, "max_len 0: one-token spans only")]
+    for _ in range(25):
+        T = int(torch.randint(2, 12, (1,), generator=g))
+        cases.append((torch.randn(T, generator=g), torch.randn(T, generator=g), int(torch.randint(0, 5, (1,), generator=g)), None))
+    for s, e, L, why in cases:
+        i, j, _ = best_span(s, e, L)
+        got = best_span_under_limit(s.clone(), e.clone(), L)
+        try:
+            gi, gj = (int(x) for x in got)
+        except (TypeError, ValueError):
+            raise Wrong(f"return the pair (i, j) of token positions, not {got!r}") from None
+        if (gi, gj) == (i, j):
+            continue
+        if gi > gj:
+            raise Wrong(f"you returned i = {gi} > j = {gj}: an answer cannot end before it starts")
+        if gj > gi + L:
+            raise Wrong(f"your span ({gi}, {gj}) is longer than the limit: j must be at most i + max_len = {gi + L}")
+        if (int(s.argmax()), int(e.argmax())) == (gi, gj):
+            raise Wrong("the best start and the best end taken separately need not form an allowed span: "
+                        "score every pair (i, j) with i <= j <= i + max_len and take the best sum")
+        hint = f" ({why})" if why else ""
+        raise Wrong(f"start {[round(x, 2) for x in s.tolist()]}, end {[round(x, 2) for x in e.tolist()]}, "
+                    f"max_len {L}: expected ({i}, {j}) with score {float(s[i] + e[j]):.2f}, got ({gi}, {gj}) with "
+                    f"score {float(s[gi] + e[gj]):.2f}{hint}")
+    return "the best allowed span on 29 cases"
+
+
+# ----------------------------------------------------------------------------- predicted_entities (composing)
+
+TAGS9 = ("O", "B-LOC", "I-LOC", "B-MISC", "I-MISC", "B-ORG", "I-ORG", "B-PER", "I-PER")
+
+
+def _entities(words, word_ids, logits, tags):
+    ids = reference_decode(logits.argmax(-1), word_ids)
+    word_tags = [tags[i] for i in ids]
+    return [(" ".join(words[a:b + 1]), t) for t, a, b in get_entities(word_tags)]
+
+
+def _logits_for(subword_tags, tags, g):
+    out = torch.randn(len(subword_tags), len(tags), generator=g)
+    for i, t in enumerate(subword_tags):
+        out[i, tags.index(t)] += 6.0
+    return out
+
+
+@exercise("predicted_entities", needs=["predicted_entities"])
+def check_predicted_entities(predicted_entities):
+    g = torch.Generator().manual_seed(7)
+    cases = [
+        # the chapter's sentence: later pieces disagree with the first ones, and must be ignored
+        (MT_SANITAS, MT_WIDS, ["O", "B-LOC", "O", "I-LOC", "B-PER", "O", "O", "B-LOC", "I-LOC", "O", "O"]),
+        (["Jane", "Villanueva", "of", "United", "Airlines", "Holding"], [None, 0, 1, 1, 1, 2, 3, 4, 5, 5, None],
+         ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "O", "B-ORG", "I-ORG", "I-ORG", "O", "O"]),
+        (["Visit", "Boulder"], [None, 0, 1, None], ["O", "O", "I-LOC", "O"]),  # I- without B-
+        (["It", "rained"], [None, 0, 1, None], ["O", "O", "O", "O"]),
+    ]
+    for words, wids, sub in cases:
+        logits = _logits_for(sub, TAGS9, g)
+        want = _entities(words, wids, logits, TAGS9)
+        got = predicted_entities(list(words), list(wids), logits.clone(), TAGS9)
+        got = [tuple(x) for x in got] if isinstance(got, (list, tuple)) else got
+        if got == want:
+            continue
+        if not isinstance(got, list):
+            raise Wrong(f"return a list of (entity text, type) pairs, not {type(got).__name__}")
+        real = [i for i, w in enumerate(wids) if w is not None]
+        sub_tags = [TAGS9[int(logits[i].argmax())] for i in real]
+        sub_level = [(" ".join(words[wids[real[a]]:wids[real[b]] + 1]), t) for t, a, b in get_entities(sub_tags)]
+        if got == sub_level:
+            raise Wrong("you read entities from the subword tags; decode to one tag per word first (each word "
+                        "takes its first subword's tag), then read entities from the word tags")
+        raise Wrong(f"words {words}: expected {want}, got {got} (argmax per subword, then first-subword decoding, "
+                    f"then BIO entities; the entity text is its words joined by spaces)")
+    return "argmax, first-subword decoding and entity reading compose correctly"
+
+
+# ----------------------------------------------------------------------------- predictions
+
+question(
+    "every_subword_entities", variable="subword_entities", choices=["1", "2", "3", "4"], answer="3",
+    why="'Mt.' splits into 'mt' and '.', and the chapter's alignment copies B-LOC onto both: a BIO reader sees "
+        "B-LOC B-LOC, two entities where the sentence has one. 'Sanitas' → 'san' '##itas' gets I-LOC twice, "
+        "which only continues. So 3 subword entities for 2 real ones -- why decoding goes back to words first",
+    hint="write out the subwords of 'Mt. Sanitas is in Sunshine Canyon.' with their word's tag copied onto each "
+         "piece. What does a B- tag right after another B- tag mean in BIO?")
+
+question(
+    "all_o_accuracy", variable="all_o_token_accuracy",
+    choices=["below 50%", "50-80%", "above 80%"], answer="above 80%",
+    why="most words of running text are outside every entity: tagging everything O gets all of them right, so "
+        "token accuracy is high although not one entity is found (entity F1 = 0)",
+    hint="token accuracy counts words. What share of the words in a Wikipedia sentence belong to no named "
+         "entity at all?")

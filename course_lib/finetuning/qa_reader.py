@@ -1,0 +1,120 @@
+"""Fine-tuning the start and end vectors S, E (and the top layers) for extractive QA on the SQuAD sample.
+
+    reader = QAReader.build()                              # the embedded encoder + S, E
+    run = reader.fit(load_squad("train"), TrainConfig())   # course_lib.finetuning.training.fit, cached
+    preds = reader.predict(test_examples)                  # one Prediction per question ("" = no answer)
+    view = reader.answer(question, context)                # P(start), P(end) over the tokens, the best span
+
+Like :mod:`.ner`, only the top ``train_layers`` blocks and the head learn, on states of the frozen layers
+computed once (:mod:`.frozen`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from ..model.qa import BertForQuestionAnswering
+from .frozen import FromLayer, freeze_below, frozen_states, num_layers, pad_states
+from .qa import QAExample, QAFeatures, best_span, make_features, predict_answers
+
+
+@dataclass
+class QAReader:
+    """A :class:`BertForQuestionAnswering` with its tokenizer and feature settings."""
+
+    model: BertForQuestionAnswering
+    tokenizer: object
+    train_layers: int = 2
+    max_length: int = 192
+    stride: int = 64
+    max_answer_len: int = 30
+
+    @classmethod
+    def build(cls, encoder: str | None = None, train_layers: int = 2, seed: int = 0, device: str = "cpu",
+              **settings) -> "QAReader":
+        from ..checkpoints import load_pretrained
+
+        bert, tokenizer = load_pretrained(encoder, device=device)
+        bert = getattr(bert, "bert", bert)
+        torch.manual_seed(seed)
+        return cls(BertForQuestionAnswering(bert).to(bert.device), tokenizer, train_layers, **settings)
+
+    @property
+    def start(self) -> int:
+        return num_layers(self.model.bert) - self.train_layers
+
+    def features(self, examples) -> QAFeatures:
+        return make_features(self.tokenizer, examples, self.max_length, self.stride)
+
+    def examples(self, feats: QAFeatures) -> list[dict]:
+        """One training example per window: frozen states (T, d) and the gold start/end positions."""
+        lengths = feats.attention_mask.sum(1).tolist()
+        ids = [feats.input_ids[i, :n].tolist() for i, n in enumerate(lengths)]
+        types = [feats.token_type_ids[i, :n].tolist() for i, n in enumerate(lengths)]
+        states = frozen_states(self.model.bert, ids, types, start=self.start)
+        return [{"hidden": h, "start_positions": int(feats.start_positions[i]),
+                 "end_positions": int(feats.end_positions[i])} for i, h in enumerate(states)]
+
+    @staticmethod
+    def collate(examples: list[dict]) -> dict:
+        hidden, mask = pad_states([e["hidden"] for e in examples])
+        return {"hidden": hidden, "attention_mask": mask,
+                "start_positions": torch.tensor([e["start_positions"] for e in examples]),
+                "end_positions": torch.tensor([e["end_positions"] for e in examples])}
+
+    def fit(self, train, config=None, name: str = "qa", **kw):
+        """Fine-tune on QA examples with :func:`course_lib.finetuning.training.fit` (cached)."""
+        from .training import TrainConfig, fit
+
+        freeze_below(self.model.bert, self.train_layers)
+        for p in self.model.qa_outputs.parameters():
+            p.requires_grad_(True)
+        train_ex = self.examples(self.features(train))
+        return fit(FromLayer(self.model, self.start), train_ex, self.collate, config or TrainConfig(), name=name,
+                   cache_extra={"train_layers": self.train_layers, "max_length": self.max_length,
+                                "stride": self.stride},
+                   length=lambda e: e["hidden"].size(0), **kw)  # batches of similar length: little padding
+
+    @torch.no_grad()
+    def logits(self, feats: QAFeatures, batch_size: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
+        """Start and end scores (N, T) of every window."""
+        ex = self.examples(feats)
+        wrapped = FromLayer(self.model, self.start).eval()
+        N, T = feats.input_ids.shape
+        start, end = torch.full((N, T), -1e4), torch.full((N, T), -1e4)
+        for s in range(0, N, batch_size):
+            batch = self.collate(ex[s:s + batch_size])
+            out = wrapped(batch["hidden"].to(self.model.device), batch["attention_mask"].to(self.model.device))
+            t = out.start_logits.size(1)
+            start[s:s + batch_size, :t], end[s:s + batch_size, :t] = out.start_logits.cpu(), out.end_logits.cpu()
+        return start, end
+
+    def predict(self, examples, null_threshold: float = 0.0):
+        """One :class:`~course_lib.finetuning.qa.Prediction` per example."""
+        feats = self.features(examples)
+        s, e = self.logits(feats)
+        return predict_answers(examples, feats, s, e, self.max_answer_len, null_threshold)
+
+    @torch.no_grad()
+    def answer(self, question: str, context: str) -> dict:
+        """What the QA span viewer shows: context tokens, P(start = i), P(end = j) over the window (softmax over
+        all its tokens, [CLS] included), the best span and its text, and the no-answer score."""
+        if not question.strip():
+            raise ValueError("type a question")
+        if not context.strip():
+            raise ValueError("type a context (the passage the answer comes from)")
+        ex = QAExample("typed", "", question, context)
+        feats = self.features([ex])
+        self.model.eval()
+        out = self.model(**feats.inputs(slice(0, 1)))
+        s, e = out.start_logits[0].float().cpu(), out.end_logits[0].float().cpu()
+        T = s.numel()
+        offsets = feats.offsets[0][:T]
+        ctx = torch.tensor([o is not None for o in offsets])
+        i, j, score = best_span(s, e, self.max_answer_len, allowed=ctx)
+        null = float(s[0] + e[0])
+        text = context[offsets[i][0]:offsets[j][1]]
+        return {"tokens": feats.tokens[0][:T], "offsets": offsets, "context_mask": ctx,
+                "p_start": torch.softmax(s, -1), "p_end": torch.softmax(e, -1), "span": (i, j), "text": text,
+                "span_score": score, "null_score": null, "no_answer": null > score, "windows": len(feats)}

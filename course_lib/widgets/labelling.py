@@ -1,0 +1,136 @@
+"""Widgets for §11.4.3 and QA: the alignment viewer and the QA span viewer.
+
+Thin views: the numbers come from :class:`course_lib.finetuning.ner.NerTagger` and
+:class:`course_lib.finetuning.qa_reader.QAReader`, the drawing from :mod:`course_lib.views.labelling`.
+"""
+from __future__ import annotations
+
+import ipywidgets as W
+
+from ..finetuning.labelling import split_words
+from ..views.common import error_html
+from ..views.labelling import alignment_html, alignment_table, qa_answer_html, qa_strips, qa_svg
+
+MT_SANITAS = ("Mt. Sanitas is in Sunshine Canyon.", "B-LOC I-LOC O O B-LOC I-LOC O")  # eq. 11.16
+
+
+class AlignmentViewer(W.VBox):
+    """Type a sentence (and, optionally, its gold tags): words ↔ subwords ↔ gold labels under both alignments
+    (-100 shown) ↔ predicted tags ↔ decoded entities, wrong words marked ✗.
+
+    examples: optional (sentence, gold tags) pairs offered in a drop-down (e.g. held-out wikigold sentences).
+    """
+
+    def __init__(self, tagger, text: str = MT_SANITAS[0], gold: str = MT_SANITAS[1], examples=()):
+        self.tagger = tagger
+        self.examples = [MT_SANITAS] + [(" ".join(s.words), " ".join(s.tags)) if hasattr(s, "words") else s
+                                        for s in examples]
+        self.pick = W.Dropdown(options=[(t if len(t) < 70 else t[:67] + "…", i) for i, (t, _) in enumerate(self.examples)],
+                               value=None, description="example", layout=W.Layout(width="95%"))
+        self.text = W.Text(value=text, description="sentence", continuous_update=False, layout=W.Layout(width="95%"))
+        self.gold = W.Text(value=gold, description="gold tags", continuous_update=False,
+                           placeholder="optional: one BIO tag per word, e.g. B-LOC I-LOC O", layout=W.Layout(width="95%"))
+        self.words = W.HTML()
+        self.message = W.HTML()
+        self.table = W.HTML()
+        for w, cls in [(self.text, "align-text"), (self.gold, "align-gold"), (self.pick, "align-pick"),
+                       (self.words, "align-words"), (self.message, "align-message"), (self.table, "align-table")]:
+            w.add_class(cls)
+        super().__init__([self.pick, self.text, self.gold, self.words, self.message, self.table])
+        self.add_class("alignment-viewer")
+        self.pick.observe(self._pick, "value")
+        self.text.observe(self._update, "value")
+        self.gold.observe(self._update, "value")
+        self._update()
+
+    def _pick(self, change):
+        if change["new"] is None:
+            return
+        text, gold = self.examples[change["new"]]
+        with self.hold_trait_notifications():
+            self.gold.value = ""  # no stale gold while the text changes
+            self.text.value = text
+        self.gold.value = gold
+
+    def _update(self, _change=None):
+        try:
+            words = split_words(self.text.value)
+            if not words:
+                raise ValueError("type a sentence to tag")
+            gold = self.gold.value.split() or None
+            if gold is not None:
+                if len(gold) != len(words):
+                    raise ValueError(f"{len(gold)} gold tags for {len(words)} words ({' | '.join(words)}): "
+                                     "give one tag per word, or clear the gold tags")
+                self.tagger.labels.encode(gold)  # unknown tags get a message
+            out = self.tagger.tag(words)
+            cols = alignment_table(words, out["tokens"], out["word_ids"], out["subword_tags"], gold)
+        except ValueError as err:
+            self.message.value = error_html(str(err))
+            self.table.layout.display = "none"
+            return
+        self.message.value = ""
+        self.words.value = "<span style='font-family:monospace'>words: " + " | ".join(words) + "</span>"
+        self.table.layout.display = ""
+        self.table.value = alignment_html(words, cols)
+
+
+class QASpanViewer(W.VBox):
+    """Question + context in: P(start = i) and P(end = j) over the context tokens as two aligned strips, the best
+    span i ≤ j ≤ i + L shaded, and "no answer" when [CLS] wins."""
+
+    def __init__(self, reader, question: str = "Where is Mt. Sanitas?",
+                 context: str = "Mt. Sanitas is in Sunshine Canyon, a short drive west of Boulder, Colorado.",
+                 examples=()):
+        self.reader = reader
+        self.examples = [(question, context)] + [(e.question, e.context) if hasattr(e, "question") else e
+                                                 for e in examples]
+        self.pick = W.Dropdown(options=[(q if len(q) < 70 else q[:67] + "…", i) for i, (q, _) in enumerate(self.examples)],
+                               value=None, description="example", layout=W.Layout(width="95%"))
+        self.question = W.Text(value=question, description="question", continuous_update=False,
+                               layout=W.Layout(width="95%"))
+        self.context = W.Textarea(value=context, description="context", continuous_update=False,
+                                  layout=W.Layout(width="95%", height="90px"))
+        self.max_len = W.IntSlider(value=reader.max_answer_len, min=0, max=40, description="L (max length)",
+                                   continuous_update=False, style={"description_width": "110px"})
+        self.message = W.HTML()
+        self.answer = W.HTML()
+        self.strips = W.HTML(layout=W.Layout(overflow_x="auto"))
+        for w, cls in [(self.question, "qa-question"), (self.context, "qa-context"), (self.max_len, "qa-maxlen"),
+                       (self.pick, "qa-pick"), (self.message, "qa-message"), (self.answer, "qa-answer-line"),
+                       (self.strips, "qa-strips-box")]:
+            w.add_class(cls)
+        super().__init__([self.pick, self.question, self.context, self.max_len, self.message, self.answer, self.strips])
+        self.add_class("qa-span-viewer")
+        self.pick.observe(self._pick, "value")
+        for w in (self.question, self.context, self.max_len):
+            w.observe(self._update, "value")
+        self._update()
+
+    def _pick(self, change):
+        if change["new"] is None:
+            return
+        q, c = self.examples[change["new"]]
+        with self.hold_trait_notifications():
+            self.context.value = c
+        self.question.value = q
+
+    def _update(self, _change=None):
+        old = self.reader.max_answer_len
+        try:
+            self.reader.max_answer_len = int(self.max_len.value)
+            view = self.reader.answer(self.question.value, self.context.value)
+        except ValueError as err:
+            self.message.value = error_html(str(err))
+            self.strips.layout.display = "none"
+            self.answer.value = ""
+            return
+        finally:
+            self.reader.max_answer_len = old
+        self.view = view
+        note = (f" <i>(the context is longer than one window: the first of {view['windows']} windows is shown)</i>"
+                if view["windows"] > 1 else "")
+        self.message.value = ""
+        self.answer.value = qa_answer_html(view) + note
+        self.strips.layout.display = ""
+        self.strips.value = qa_svg(qa_strips(view))

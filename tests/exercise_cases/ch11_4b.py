@@ -1,0 +1,118 @@
+"""Known-wrong answers to the exercises of notebook 11.4b (notebooks/11_4b_sequence_labelling.py).
+
+Each case is a whole answer cell with one mistake; tests/test_exercise_registry.py runs it after the notebook's
+``setup`` cells and checks that the message contains the hint given here.
+"""
+
+ALIGN = """\
+def align_word_labels(word_tags, word_ids, policy):
+    labels, previous = [], None
+    for w in word_ids:
+        if w is None:
+            labels.append(-100)
+        elif policy == "every" or w != previous:
+            labels.append(word_tags[w])
+        else:
+            labels.append(-100)
+        previous = w
+    return labels
+"""
+DECODE = """\
+def decode_first_subword(subword_tags, word_ids):
+    tags, seen = [], set()
+    for tag, w in zip(subword_tags, word_ids):
+        if w is not None and w not in seen:
+            seen.add(w)
+            tags.append(tag)
+    return tags
+"""
+F1 = """\
+def read_entities(tags):
+    out, start, typ = [], None, None
+    for i, t in enumerate(list(tags) + ["O"]):
+        prefix, kind = (t[0], t[2:]) if t != "O" else ("O", "")
+        if start is not None and not (prefix == "I" and kind == typ):
+            out.append((typ, start, i - 1))
+            start = None
+        if prefix == "B" or (prefix == "I" and start is None):
+            start, typ = i, kind
+    return out
+
+def entity_f1(y_true, y_pred):
+    gold = {(n, *e) for n, s in enumerate(y_true) for e in read_entities(s)}
+    pred = {(n, *e) for n, s in enumerate(y_pred) for e in read_entities(s)}
+    hit = len(gold & pred)
+    p = hit / len(pred) if pred else 0.0
+    r = hit / len(gold) if gold else 0.0
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+"""
+SPAN = """\
+def best_span_under_limit(start_logits, end_logits, max_len):
+    best, best_score = (0, 0), float("-inf")
+    T = len(start_logits)
+    for i in range(T):
+        for j in range(i, min(T, i + max_len + 1)):
+            score = float(start_logits[i] + end_logits[j])
+            if score > best_score:
+                best, best_score = (i, j), score
+    return best
+"""
+COMPOSE = """\
+def predicted_entities(words, word_ids, subword_logits, tags):
+    ids = subword_logits.argmax(-1).tolist()
+    word_tags = decode_first_subword([tags[i] for i in ids], word_ids)
+    return [(" ".join(words[a:b + 1]), t) for t, a, b in read_entities(word_tags)]
+"""
+
+
+def edit(source: str, old: str, new: str) -> str:
+    """The reference answer with one mistake: ``old`` (which must be there) replaced by ``new``."""
+    assert old in source, old
+    return source.replace(old, new)
+
+
+WRONG_ANSWERS = {
+    "align_labels": [
+        (edit(ALIGN, 'policy == "every" or w != previous', "w != previous"), "with policy 'every' (the chapter's)"),
+        (edit(ALIGN, 'policy == "every" or w != previous', "True"), "with policy 'first' only the first piece"),
+        (edit(ALIGN, "            labels.append(-100)\n        elif", "            labels.append('O')\n        elif"),
+         "special token or padding (word id None): its label is -100"),
+    ],
+    "decode_first_subword": [
+        (edit(DECODE, "        if w is not None and w not in seen:\n            seen.add(w)\n            tags.append(tag)",
+              "        if w is not None:\n            tags.append(tag)"), "one tag per word"),
+        ("def decode_first_subword(subword_tags, word_ids):\n    last = {}\n"
+         "    for tag, w in zip(subword_tags, word_ids):\n        if w is not None:\n            last[w] = tag\n"
+         "    return [last[w] for w in sorted(last)]\n", "last subword"),
+    ],
+    "entity_f1": [
+        (edit(F1, 'if prefix == "B" or (prefix == "I" and start is None):', 'if prefix == "B":'),
+         "an I- tag after O (or at the start) starts an entity"),
+        (edit(F1, "    p = hit / len(pred) if pred else 0.0\n    r = hit / len(gold) if gold else 0.0",
+              "    r = hit / len(pred) if pred else 0.0\n    p = hit / len(gold) if gold else 0.0"),
+         "precision and recall are swapped"),
+        (edit(F1, "    for i, t in enumerate(list(tags) + [\"O\"]):", "    for i, t in enumerate(list(tags)):"),
+         "an entity that ends the sentence must be closed"),
+        (edit(F1, "{(n, *e) for n, s in enumerate(y_true) for e in read_entities(s)}",
+              "{e for n, s in enumerate(y_true) for e in read_entities(s)}").replace(
+            "{(n, *e) for n, s in enumerate(y_pred) for e in read_entities(s)}", "{e for n, s in enumerate(y_pred) for e in read_entities(s)}"),
+         "expected P/R/F1"),
+        ("def entity_f1(y_true, y_pred):\n    pairs = [(a, b) for g, p in zip(y_true, y_pred) for a, b in zip(g, p)]\n"
+         "    acc = sum(a == b for a, b in pairs) / len(pairs)\n    return acc, acc, acc\n", "token accuracy"),
+    ],
+    "best_span": [
+        (edit(SPAN, "range(i, min(T, i + max_len + 1))", "range(T)"), "an answer cannot end before it starts"),
+        (edit(SPAN, "range(i, min(T, i + max_len + 1))", "range(i, T)"), "longer than the limit"),
+        ("def best_span_under_limit(start_logits, end_logits, max_len):\n"
+         "    return int(start_logits.argmax()), int(end_logits.argmax())\n", "taken separately"),
+        (edit(SPAN, "range(i, min(T, i + max_len + 1))", "range(i, min(T, i + max_len))"), "j = i + max_len is allowed"),
+    ],
+    "predicted_entities": [
+        (F1 + DECODE + edit(COMPOSE, "word_tags = decode_first_subword([tags[i] for i in ids], word_ids)",
+                            "word_tags = [tags[i] for i, w in zip(ids, word_ids) if w is not None]"),
+         "decode to one tag per word first"),
+        (F1 + DECODE + edit(COMPOSE, '(" ".join(words[a:b + 1]), t)', '(" ".join(words[a:b]), t)'), "expected"),
+    ],
+    "every_subword_entities": [('subword_entities = "2"', "B- tag right after another B- tag")],
+    "all_o_accuracy": [('all_o_token_accuracy = "below 50%"', "What share of the words")],
+}

@@ -1,0 +1,142 @@
+"""Training only the top layers on cached frozen states (course_lib.finetuning.frozen) gives the model's own
+outputs; the NER tagger and QA reader train with the shared loop (loss falls, cache hit); the baselines."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from course_lib.finetuning.frozen import FromLayer, freeze_below, frozen_states, pad_states
+from course_lib.finetuning.labelling import LabelSet, TaggedSentence, encode_words, load_wikigold
+from course_lib.finetuning.ner import NerTagger, dictionary_baseline, entity_dictionary, word_majority_baseline
+from course_lib.finetuning.qa import QAExample, load_squad, make_features
+from course_lib.finetuning.qa_reader import QAReader
+from course_lib.finetuning.training import TrainConfig
+from course_lib.model.bert import BertConfig, BertModel
+from course_lib.model.qa import BertForQuestionAnswering
+from course_lib.model.tagging import BertForTokenClassification
+
+TINY = BertConfig(hidden_size=64, num_hidden_layers=3, num_attention_heads=4, intermediate_size=128)
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_LIB_CACHE", str(tmp_path / "cache"))
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    import course_lib
+
+    return course_lib.load_pretrained()[1]
+
+
+@pytest.mark.parametrize("start", [0, 1, 3])
+def test_from_layer_on_frozen_states_equals_the_full_model(tokenizer, start):
+    torch.manual_seed(0)
+    tagger = BertForTokenClassification(BertModel(TINY), 9).eval()
+    sents = [["Mt.", "Sanitas", "is", "in", "Sunshine", "Canyon", "."], ["Jane", "Villanueva", "flew"]]
+    enc = encode_words(tokenizer, sents)
+    n = enc.attention_mask.sum(1).tolist()
+    states = frozen_states(tagger.bert, [enc.input_ids[b, :k].tolist() for b, k in enumerate(n)], start=start)
+    assert [s.shape for s in states] == [(k, 64) for k in n]
+    hidden, mask = pad_states(states)
+    assert torch.equal(mask, enc.attention_mask)
+    with torch.no_grad():
+        full = tagger(enc.input_ids, enc.attention_mask).logits
+        part = FromLayer(tagger, start)(hidden, mask).logits
+    keep = mask.bool()
+    torch.testing.assert_close(part[keep], full[keep], atol=1e-5, rtol=0)
+    # the cache returns the very same states
+    again = frozen_states(tagger.bert, [enc.input_ids[b, :k].tolist() for b, k in enumerate(n)], start=start)
+    assert all(torch.equal(a, b) for a, b in zip(states, again))
+
+
+def test_from_layer_qa_equals_the_full_model(tokenizer):
+    torch.manual_seed(1)
+    qa = BertForQuestionAnswering(BertModel(TINY)).eval()
+    feats = make_features(tokenizer, load_squad("test")[:5])
+    n = feats.attention_mask.sum(1).tolist()
+    states = frozen_states(qa.bert, [feats.input_ids[i, :k].tolist() for i, k in enumerate(n)],
+                           [feats.token_type_ids[i, :k].tolist() for i, k in enumerate(n)], start=2)
+    hidden, mask = pad_states(states)
+    with torch.no_grad():
+        full = qa(**feats.inputs())
+        part = FromLayer(qa, 2)(hidden, mask)
+    keep = mask.bool()
+    torch.testing.assert_close(part.start_logits[keep], full.start_logits[keep], atol=1e-5, rtol=0)
+    torch.testing.assert_close(part.end_logits[keep], full.end_logits[keep], atol=1e-5, rtol=0)
+
+
+def test_freeze_below_leaves_only_the_top_layers_trainable():
+    enc = BertModel(TINY)
+    freeze_below(enc, 1)
+    trainable = {n.split(".")[2] for n, p in enc.named_parameters() if p.requires_grad}
+    assert trainable == {"2"}
+    freeze_below(enc, 0)
+    assert not any(p.requires_grad for p in enc.parameters())
+    with pytest.raises(ValueError, match="train_layers must be between 0 and 3"):
+        freeze_below(enc, 4)
+
+
+def tiny_tagger(tokenizer, policy="first"):
+    torch.manual_seed(0)
+    return NerTagger(BertForTokenClassification(BertModel(TINY), len(LabelSet())), tokenizer, LabelSet(), policy,
+                     train_layers=1)
+
+
+@pytest.mark.parametrize("policy", ["first", "every"])
+def test_tagger_learns_and_is_cached(tokenizer, policy):
+    train = load_wikigold("train")[:48]
+    tagger = tiny_tagger(tokenizer, policy)
+    cfg = TrainConfig(lr=1e-3, epochs=4, batch_size=8, lr_overrides=(("model.classifier.", 1e-2),))
+    run = tagger.fit(train, cfg, eval_sentences=train[:16], progress=False)
+    assert run.finished and not run.cached
+    assert run.epochs[-1].train_loss < run.epochs[0].train_loss
+    assert set(run.epochs[-1].eval) == {"f1", "precision", "recall"}
+    pred = tagger.predict(train[:16])
+    assert [len(p) for p in pred] == [len(s) for s in train[:16]]
+    again = tiny_tagger(tokenizer, policy).fit(train, cfg, eval_sentences=train[:16], progress=False)
+    assert again.cached and again.epochs[-1].eval == run.epochs[-1].eval
+
+
+def test_tagger_tag_shows_subwords_and_both_decodings(tokenizer):
+    tagger = tiny_tagger(tokenizer)
+    out = tagger.tag(["Mt.", "Sanitas", "is", "in", "Sunshine", "Canyon", "."])
+    assert out["tokens"][:5] == ["[CLS]", "mt", ".", "san", "##itas"]
+    assert out["probs"].shape == (11, 9) and len(out["word_tags"]) == 7
+    assert torch.allclose(out["probs"].sum(-1), torch.ones(11))
+    for d in ("first", "mean", "product"):
+        assert len(tagger.predict([["Jane", "flew"]], d)[0]) == 2
+    with pytest.raises(ValueError, match="decoding must be one of"):
+        tagger.predict([["Jane"]], "last")
+    with pytest.raises(ValueError, match="no words to tag"):
+        tagger.tag([])
+
+
+def test_qa_reader_learns_and_answers(tokenizer):
+    torch.manual_seed(0)
+    reader = QAReader(BertForQuestionAnswering(BertModel(TINY)), tokenizer, train_layers=1, max_length=128, stride=32)
+    train = [e for e in load_squad("train")[:40]]
+    run = reader.fit(train, TrainConfig(lr=1e-3, epochs=3, batch_size=8), progress=False)
+    assert run.epochs[-1].train_loss < run.epochs[0].train_loss
+    preds = reader.predict(train[:10])
+    assert len(preds) == 10 and all(p.text == "" or p.text in e.context for p, e in zip(preds, train))
+    view = reader.answer("Where is Mt. Sanitas?", "Mt. Sanitas is in Sunshine Canyon near Boulder.")
+    i, j = view["span"]
+    assert 0 < i <= j and view["context_mask"][i] and view["context_mask"][j]
+    assert view["text"] in "Mt. Sanitas is in Sunshine Canyon near Boulder."
+    assert torch.allclose(view["p_start"].sum(), torch.tensor(1.0)) and torch.allclose(view["p_end"].sum(), torch.tensor(1.0))
+    with pytest.raises(ValueError, match="type a question"):
+        reader.answer(" ", "context")
+
+
+def test_baselines_by_hand():
+    train = [TaggedSentence(("Jane", "Villanueva", "of", "United", "Airlines"), ("B-PER", "I-PER", "O", "B-ORG", "I-ORG")),
+             TaggedSentence(("United", "Airlines", "flies"), ("B-ORG", "I-ORG", "O")),
+             TaggedSentence(("United", "States"), ("B-LOC", "I-LOC"))]
+    assert entity_dictionary(train) == {("Jane", "Villanueva"): "PER", ("United", "Airlines"): "ORG",
+                                        ("United", "States"): "LOC"}
+    assert dictionary_baseline(train, [["Ask", "United", "Airlines", "and", "Jane", "Villanueva"]]) == [
+        ["O", "B-ORG", "I-ORG", "O", "B-PER", "I-PER"]]
+    # word by word, 'United' is B-ORG twice and B-LOC once: the majority tag
+    assert word_majority_baseline(train, [["United", "States", "rain"]]) == [["B-ORG", "I-LOC", "O"]]
