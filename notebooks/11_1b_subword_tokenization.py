@@ -36,6 +36,7 @@
 # Four functions and two predictions are graded with `check("…")`.
 
 # %% tags=["setup"]
+# %matplotlib inline
 import random
 import time
 from collections import Counter

@@ -47,8 +47,10 @@ def test_the_incremental_pair_counts_equal_a_full_recount_after_every_merge():
 
 
 def test_learner_equals_bpe_trainer_merge_for_merge_without_a_marker(train_texts):
-    ours = [(m.left, m.right) for m in learn_bpe(corpora.word_counts(train_texts), MERGES, end_of_word=None).merges]
-    assert ours == merges_of(train_reference(train_texts, MERGES))
+    learning = learn_bpe(corpora.word_counts(train_texts), MERGES, end_of_word=None)
+    reference = train_reference(train_texts, MERGES)
+    assert [(m.left, m.right) for m in learning.merges] == merges_of(reference)
+    assert learning.tokenizer().vocab == reference.get_vocab()  # the same vocabulary, id for id
 
 
 def test_learner_with_end_of_word_marker_equals_bpe_trainer_where_no_tie(train_texts, reference_with_marker):

@@ -59,9 +59,11 @@ class BpeLearning:
         return list(vocab)
 
     def tokenizer(self, steps: int | None = None, unk_token: str | None = "[UNK]") -> "BPE":
-        """An encoder that knows the first ``steps`` merges (the widget's slider)."""
-        return BPE([(m.left, m.right) for m in self.merges[:steps]], self.vocabulary(steps),
-                   end_of_word=self.end_of_word, unk_token=unk_token)
+        """An encoder that knows the first ``steps`` merges (the widget's slider); the unknown token gets id 0,
+        as in ``tokenizers``, so that the ids of the other symbols do not depend on it."""
+        vocab = ([unk_token] if unk_token else []) + self.vocabulary(steps)
+        return BPE([(m.left, m.right) for m in self.merges[:steps]], vocab, end_of_word=self.end_of_word,
+                   unk_token=unk_token)
 
 
 def initial_symbols(word: str, end_of_word: str | None = END_OF_WORD) -> list[str]:

@@ -59,13 +59,18 @@ def merges_html(learning: BpeLearning, step: int, last: int = 8) -> str:
     """The vocabulary after ``step`` merges and the last few merges up to there (rank, pair, new symbol, count)."""
     step = max(0, min(step, len(learning.merges)))
     vocab = len(learning.vocabulary(step))
+    td = "<td style='padding:1px 10px;text-align:{}'>{}</td>"
     rows = "".join(
-        f"<tr><td style='text-align:right'>{r + 1}</td><td><code>{html.escape(m.left)}</code> + "
-        f"<code>{html.escape(m.right)}</code></td><td>→ <code>{html.escape(m.token)}</code></td>"
-        f"<td style='text-align:right'>{m.count:,}</td><td>{'tie of ' + str(m.tied) if m.tied > 1 else ''}</td></tr>"
+        "<tr>" + td.format("right", r + 1)
+        + td.format("left", f"<code>{html.escape(m.left)}</code> + <code>{html.escape(m.right)}</code>")
+        + td.format("left", f"→ <code>{html.escape(m.token)}</code>") + td.format("right", f"{m.count:,}")
+        + td.format("left", f"tied with {m.tied - 1} other pair{'s' if m.tied > 2 else ''}" if m.tied > 1 else "")
+        + "</tr>"
         for r, m in list(enumerate(learning.merges))[max(0, step - last):step])
-    table = (f"<table style='border-collapse:collapse;font-size:90%'><tr><th>merge</th><th>pair</th><th>new symbol</th>"
-             f"<th>count</th><th></th></tr>{rows}</table>") if rows else "<i>no merges yet: characters only</i>"
+    th = "".join(f"<th style='padding:1px 10px;text-align:left'>{h}</th>" for h in ("merge", "pair", "new symbol",
+                                                                                    "count", "ties"))
+    table = (f"<table style='border-collapse:collapse;font-size:90%'><tr>{th}</tr>{rows}</table>" if rows
+             else "<i>no merges yet: characters only</i>")
     return (f"<div class='bpe-vocab'><b>BPE after {step:,} of {len(learning.merges):,} merges</b>: "
             f"{len(learning.alphabet):,} initial symbols + {step:,} merges = {vocab:,} symbols in the vocabulary"
             f"{table}</div>")
