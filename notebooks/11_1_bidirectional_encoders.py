@@ -22,14 +22,19 @@
 #
 # In this notebook:
 # 1. self-attention from scratch on a toy input (eq. 11.1-11.6), then on a pretrained model;
-# 2. causal vs bidirectional attention on the same sentence, and padding masks;
+# 2. causal vs bidirectional attention on the same sentence, what the causal mask takes from each position,
+#    padding masks, and one attention head built from its inputs;
 # 3. multi-head attention: splitting and merging heads;
 # 4. the transformer block, checked against the pretrained model;
-# 5. how many parameters a BERT has;
-# 6. why inputs stop at 512 tokens: the quadratic cost;
+# 5. how many parameters a BERT has, and where they are;
+# 6. why inputs stop at 512 tokens: the learned position table (and, separately, the quadratic cost);
 # 7. the **attention explorer**, to look at any layer and head.
 #
-# Four exercises are graded: run `check("…")` after each one.
+# Five exercises and three predictions are graded: run `check("…")` after each one. A prediction is asked
+# *before* the cell that reveals the answer: commit to one, then read on.
+#
+# Layers and heads count from 0, as in Python and in the explorer: "layer 0" is the first transformer
+# block. `hidden_states[0]` is the embedding layer, so the output of layer *l* is `hidden_states[l + 1]`.
 
 # %% tags=["setup"]
 import math
@@ -66,11 +71,27 @@ Q.shape, K.shape, V.shape
 # %% [markdown]
 # Every query is compared with every key by a dot product, $\text{score}_{ij} = \mathbf{q}_i\cdot\mathbf{k}_j$
 # (eq. 11.4). $\mathbf{QK}^\mathsf{T}$ computes all $N \times N$ comparisons at once (Fig. 11.2).
-# Dividing by $\sqrt{d_k}$ keeps the scores from growing with the dimension.
 
 # %%
 scores = Q @ K.T / math.sqrt(d)                          # (N, N)
 scores
+
+# %% [markdown]
+# Why divide by $\sqrt{d_k}$? A dot product sums d_k products, so for random vectors its spread grows like
+# $\sqrt{d_k}$, and such large scores push the softmax to put nearly all the weight on one key. Divided by
+# $\sqrt{d_k}$, the spread stays near 1 whatever the dimension. Measured on random queries, each compared with
+# 8 random keys:
+
+# %%
+# claim: scaling
+g = torch.Generator().manual_seed(0)
+for d_k in (4, 64, 1024):
+    qs, ks = torch.randn(2000, 1, d_k, generator=g), torch.randn(2000, 8, d_k, generator=g)
+    dots = (qs * ks).sum(-1)                             # (2000, 8): each query against its 8 keys
+    scaled = dots / math.sqrt(d_k)
+    print(f"d_k = {d_k:4d}: spread (std) of q·k {dots.std():6.2f}, of q·k/√d_k {scaled.std():.2f}; "
+          f"mean largest weight {dots.softmax(-1).max(-1).values.mean():.2f} unscaled, "
+          f"{scaled.softmax(-1).max(-1).values.mean():.2f} scaled")
 
 # %% [markdown]
 # A softmax over each **row** turns the scores of query *i* into weights $\alpha_{ij}$ that are
@@ -79,6 +100,7 @@ scores
 # \text{softmax}\left(\frac{\mathbf{QK}^\mathsf{T}}{\sqrt{d_k}}\right)\mathbf{V}$ (eq. 11.6).
 
 # %%
+# claim: softmax-rows
 alpha = scores.softmax(dim=-1)                           # (N, N), each row sums to 1
 Y = alpha @ V                                            # (N, d)
 alpha.sum(dim=-1), Y.shape
@@ -87,6 +109,7 @@ alpha.sum(dim=-1), Y.shape
 # `course_lib.model.attention.attention` does the same and returns the output, the raw scores and the weights:
 
 # %%
+# claim: library-attention
 out = A.attention(Q, K, V)
 torch.allclose(out.output, Y, atol=1e-6), torch.allclose(out.weights, alpha, atol=1e-6)
 
@@ -96,7 +119,7 @@ torch.allclose(out.output, Y, atol=1e-6), torch.allclose(out.weights, alpha, ato
 # `Q` is (…, T_q, d_k), `K` is (…, T_k, d_k), `V` is (…, T_k, d_v): it must also work with
 # leading batch and head dimensions. `mask` is a boolean tensor that is `True` where a query
 # **may** attend to a key; masked positions must get weight exactly 0.
-# Hint: `tensor.masked_fill(~mask, float("-inf"))` before the softmax.
+# Hint: a masked key needs a score that the softmax turns into a weight of exactly 0, whatever the other scores.
 
 # %% tags=["exercise"]
 def scaled_dot_product_attention(Q, K, V, mask=None):
@@ -137,20 +160,42 @@ def causal_mask(T):
 check("causal_mask")
 
 # %% [markdown]
-# The library's version, applied to our toy input: the weights above the diagonal are exactly 0,
-# so *so* learns nothing from *long*, while in the bidirectional case it draws on every word.
+# ### Prediction `lose_most`
+# Put the causal mask on a sentence of T tokens. Which position loses the **most** context, that is, the most
+# of the keys it could attend to without the mask: the `"first"`, a `"middle"` one, the `"last"`, or
+# `"none"` (they all lose the same)? Set `lose_most`, run `check`, and only then read on.
+
+# %% tags=["exercise"]
+### BEGIN SOLUTION
+lose_most = "first"
+### END SOLUTION
 
 # %%
+check("lose_most")
+
+# %% [markdown]
+# Under the mask, position *i* keeps keys 0 … *i*: a share (i + 1)/T of the sentence. The library's mask on
+# our toy input: every weight above the diagonal is exactly 0, so *so* draws on nothing but itself, while
+# *for* may still attend to all five words.
+
+# %%
+# claim: causal-toy
+from course_lib.model.context import causal_reach
+
 causal = A.attention(Q, K, V, mask=A.causal_mask(N))
+above = torch.ones(N, N, dtype=torch.bool).triu(1)
+print("largest weight above the diagonal:", float(causal.weights[above].abs().max()))
+for word, share in zip(words, causal_reach(N)):
+    print(f"{word:>7s} may attend to {share:.0%} of the sentence")
 causal.weights
 
 # %% [markdown]
-# Now the same sentence through the pretrained encoder, once bidirectionally (how it was trained)
-# and once with a causal mask added in every layer. The mask changes every representation
-# after the first token: this is exactly the information a left-to-right model does not have.
+# Now the same sentence through the pretrained encoder, once bidirectionally (how it was trained) and once with
+# the causal mask added in every layer. First, one head's weights: the causal map keeps only the lower
+# triangle.
 
 # %%
-from course_lib.views.attention import attention_maps, draw_view, select_view
+from course_lib.views.attention import attention_maps
 
 sentence = "So long and thanks for all the fish"
 fig, axes = plt.subplots(1, 2, figsize=(10, 4.4))
@@ -166,16 +211,133 @@ for ax, is_causal in zip(axes, (False, True)):
 fig.colorbar(im, ax=axes, label="attention weight", shrink=0.8)
 
 # %% [markdown]
+# What does the mask do to the vectors? `compare_causal` encodes the sentence both ways and measures, for every
+# layer and position, how far the causal vector lies from the bidirectional one (‖h_causal − h_bidir‖ divided
+# by ‖h_bidir‖; 0 means unchanged). The top panel is the share of keys each position keeps.
+
+# %%
+from course_lib.model.context import compare_causal, first_token_spread
+from course_lib.views.causal import draw_causal_change
+
+cmp = compare_causal(model, tokenizer(sentence))
+cmp.change.shape  # (embeddings + 6 layers, T tokens)
+
+# %%
+draw_causal_change(cmp)
+
+# %%
+# claim: causal-layer0
+layer0 = cmp.layer_change(0)
+print("layer 0, change per position:", " ".join(f"{t}={c:.3f}" for t, c in zip(cmp.tokens, layer0)))
+print(f"layer 0, last position ({cmp.tokens[-1]}): change {float(layer0[-1])}, exactly 0: {bool(layer0[-1] == 0)}")
+print(f"layer 0, smallest change among the other positions: {float(layer0[:-1].min()):.3g}")
+print(f"layer 0, first position ({cmp.tokens[0]}): change {float(layer0[0]):.3g}; the largest is at "
+      f"{cmp.tokens[int(layer0.argmax())]!r}: {float(layer0.max()):.3g}")
+for layer in range(1, cmp.num_layers):
+    moved = cmp.layer_change(layer)
+    print(f"layer {layer}: smallest change {float(moved.min()):.3g}, last position {float(moved[-1]):.3g}")
+
+# %% [markdown]
+# Read the numbers:
+#
+# * In **layer 0** the **last** position is exactly unchanged: it keeps every key, and the keys and values it
+#   reads are still the bidirectional ones. Every other position changes.
+# * The **first** position loses the most context (it keeps 1 key of T), yet its layer-0 vector is not the
+#   one that moves most: how far a vector moves in one layer also depends on how much weight it had put on the
+#   keys it lost and on what those keys carried. Losing context is better seen another way (next cell).
+# * From layer 1 on, **every** position has moved, the last one included: its keys and values are now the
+#   outputs of a masked layer 0.
+#
+# Under the mask the first token attends only to itself, in every layer. So its vector cannot depend on the
+# rest of the sentence at all. Compare the last-layer `[CLS]` vectors of three different sentences:
+
+# %%
+# claim: causal-first-token
+others = [sentence, "Mt. Sanitas is in Sunshine Canyon.", "The bank raised its interest rates."]
+spread_bidir = first_token_spread(model, tokenizer, others, causal=False)
+spread_causal = first_token_spread(model, tokenizer, others, causal=True)
+print(f"largest distance between the three [CLS] vectors: bidirectional {spread_bidir:.3f}, "
+      f"causal {spread_causal:.2e}")
+
+# %% [markdown]
+# Bidirectionally, the three `[CLS]` vectors differ; under the causal mask they are the same vector (up to
+# rounding): the first token has lost all of its context.
+#
+# **A masked encoder is not a causal language model.** What we did here, adding a causal mask to a model that
+# was *trained* bidirectionally, is an experiment on the model, not a way to get a left-to-right model out of
+# it. The encoder learnt its weights reading both sides, never with a mask over the future (§11.2); under the mask
+# it meets inputs it never saw in training, its vectors drift from the ones it was trained to produce, and it
+# has no head trained to predict the next token. A causal language model (Chapter 10) is *trained* with the
+# mask and the next-word objective from the start. The drift grows layer after layer:
+
+# %%
+# claim: causal-drift
+from course_lib.views.causal import layer_labels
+
+mean_cos = cmp.cosine.mean(dim=1)  # (L+1,): mean over the positions
+for label, c in zip(layer_labels(cmp.num_layers), mean_cos):
+    print(f"{label:>10s}: mean cosine(causal, bidirectional) = {c:.3f}")
+
+# %% [markdown]
 # **Padding masks.** Sentences in a batch have different lengths; the tokenizer pads the short
 # ones with `[PAD]` and returns `attention_mask` (1 = real token, 0 = padding). The encoder turns
 # it into a key mask, so no real token attends to padding:
 
 # %%
+# claim: padding
 batch = tokenizer(["The bank is closed.", "We sat on the bank of the river all afternoon."])
 with torch.no_grad():
     out = model(**batch, output_attentions=True)
 pad_keys = batch.attention_mask[0] == 0
-batch.tokens[0], out.attentions[0][0, :, :, pad_keys].abs().max()   # weight on padded keys: 0
+print("largest weight on a padded key, any layer and head:",
+      max(float(a[0, :, :, pad_keys].abs().max()) for a in out.attentions))
+batch.tokens[0]
+
+# %% [markdown]
+# ### Exercise `self_attention`: one head, from the inputs to the outputs
+# Put the pieces together. Write `single_head_self_attention(X, W_Q, W_K, W_V, causal=False,
+# attention_mask=None)` returning `(output, weights)`:
+#
+# * `X` is a batch of input embeddings (B, T, d); `W_Q` and `W_K` are (d, d_k) and `W_V` is (d, d_v), so that
+#   $\mathbf{Q} = \mathbf{XW^Q}$ as in eq. 11.5;
+# * with `causal=True`, no token may attend to a later one;
+# * `attention_mask` (B, T) is what the tokenizer returns (1 = real token, 0 = `[PAD]`): no query may attend
+#   to a padded key, but a padded query still attends to the real keys;
+# * `output` is (B, T, d_v) and `weights` (B, T, T).
+#
+# You may call your `scaled_dot_product_attention` and `causal_mask` from above: the work here is to get the
+# projections and the two masks right, and to combine the masks so that a key is visible only if both allow it.
+
+# %% tags=["exercise"]
+def single_head_self_attention(X, W_Q, W_K, W_V, causal=False, attention_mask=None):
+    """One attention head over a batch, with the optional causal and padding masks."""
+    ### BEGIN SOLUTION
+    B, T, _ = X.shape
+    mask = torch.ones(B, T, T, dtype=torch.bool)
+    if causal:
+        mask = mask & causal_mask(T)
+    if attention_mask is not None:
+        mask = mask & attention_mask.bool()[:, None, :]   # hide padded keys, for every query
+    return scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V, mask)
+    ### END SOLUTION
+
+
+# %%
+check("self_attention")
+
+# %% [markdown]
+# The library's `self_attention` does the same. On two toy sentences of 4 and 2 real tokens with the causal
+# mask, the second sentence's queries never look at its two `[PAD]` keys, nor at any later token:
+
+# %%
+# claim: self-attention-toy
+course_lib.seed_everything(1)
+X2, W2 = torch.randn(2, 4, 6), [torch.randn(6, 3) for _ in range(3)]
+pad = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]])
+toy = A.self_attention(X2, *W2, causal=True, attention_mask=pad)
+hidden = ~(A.causal_mask(4) & pad.bool()[:, None, :])   # (2, 4, 4): True where a key is hidden from a query
+print("largest weight on a hidden key:", float(toy.weights[hidden].abs().max()))
+toy.weights[1]
 
 # %% [markdown]
 # ## 3. Multi-head attention
@@ -190,7 +352,8 @@ batch.tokens[0], out.attentions[0][0, :, :, pad_keys].abs().max()   # weight on 
 # ### Exercise `heads`
 # Write `split_heads(X, n_heads)`: (B, T, d) → (B, H, T, d/H), where head *h* holds dimensions
 # $h\,d_h \dots (h+1)\,d_h - 1$ of every token, and `merge_heads(X)`: (B, H, T, d_h) → (B, T, H·d_h),
-# its inverse. Hint: `view`, then `transpose`.
+# its inverse. Hint: first cut each token's vector into H pieces (the tokens stay apart), then reorder the axes;
+# merging undoes the two steps in the opposite order.
 
 # %% tags=["exercise"]
 def split_heads(X, n_heads):
@@ -216,6 +379,7 @@ check("heads")
 # Shapes inside the pretrained model (d = 384, H = 12, so d_h = 32):
 
 # %%
+# claim: head-shapes
 enc = tokenizer("Mt. Sanitas is in Sunshine Canyon.")
 x = model.embeddings(enc.input_ids, enc.token_type_ids)          # (1, T, 384)
 q = A.split_heads(model.encoder.layer[0].attention.self.query(x), 12)
@@ -230,9 +394,11 @@ x.shape, q.shape, A.merge_heads(q).shape
 # $\mathbf{h} = \text{LayerNorm}(\mathbf{x} + \mathbf{W^O}\,\text{MultiHead}(\mathbf{x}))$,
 # $\quad\mathbf{y} = \text{LayerNorm}(\mathbf{h} + \mathbf{W_2}\,\text{GELU}(\mathbf{W_1}\mathbf{h}))$
 #
-# Written out with the first layer's own weights, it reproduces the model's output for layer 1:
+# Written out with the first layer's own weights, it reproduces the model's output for layer 0
+# (`hidden_states[1]`):
 
 # %%
+# claim: block
 block = model.encoder.layer[0]
 att = block.attention.self
 with torch.no_grad():
@@ -241,30 +407,70 @@ with torch.no_grad():
     h = block.attention.output.LayerNorm(x + block.attention.output.dense(A.merge_heads(heads)))
     ffn = block.output.dense(torch.nn.functional.gelu(block.intermediate.dense(h)))
     y = block.output.LayerNorm(h + ffn)                                   # (1, T, 384)
-    layer1 = model(**enc, output_hidden_states=True).hidden_states[1]
-torch.allclose(y, layer1, atol=1e-5)
+    layer0_output = model(**enc, output_hidden_states=True).hidden_states[1]
+torch.allclose(y, layer0_output, atol=1e-5)
 
 # %% [markdown]
 # ## 5. How many parameters?
 #
-# The chapter quotes about 110M parameters for BERT-base (30,000-token vocabulary, d = 768,
-# 12 layers of 12 heads) and about 550M for XLM-RoBERTa large (250,000 tokens, d = 1024,
-# 24 layers of 16 heads). Where do they sit? Counting by building each model on PyTorch's
-# `meta` device (no memory is allocated):
+# BERT-base has a 30,522-token WordPiece vocabulary, d = 768 and 12 layers of 12 heads; XLM-RoBERTa large has
+# 250,002 tokens, d = 1024 and 24 layers of 16 heads. The chapter says "about 100M" parameters for the first and
+# "about 550M" for the second; the slides say 110M for BERT-base and 340M for BERT-large (24 layers, d = 1024).
+
+# %% [markdown]
+# ### Prediction `bert_base_size`
+# How many parameters does BERT-base have: `"10M"`, `"110M"`, `"340M"` or `"1B"`? (A d × d matrix of
+# d = 768 holds 0.59M numbers.)
+
+# %% tags=["exercise"]
+### BEGIN SOLUTION
+bert_base_size = "110M"
+### END SOLUTION
 
 # %%
+check("bert_base_size")
+
+# %% [markdown]
+# Counting by building each model on PyTorch's `meta` device (no memory is allocated):
+
+# %%
+# claim: parameter-counts
 from course_lib.model.bert import BertConfig, parameter_count
 
 bert_base = BertConfig()   # the defaults are BERT-base
+bert_large = BertConfig(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)
 xlmr_large = BertConfig(vocab_size=250002, hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
                         intermediate_size=4096, max_position_embeddings=514, type_vocab_size=1)
-for name, cfg in [("BERT-base", bert_base), ("XLM-R large", xlmr_large), ("all-MiniLM-L6-v2", model.config)]:
+configs = [("BERT-base", bert_base), ("BERT-large", bert_large), ("XLM-R large", xlmr_large),
+           ("all-MiniLM-L6-v2", model.config)]
+for name, cfg in configs:
     print(f"{name:18s} {parameter_count(cfg) / 1e6:7.1f}M parameters")
+
+# %% [markdown]
+# So BERT-base has 109.5M parameters: the chapter's "about 100M" and the slides' "110M" are the same number
+# rounded two ways. Where are they? `parameter_breakdown` sums them by component:
+
+# %%
+# claim: parameter-breakdown
+from course_lib.model.size import parameter_breakdown
+
+parts = parameter_breakdown(bert_base)
+total = sum(parts.values())
+for part, n in parts.items():
+    print(f"{part:28s} {n / 1e6:6.2f}M  {n / total:6.1%}")
+print(f"{'total':28s} {total / 1e6:6.2f}M")
+
+# %% [markdown]
+# Half of BERT-base is feed-forward weights (two d × 4d matrices per layer), a quarter is attention (four d × d
+# matrices per layer), and a fifth is the word-embedding table alone; positions, segments, layer norms and
+# the pooler are small change. XLM-R large's 250,002-token table (256M numbers at d = 1024) is why it is so much
+# bigger than BERT-large with the same layers.
 
 # %% [markdown]
 # The embedded model's count from its config agrees with the weights actually stored in its checkpoint:
 
 # %%
+# claim: stored-count
 from course_lib.checkpoints import embedded_model_dir, read_state_dict
 
 stored = sum(t.numel() for k, t in read_state_dict(embedded_model_dir()).items() if not k.endswith("position_ids"))
@@ -296,14 +502,68 @@ def bert_parameter_count(config):
 check("param_count")
 
 # %% [markdown]
-# ## 6. Why 512 tokens? The quadratic cost
+# ## 6. Why 512 tokens?
 #
-# Self-attention compares every token with every other: the score matrix has $N^2$ entries per
-# head. Doubling the input length makes that matrix four times larger, in time and in memory.
-# Measured here for one layer's 12 heads (d_h = 64, as in BERT-base):
+# BERT and XLM-R read at most 512 subword tokens (§11.1). Two different things are behind that number: what
+# stops a trained model at 512, and why its designers chose a fixed length at all.
+
+# %% [markdown]
+# ### Prediction `limit_512`
+# What stops a trained BERT from reading a 513th token: `"the position table"`, `"the quadratic cost"` or
+# `"the vocabulary"`?
+
+# %% tags=["exercise"]
+### BEGIN SOLUTION
+limit_512 = "the position table"
+### END SOLUTION
 
 # %%
-from course_lib.model.cost import attention_cost
+check("limit_512")
+
+# %% [markdown]
+# **The position table.** Each input vector is the sum of a word embedding, a segment embedding and a learned
+# **position embedding**: row *i* of a table with one row per position, trained with the rest of the model.
+# The table has `config.max_position_embeddings` rows:
+
+# %%
+# claim: position-table
+table = model.embeddings.position_embeddings.weight
+print("max_position_embeddings:", model.config.max_position_embeddings)
+print("position table:", tuple(table.shape), "(one row per position, d =", model.config.hidden_size, "columns)")
+
+# %% [markdown]
+# There is no row for a 513th position, so the model refuses the input with a clear error, however much
+# memory the machine has:
+
+# %%
+# claim: position-error
+too_long = torch.full((1, model.config.max_position_embeddings + 1), tokenizer.token_to_id("the"))
+try:
+    model(too_long)
+except ValueError as err:
+    print("ValueError:", err)
+
+# %% [markdown]
+# The tokenizer checks the same limit before the model runs, and cuts the text (with a warning) only if asked
+# with `truncation=True`:
+
+# %%
+# claim: tokenizer-error
+try:
+    tokenizer("word " * 600)
+except ValueError as err:
+    print("ValueError:", err)
+
+# %% [markdown]
+# A longer model needs a longer table, trained: a model cannot be given positions it never learnt. Long
+# documents are read in windows of at most 512 tokens instead.
+#
+# **The quadratic cost** is why the designers fixed a length in the first place (§11.1). Self-attention
+# compares every token with every other: the score matrix has $N^2$ entries per head, so doubling the input
+# makes it four times larger. Measured here for one layer's 12 heads (d_h = 64, as in BERT-base):
+
+# %%
+from course_lib.model.cost import attention_cost, growth_exponents
 
 points = attention_cost(lengths=(32, 64, 128, 256, 512), repeats=5)
 for p in points:
@@ -327,27 +587,51 @@ ax2.set_title("memory")
 fig.tight_layout()
 
 # %% [markdown]
-# Memory follows the N² line closely. Time does too once N is large; for short inputs the fixed
-# per-call overhead dominates. This is why BERT and XLM-R fix a maximum input of **512 subword
-# tokens**; `course_lib`'s tokenizer refuses longer inputs, or cuts them with a warning if asked:
+# Memory is counted exactly, so read it first. The exponent *p* in memory ∝ N^p between successive lengths
+# climbs towards 2: at small N the inputs and fixed costs weigh as much as the N × N matrices, at large N the
+# matrices (the scores and the weights) are nearly all of it. Times depend on the machine and on whatever
+# else it is running; on a small shared CPU they are noisy, so the plot shows them without a claim.
 
 # %%
-try:
-    tokenizer("word " * 600)
-except ValueError as err:
-    print(err)
+# claim: quadratic-memory
+exps = growth_exponents(ns, [p.peak_bytes for p in points])
+print("memory exponent between successive lengths:", ", ".join(f"{e:.2f}" for e in exps))
+print(f"at N = 512 the peak is {points[-1].peak_bytes / points[-1].matrix_bytes:.2f} × one (12, N, N) float32 matrix")
+print(f"one token more than 512 costs (513/512)² = {(513 / 512) ** 2:.4f} times as much")
+
+# %% [markdown]
+# Nothing about the cost changes at 512: one token more costs 0.4% more. The cost made 512 a sensible
+# choice when BERT was designed; the position table is what turns the choice into a hard limit.
 
 # %% [markdown]
 # ## 7. The attention explorer
 #
+# Heads specialise. `strongest_heads` looks through every layer and head of the model for four patterns found
+# in BERT (Clark et al., 2019): attending to the previous token, to the next token, and parking attention on
+# `[CLS]` or on `[SEP]`. For each, the head that does it most, on a sentence pair:
+
+# %%
+# claim: head-patterns
+from course_lib.model.head_patterns import strongest_heads
+
+pair = "The bank raised its interest rates. [SEP] Savers were pleased."
+pair_maps = attention_maps(model, tokenizer, pair)
+found = {h.pattern: h for h in strongest_heads(pair_maps.weights, pair_maps.tokens)}
+for h in found.values():
+    print(h)
+
+# %% [markdown]
+# In this model one head attends almost only to the previous token and another parks most of its attention on
+# `[CLS]`; no head leans on `[SEP]` as much (the numbers above). The explorer opens on the previous-token head.
+#
 # Type a sentence, or two separated by `[SEP]`; pick a layer and a head ("all" shows the whole
 # layer); switch between the raw scores $\mathbf{QK}^\mathsf{T}/\sqrt{d_k}$ and the softmax
-# weights; add a causal mask. Choose a query and a key token to read one cell.
-# Things to look for: heads that attend to the previous or next token (a diagonal just off the
-# main one), heads that park attention on `[CLS]` or `[SEP]`, and, in sentence pairs, heads that
-# connect the two sentences across the dashed boundary.
+# weights; add a causal mask. Choose a query and a key token to read one cell. Look for the heads above (a
+# diagonal just below or above the main one, a bright first or last column), and, in sentence pairs, for
+# heads that connect the two sentences across the dashed boundary.
 
 # %%
 from course_lib.widgets import AttentionExplorer
 
-AttentionExplorer(model, tokenizer, layer=2, head=3)
+previous = found["previous token"]
+AttentionExplorer(model, tokenizer, text=pair, layer=previous.layer, head=previous.head)

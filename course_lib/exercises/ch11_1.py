@@ -3,7 +3,13 @@
 attention    scaled_dot_product_attention(Q, K, V, mask=None) -> (output, weights), eq. 11.1-11.6
 causal_mask  causal_mask(T) -> (T, T) bool, True on and below the diagonal (Fig. 11.1a)
 heads        split_heads(X, n_heads): (B, T, d) -> (B, H, T, d/H) and merge_heads(X): its inverse
+self_attention  single_head_self_attention(X, W_Q, W_K, W_V, causal=False, attention_mask=None) -> (output,
+             weights): one head from the inputs, with the causal and the padding mask (eq. 11.1-11.6, Fig. 11.1)
 param_count  bert_parameter_count(config) -> the number of parameters of BertModel(config)
+
+Prediction questions, asked before the cell that reveals the answer: ``lose_most`` (which position loses the
+most context under a causal mask), ``bert_base_size`` (BERT-base's parameters), ``limit_512`` (what stops a
+BERT at 512 tokens).
 
 Every check runs the student's functions on seeded random inputs and compares
 with ``course_lib``'s reference implementation.
@@ -17,7 +23,7 @@ import torch
 
 from ..model import attention as A
 from ..model.bert import BertConfig, BertModel
-from .core import NotAttempted, Wrong, exercise
+from .core import NotAttempted, Wrong, exercise, question
 from .hints import ATOL, close, expect_shape, expect_tensor, first_mismatch, fmt_index, fmt_int, fmt_num, fmt_shape
 
 
@@ -68,7 +74,8 @@ def _check_attention_case(sdpa, Q, K, V, mask):
     expect_shape(output, ref.output.shape, "the output", axes=(*lead_axes, "query", "value feature"))
     if not close(output, ref.output):
         idx, diff = first_mismatch(output, ref.output)
-        raise Wrong(f"the weights are right, but the output differs from weights @ V by {diff:.3g} at {fmt_index(idx)}")
+        raise Wrong(f"the weights are right, but the output differs from the weighted sum of the values (eq. 11.2) "
+                    f"by {diff:.3g} at {fmt_index(idx)}")
 
 
 def _diagnose_weights(weights, Q, K, V, mask, expected):
@@ -89,11 +96,13 @@ def _diagnose_weights(weights, Q, K, V, mask, expected):
         for axis in range(w.dim() - 1):
             if ((w.sum(axis) - 1).abs() < 1e-4).all():
                 raise Wrong(f"the weights sum to 1 along axis {axis - w.dim()} instead of along each row: "
-                            "take the softmax over the keys, the last axis (dim=-1)")
+                            "each query spreads its attention over the keys, so normalise over the key axis, "
+                            "the last one")
         idx = tuple(off.nonzero()[0])
         hint = f"row {int(idx[-1])} of the weights sums to {fmt_num(float(sums[idx]), near=1)}, expected 1"
         if mask is not None and close(w, (raw / math.sqrt(K.size(-1))).softmax(-1) * mask):
-            hint += ": apply the mask to the scores before the softmax (masked scores -> -inf), not to the weights after it"
+            hint += (": hide the masked keys in the scores, before the softmax (a score of minus infinity becomes a "
+                     "weight of exactly 0); zeroing weights after the softmax leaves rows that no longer sum to 1")
         raise Wrong(hint)
     d_k, d_v = K.size(-1), V.size(-1)
     scalings = [
@@ -119,8 +128,8 @@ def check_causal_mask(causal_mask):
         m = expect_tensor(causal_mask(T), call)
         expect_shape(m, (T, T), call, axes=("query", "key"))
         if m.dtype != torch.bool:
-            raise Wrong(f"{call} has dtype {m.dtype}; a mask must be torch.bool (True = may attend): "
-                        "use dtype=torch.bool or .bool()")
+            raise Wrong(f"{call} has dtype {m.dtype}; a mask holds yes/no answers (True = may attend), not "
+                        "numbers: make it a boolean tensor")
         wrong = (m != A.causal_mask(T)).nonzero()
         if len(wrong):
             i, j = (int(v) for v in wrong[0])
@@ -130,6 +139,90 @@ def check_causal_mask(causal_mask):
                 raise Wrong(f"position ({i}, {i}) should be True: every token may see itself")
             raise Wrong(f"position ({i}, {j}) should be True: token {i} may see token {j}, which comes before it")
     return "True on and below the diagonal, for T = 1, 4 and 7"
+
+
+# ----------------------------------------------------------------------------- one head from X
+
+# (B, T, d, d_k, d_v, causal, real lengths or None); d, d_k and d_v all differ so that mix-ups show
+SELF_ATTENTION_CASES = [
+    (1, 4, 6, 4, 3, False, None),
+    (2, 5, 6, 4, 3, True, None),
+    (2, 5, 6, 4, 3, False, (5, 3)),
+    (3, 6, 6, 4, 3, True, (6, 2, 4)),
+]
+
+
+@exercise("self_attention", needs=["single_head_self_attention"])
+def check_self_attention(single_head_self_attention):
+    for seed, (B, T, d, d_k, d_v, causal, lengths) in enumerate(SELF_ATTENTION_CASES):
+        g = torch.Generator().manual_seed(100 + seed)
+        X, W_Q, W_K, W_V = _randn(B, T, d, g=g), _randn(d, d_k, g=g), _randn(d, d_k, g=g), _randn(d, d_v, g=g)
+        pad = None if lengths is None else (torch.arange(T) < torch.tensor(lengths)[:, None]).long()  # (B, T)
+        case = (f"X {fmt_shape(X.shape)}, W_Q and W_K {fmt_shape(W_Q.shape)}, W_V {fmt_shape(W_V.shape)}, "
+                f"causal={causal}, " + ("no padding" if pad is None else f"real lengths {list(lengths)}"))
+        ref = A.self_attention(X, W_Q, W_K, W_V, causal=causal, attention_mask=pad)
+        answer = single_head_self_attention(X.clone(), W_Q.clone(), W_K.clone(), W_V.clone(), causal=causal,
+                                            attention_mask=None if pad is None else pad.clone())
+        try:
+            _check_self_attention_case(answer, X, (W_Q, W_K, W_V), causal, pad, ref)
+        except Wrong as e:
+            raise Wrong(f"{e} (with {case})") from None
+    return (f"matches course_lib.model.attention.self_attention on {len(SELF_ATTENTION_CASES)} batches, "
+            "with and without the causal and the padding mask")
+
+
+def _check_self_attention_case(answer, X, Ws, causal, pad, ref):
+    if not isinstance(answer, (tuple, list)) or len(answer) != 2:
+        got = "a single tensor" if isinstance(answer, torch.Tensor) else type(answer).__name__
+        raise Wrong(f"single_head_self_attention should return a pair (output, weights), got {got}")
+    output = expect_tensor(answer[0], "the output (the first value returned)")
+    weights = expect_tensor(answer[1], "the weights (the second value returned)")
+    expect_shape(weights, ref.weights.shape, "the weights", axes=("batch", "query", "key"))
+    B, T, _ = X.shape
+    mask = torch.ones(B, T, T, dtype=torch.bool)
+    if causal:
+        mask &= A.causal_mask(T)
+    if pad is not None:
+        mask &= pad.bool()[:, None, :]
+    _diagnose_masks(weights, mask, causal, pad)
+    Q, K, V = (X @ W for W in Ws)
+    if not close(weights, ref.weights):
+        if close(weights, A.masked_softmax(K @ Q.transpose(-2, -1) / math.sqrt(K.size(-1)), mask)):
+            raise Wrong("your scores compare the keys with the queries the wrong way round: row i of the score "
+                        "matrix holds query i (from W_Q) compared with every key (from W_K)")
+        if close(weights, A.masked_softmax(Q @ K.transpose(-2, -1) / math.sqrt(X.size(-1)), mask)):
+            raise Wrong(f"you scaled by √d = √{X.size(-1)}, the size of the inputs: scale by √d_k = √{K.size(-1)}, "
+                        "the size of the queries and keys")
+    _diagnose_weights(weights, Q, K, V, mask, ref.weights)
+    if output.shape == X.shape and X.shape != ref.output.shape and close(output, weights @ X):
+        raise Wrong(f"your output is a weighted sum of the inputs X ({X.size(-1)} features per token): weight the "
+                    f"values instead, the rows of X W^V ({ref.output.size(-1)} features)")
+    expect_shape(output, ref.output.shape, "the output", axes=("batch", "query", "value feature"))
+    if not close(output, ref.output):
+        idx, diff = first_mismatch(output, ref.output)
+        raise Wrong(f"the weights are right, but the output differs from the weighted sum of the values "
+                    f"(the rows of X W^V, eq. 11.2) by {diff:.3g} at {fmt_index(idx)}")
+
+
+def _diagnose_masks(weights, mask, causal, pad):
+    """Name the first weight that a mask should have hidden, and why that key is hidden."""
+    w = weights.double()
+    bad = torch.isnan(w) | (~mask & (w.abs() > ATOL))
+    if not bad.any():
+        return
+    b, i, j = (int(v) for v in bad.nonzero()[0])
+    padded_query = pad is not None and not pad[b, i]
+    if padded_query:
+        raise Wrong(f"row {i} of text {b} (a [PAD] query) should still attend to the real keys: padding hides "
+                    "keys, not queries, so that no row is left without a key (its output is ignored later)")
+    if torch.isnan(w[b, i, j]):
+        raise Wrong(f"the weights of text {b} contain NaN at ({i}, {j})")
+    if causal and j > i:
+        raise Wrong(f"in text {b}, query {i} attends to key {j}, which comes after it: with causal=True each "
+                    "token may see only itself and the tokens before it")
+    raise Wrong(f"in text {b}, query {i} attends to key {j}, a [PAD] position (its attention_mask is 0): "
+                "padding keys must get weight 0" + (", and so must future keys: the two masks must both hold"
+                                                     if causal else ""))
 
 
 # ----------------------------------------------------------------------------- heads
@@ -177,7 +270,8 @@ def _check_split(split_heads, X, H):
         return
     if close(got, X.reshape(B, H, T, dh)):
         raise Wrong(f"{call}: you reshaped (B, T, d) straight to (B, H, T, d_h), which mixes tokens into heads; "
-                    "view X as (B, T, H, d_h) first, then swap the token and head axes with transpose(1, 2)")
+                    "first cut each token's d features into H pieces of d_h, keeping the tokens apart, and only "
+                    "then move the head axis in front of the token axis")
     b, h, t, _ = first_mismatch(got, A.split_heads(X, H))[0]
     lo, hi = h * dh, (h + 1) * dh
     yours = ""
@@ -197,7 +291,8 @@ def _check_merge(merge_heads, X):
         return
     if close(got, X.reshape(B, T, H * dh)):
         raise Wrong(f"{call}: you reshaped (B, H, T, d_h) straight to (B, T, H·d_h), which mixes tokens and heads; "
-                    "transpose(1, 2) to (B, T, H, d_h) first, then reshape")
+                    "first bring the token axis back in front of the head axis, and only then join each token's "
+                    "H pieces into one vector")
     b, t, k = first_mismatch(got, A.merge_heads(X))[0]
     h = k // dh
     raise Wrong(f"{call}: [{b}, {t}, {h * dh}:{(h + 1) * dh}] should be head {h}'s vector for token {t}, "
@@ -263,7 +358,8 @@ def check_param_count(bert_parameter_count):
         expected, what = model.num_parameters(), _describe(cfg)
         got = bert_parameter_count(cfg)
         if isinstance(got, bool) or not isinstance(got, numbers.Integral):
-            hint = "; use // rather than /, or int(...)" if isinstance(got, float) else ""
+            hint = ("; a count is a whole number: keep to integer arithmetic (true division always gives a float)"
+                    if isinstance(got, float) else "")
             raise Wrong(f"bert_parameter_count should return an int, got {type(got).__name__} {got!r} for {what}{hint}")
         if got == expected:
             counts.append(expected)
@@ -278,3 +374,28 @@ def check_param_count(bert_parameter_count):
                      + ("did you leave it out?" if diff < 0 else "did you count it twice?"))
         raise Wrong(hint)
     return f"right for BERT-base ({fmt_int(counts[0])}) and {len(counts) - 1} smaller configurations"
+
+
+# ----------------------------------------------------------------------------- predictions
+
+question(
+    "lose_most", variable="lose_most", choices=["first", "middle", "last", "none"], answer="first",
+    why="under the causal mask query i may attend to keys 0..i only: the first token keeps 1 of the T keys, "
+        "itself, while the last token still sees all T, so in the first layer its vector does not change at all",
+    hint="Draw the lower-triangular mask for T = 5 and count, row by row, how many keys each query keeps.")
+
+question(
+    "bert_base_size", variable="bert_base_size", choices=["10M", "110M", "340M", "1B"], answer="110M",
+    why="the chapter says about 100M and the slides 110M; the count below shows where they are "
+        "(340M is BERT-large: 24 layers of d = 1024)",
+    hint="One layer holds about 12·d² weights (4d² in Q, K, V and W^O, 8d² in the feed-forward with d_ff = 4d); "
+         "with d = 768 and 12 layers, add the word table of 30,522 × 768 and estimate.")
+
+question(
+    "limit_512", variable="limit_512", choices=["the position table", "the quadratic cost", "the vocabulary"],
+    answer="the position table",
+    why="each position i adds row i of a learned table with max_position_embeddings = 512 rows: there is no row "
+        "for a 513th token, however much memory you have. The quadratic cost is why the designers fixed a length "
+        "at all; the table is what makes 512 a hard limit",
+    hint="A 513-token input would cost only (513/512)² ≈ 1.004 times as much as a 512-token one. What does the "
+         "model add to each token's embedding that was learnt for a fixed number of places?")

@@ -29,16 +29,17 @@ CASES = {  # case -> (exercise, source of a wrong answer, the whole message it m
     return w @ V, w""", "your weights are softmax(QKᵀ/d_k): divide by √d_k, not by d_k" + UNBATCHED_CASE),
     "softmax over the queries": ("attention", ATTENTION + """\
     w = (Q @ K.transpose(-2, -1) / math.sqrt(K.size(-1))).softmax(-2)
-    return w @ V, w""", "the weights sum to 1 along axis -2 instead of along each row: take the softmax over the keys, "
-                        "the last axis (dim=-1)" + UNBATCHED_CASE),
+    return w @ V, w""", "the weights sum to 1 along axis -2 instead of along each row: each query spreads its "
+                        "attention over the keys, so normalise over the key axis, the last one" + UNBATCHED_CASE),
     "the mask is ignored": ("attention", ATTENTION + """\
     w = (Q @ K.transpose(-2, -1) / math.sqrt(K.size(-1))).softmax(-1)
     return w @ V, w""", "weight at (0, 1) should be 0: that key is masked" + CAUSAL_CASE),
     "the mask is applied after the softmax": ("attention", ATTENTION + """\
     w = (Q @ K.transpose(-2, -1) / math.sqrt(K.size(-1))).softmax(-1)
     w = w * mask if mask is not None else w
-    return w @ V, w""", "row 0 of the weights sums to 0.65, expected 1: apply the mask to the scores before the softmax "
-                        "(masked scores -> -inf), not to the weights after it" + CAUSAL_CASE),
+    return w @ V, w""", "row 0 of the weights sums to 0.65, expected 1: hide the masked keys in the scores, before "
+                        "the softmax (a score of minus infinity becomes a weight of exactly 0); zeroing weights after "
+                        "the softmax leaves rows that no longer sum to 1" + CAUSAL_CASE),
     "sigmoid instead of softmax": ("attention", ATTENTION + """\
     w = (Q @ K.transpose(-2, -1) / math.sqrt(K.size(-1))).sigmoid()
     return w @ V, w""", "row 0 of the weights sums to 3.01, expected 1" + UNBATCHED_CASE),
@@ -51,14 +52,18 @@ CASES = {  # case -> (exercise, source of a wrong answer, the whole message it m
     "attention only for unbatched inputs": ("attention", ATTENTION + """\
     w = (Q @ K.mT.reshape(K.size(-1), -1) / math.sqrt(K.size(-1))).softmax(-1)
     return w @ V, w""", "weight at (0, 1) should be 0: that key is masked" + CAUSAL_CASE),
+    "attention output shifted": ("attention", ATTENTION + """\
+    w = (Q @ K.transpose(-2, -1) / math.sqrt(K.size(-1))).softmax(-1)
+    return w @ V + 1, w""", "the weights are right, but the output differs from the weighted sum of the values "
+                          "(eq. 11.2) by 1 at (0, 0)" + UNBATCHED_CASE),
     "attention raising TypeError": ("attention", ATTENTION + "    return Q + 'a'",
                                     "your function scaled_dot_product_attention raised TypeError: unsupported operand "
                                     "type(s) for +: 'Tensor' and 'str'" + UNBATCHED_CASE),
     "transposed causal mask": ("causal_mask", "def causal_mask(T):\n    return torch.ones(T, T, dtype=torch.bool).triu()",
                                "position (0, 1) should be False: token 0 must not see token 1, which comes later"),
     "float causal mask": ("causal_mask", "def causal_mask(T):\n    return torch.ones(T, T).tril()",
-                          "causal_mask(4) has dtype torch.float32; a mask must be torch.bool (True = may attend): "
-                          "use dtype=torch.bool or .bool()"),
+                          "causal_mask(4) has dtype torch.float32; a mask holds yes/no answers (True = may attend), "
+                          "not numbers: make it a boolean tensor"),
     "causal mask of the wrong shape": ("causal_mask", "def causal_mask(T):\n    return torch.ones(T, dtype=torch.bool)",
                                        "expected shape (4, 4), got (4,) for causal_mask(4)"),
     "causal mask hiding the diagonal": ("causal_mask",
@@ -69,16 +74,17 @@ CASES = {  # case -> (exercise, source of a wrong answer, the whole message it m
                                     "(2, 5, 12): are the head and token axes swapped?"),
     "split by a single reshape": ("heads", SPLIT + "    return X.reshape(B, n, T, d // n)\n" + GOOD_MERGE,
                                   "split_heads(X, 4) with X of shape (2, 5, 12): you reshaped (B, T, d) straight to "
-                                  "(B, H, T, d_h), which mixes tokens into heads; view X as (B, T, H, d_h) first, then swap "
-                                  "the token and head axes with transpose(1, 2)"),
+                                  "(B, H, T, d_h), which mixes tokens into heads; first cut each token's d features into H "
+                                  "pieces of d_h, keeping the tokens apart, and only then move the head axis in front of "
+                                  "the token axis"),
     "split interleaving the dims": ("heads", SPLIT + "    return X.view(B, T, d // n, n).permute(0, 3, 1, 2)\n" + GOOD_MERGE,
                                     "split_heads(X, 4) with X of shape (2, 5, 12): [0, 0, 0] should be X[0, 0, 0:3] "
                                     "(dims 0…2 of token 0); yours holds dims 0, 4, 8 of token 0: head h must hold dims "
                                     "h·d_h … (h+1)·d_h−1 of every token"),
     "merge by a single reshape": ("heads", GOOD_SPLIT + MERGE + "    return X.reshape(B, T, H * dh)\n",
                                   "merge_heads(X) with X of shape (2, 4, 5, 3): you reshaped (B, H, T, d_h) straight to "
-                                  "(B, T, H·d_h), which mixes tokens and heads; transpose(1, 2) to (B, T, H, d_h) first, "
-                                  "then reshape"),
+                                  "(B, T, H·d_h), which mixes tokens and heads; first bring the token axis back in front of "
+                                  "the head axis, and only then join each token's H pieces into one vector"),
     "merge with token and feature axes swapped": ("heads", GOOD_SPLIT + MERGE + "    return X.permute(0, 1, 3, 2).reshape(B, H * dh, T)\n",
                                                   "expected shape (2, 5, 12), got (2, 12, 5) for merge_heads(X) with X of "
                                                   "shape (2, 4, 5, 3): are the token and feature axes swapped?"),
@@ -100,8 +106,97 @@ CASES = {  # case -> (exercise, source of a wrong answer, the whole message it m
     "a float count": ("param_count", COUNT + """\
     layer = 4 * (d * d + d) + 2 * d + (d * f + f) + (f * d + d) + 2 * d
     return ((V + c.max_position_embeddings + c.type_vocab_size) * d + 2 * d + L * layer + d * d + d) / 1""",
-        "bert_parameter_count should return an int, got float 109482240.0 for BERT-base; use // rather than /, or int(...)"),
+        "bert_parameter_count should return an int, got float 109482240.0 for BERT-base; a count is a whole "
+        "number: keep to integer arithmetic (true division always gives a float)"),
 }
+
+# ----------------------------------------------------------------------------- one head from X
+SELF = "def single_head_self_attention(X, W_Q, W_K, W_V, causal=False, attention_mask=None):\n"
+MASK = """\
+    B, T, _ = X.shape
+    mask = torch.ones(B, T, T, dtype=torch.bool)
+    if causal:
+        mask = mask & torch.ones(T, T, dtype=torch.bool).tril()
+"""
+KEY_MASK = """\
+    if attention_mask is not None:
+        mask = mask & attention_mask.bool()[:, None, :]
+"""
+ATTEND = """\
+    s = (X @ W_Q) @ (X @ W_K).transpose(1, 2) / math.sqrt(W_K.size(1))
+    w = s.masked_fill(~mask, float("-inf")).softmax(-1)
+    return w @ (X @ W_V), w
+"""
+PLAIN = " (with X (1, 4, 6), W_Q and W_K (6, 4), W_V (6, 3), causal=False, no padding)"
+CAUSAL_ONLY = " (with X (2, 5, 6), W_Q and W_K (6, 4), W_V (6, 3), causal=True, no padding)"
+PADDED = " (with X (2, 5, 6), W_Q and W_K (6, 4), W_V (6, 3), causal=False, real lengths [5, 3])"
+BOTH = " (with X (3, 6, 6), W_Q and W_K (6, 4), W_V (6, 3), causal=True, real lengths [6, 2, 4])"
+
+CASES.update({
+    "self-attention ignoring causal": ("self_attention", SELF + MASK.replace("if causal:", "if False:") + KEY_MASK + ATTEND,
+                                       "in text 0, query 0 attends to key 1, which comes after it: with causal=True "
+                                       "each token may see only itself and the tokens before it" + CAUSAL_ONLY),
+    "self-attention ignoring padding": ("self_attention", SELF + MASK + ATTEND,
+                                        "in text 1, query 0 attends to key 3, a [PAD] position (its attention_mask "
+                                        "is 0): padding keys must get weight 0" + PADDED),
+    "self-attention masking padded queries": ("self_attention", SELF + MASK + """\
+    if attention_mask is not None:
+        m = attention_mask.bool()
+        mask = mask & m[:, None, :] & m[:, :, None]
+""" + ATTEND, "row 3 of text 1 (a [PAD] query) should still attend to the real keys: padding hides keys, not queries, "
+              "so that no row is left without a key (its output is ignored later)" + PADDED),
+    "self-attention joining the masks with or": ("self_attention", SELF + MASK + KEY_MASK.replace(
+        "mask = mask & attention_mask", "mask = mask | attention_mask") + ATTEND,
+        "in text 1, query 0 attends to key 3, a [PAD] position (its attention_mask is 0): padding keys must get "
+        "weight 0" + PADDED),
+    "self-attention with only the padding mask under causal": ("self_attention", SELF + MASK.replace(
+        "if causal:", "if causal and attention_mask is None:") + KEY_MASK + ATTEND,
+        "in text 0, query 0 attends to key 1, which comes after it: with causal=True each token may see only itself "
+        "and the tokens before it" + BOTH),
+    "self-attention scaled by the input size": ("self_attention", SELF + MASK + KEY_MASK + ATTEND.replace(
+        "W_K.size(1)", "X.size(-1)"),
+        "you scaled by √d = √6, the size of the inputs: scale by √d_k = √4, the size of the queries and keys" + PLAIN),
+    "self-attention keys against queries": ("self_attention", SELF + MASK + KEY_MASK + ATTEND.replace(
+        "(X @ W_Q) @ (X @ W_K)", "(X @ W_K) @ (X @ W_Q)"),
+        "your scores compare the keys with the queries the wrong way round: row i of the score matrix holds query i "
+        "(from W_Q) compared with every key (from W_K)" + PLAIN),
+    "self-attention summing the inputs": ("self_attention", SELF + MASK + KEY_MASK + ATTEND.replace(
+        "w @ (X @ W_V)", "w @ X"),
+        "your output is a weighted sum of the inputs X (6 features per token): weight the values instead, the rows "
+        "of X W^V (3 features)" + PLAIN),
+    "self-attention without the scaling": ("self_attention", SELF + MASK + KEY_MASK + ATTEND.replace(
+        " / math.sqrt(W_K.size(1))", ""),
+        "your weights are softmax(QKᵀ), without the division by √d_k: scale the scores by 1/√d_k (eq. 11.6)" + PLAIN),
+    "self-attention returning the weights only": ("self_attention", SELF + MASK + KEY_MASK + ATTEND.replace(
+        "return w @ (X @ W_V), w", "return w"),
+        "single_head_self_attention should return a pair (output, weights), got a single tensor" + PLAIN),
+})
+
+# ----------------------------------------------------------------------------- predictions
+CASES.update({
+    "the last token loses most": ("lose_most", 'lose_most = "last"',
+                                  "not 'last'. Draw the lower-triangular mask for T = 5 and count, row by row, how "
+                                  "many keys each query keeps."),
+    "no token loses more": ("lose_most", 'lose_most = "none"',
+                            "not 'none'. Draw the lower-triangular mask for T = 5 and count, row by row, how many "
+                            "keys each query keeps."),
+    "a position instead of a choice": ("lose_most", "lose_most = 0",
+                                       "`lose_most` is 0; choose one of 'first', 'middle', 'last', 'none'"),
+    "BERT-base is BERT-large's size": ("bert_base_size", 'bert_base_size = "340M"',
+                                       "not '340M'. One layer holds about 12·d² weights (4d² in Q, K, V and W^O, 8d² in "
+                                       "the feed-forward with d_ff = 4d); with d = 768 and 12 layers, add the word "
+                                       "table of 30,522 × 768 and estimate."),
+    "a number instead of a choice": ("bert_base_size", "bert_base_size = 110_000_000",
+                                     "`bert_base_size` is 110000000; choose one of '10M', '110M', '340M', '1B'"),
+    "the quadratic cost stops 513": ("limit_512", 'limit_512 = "the quadratic cost"',
+                                     "not 'the quadratic cost'. A 513-token input would cost only (513/512)² ≈ 1.004 "
+                                     "times as much as a 512-token one. What does the model add to each token's "
+                                     "embedding that was learnt for a fixed number of places?"),
+    "the vocabulary stops 513": ("limit_512", 'limit_512 = "the vocabulary"',
+                                 "not 'the vocabulary'. A 513-token input would cost only (513/512)² ≈ 1.004 times as "
+                                 "much as a 512-token one. What does the model add to each token's embedding that was "
+                                 "learnt for a fixed number of places?"),
+})
 
 
 WRONG_ANSWERS: dict[str, list[tuple[str, str]]] = {}
