@@ -15,6 +15,7 @@ weights file, then loads the result strictly like any other checkpoint.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from importlib import metadata
@@ -37,20 +38,20 @@ def is_delta_dir(model_dir: Path) -> bool:
     return (model_dir / BASE_FILE).exists() or (model_dir / DELTA_FILE).exists()
 
 
-_HASHES: dict[tuple[str, int, int], str] = {}
-
-
 def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file (remembered while the file's size and mtime stay the same)."""
+    """Hex sha256 of a file (remembered while the file's path, size and mtime stay the same:
+    ``_sha256_of.cache_clear()`` forgets)."""
     st = path.stat()
-    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
-    if key not in _HASHES:
-        h = hashlib.sha256()
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-        _HASHES[key] = h.hexdigest()
-    return _HASHES[key]
+    return _sha256_of(str(path.resolve()), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _sha256_of(path: str, size: int, mtime_ns: int) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def _installed_version() -> str | None:
