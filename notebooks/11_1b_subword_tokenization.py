@@ -148,7 +148,8 @@ print(f"2,000 merges in {time.perf_counter() - start:.1f} s")
 # between such symbols the two learners may go different ways. Trained on the same words, the two agree
 # merge for merge at least until such a tie (and, without the marker, on all 2,000: a test proves it):
 
-# %% tags=["facts"]
+# %%
+# claim: bpe-trainer
 theirs = reference.merges_of(reference.bpe_trainer(train, 2000))
 ours = [(m.left, m.right) for m in learning.merges]
 first = reference.first_difference(ours, theirs)
@@ -168,7 +169,8 @@ for steps in (0, 20, 200, 2000):
     print(f"{steps:5d} merges:", learning.tokenizer(steps).encode_word("Sunshine"))
 HTML(merges_html(learning, 2000, last=5))
 
-# %% tags=["facts"]
+# %%
+# claim: encode
 encode_facts = {"Mt. Sanitas …": bpe.tokenize(text), "times 'Sanitas' occurs in the corpus": counts["Sanitas"],
                 **{w: bpe.encode_word(w) for w in ("Sydney", "bushfires", "unaffable")}}
 encode_facts
@@ -302,7 +304,8 @@ for b, w in zip(bpe_lower.merges[:10], wordpiece_merges[:10]):
 # news it needs more pieces per word (the real BERT vocabulary was built from far more text, with
 # 30,522 entries):
 
-# %% tags=["facts"]
+# %%
+# claim: wordpiece-training
 wordpiece_1k = WordPiece(wordpiece_vocabulary(lower, wordpiece_merges))
 bpe_lower_encoder = bpe_lower.tokenizer()
 news = corpora.lee("test")
@@ -406,7 +409,8 @@ viterbi_share = "goes up"
 # %%
 check("alpha_prediction")
 
-# %% tags=["facts"]
+# %%
+# claim: alpha
 viterbi_pieces = tuple(uni.viterbi(word))
 alpha_facts = {"Viterbi": " ".join(viterbi_pieces),
                "its probability at α": {a: round(uni.segmentations(word, alpha=a)[viterbi_pieces], 3)
@@ -442,7 +446,8 @@ most_pieces = "German"
 # %%
 check("fertility_prediction")
 
-# %% tags=["facts"]
+# %%
+# claim: fertility
 table = compare.fertility_table(course.tokenizers(), corpora.text_samples(max_lines=500))
 bpe_name, bert_name = list(course.tokenizers())[0], list(course.tokenizers())[3]
 byte_name = list(course.tokenizers())[1]
@@ -470,7 +475,8 @@ draw_fertility(table)
 # **Rare words fragment.** Words of the training text grouped by how often they occur there, and the
 # mean number of pieces each tokenizer gives them:
 
-# %% tags=["facts"]
+# %%
+# claim: fragmentation
 bins = {"BPE (news, 2,000 merges)": compare.pieces_by_frequency(bpe.encode_word, counts),
         "BERT WordPiece": compare.pieces_by_frequency(lambda w: wp.encode_word(normalize(w)), counts)}
 fragment_facts = {name: [round(b.mean_pieces, 2) for b in bs] for name, bs in bins.items()}

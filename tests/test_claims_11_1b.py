@@ -1,7 +1,8 @@
-"""Every claim of notebook 11.1b's prose holds: read from its executed `facts` cells, or recomputed here.
+"""Every claim of notebook 11.1b's prose holds: read from the executed notebook, or recomputed here.
 
-The notebook is executed once per test session (tests/notebook_runs.py, shared with test_notebooks.py);
-each cell tagged ``facts`` ends in a dict of plain values, read back with ``ast.literal_eval``.
+The notebook is executed once per test session (tests/notebook_runs.py, shared with test_notebooks.py).
+Claim cells carry a marker ``# claim: <name>`` and end in a dict of plain values, read back with
+``ast.literal_eval``.
 """
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ from course_lib.tokenization.unigram import Unigram
 from course_lib.tokenization.wordpiece import WordPiece
 
 SOURCE = ROOT / "notebooks" / "11_1b_subword_tokenization.py"
+CLAIMS = ("bpe-trainer", "encode", "wordpiece-training", "alpha", "fertility", "fragmentation")
+
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -28,11 +32,12 @@ def facts() -> dict:
     run = executed(SOURCE)
     assert not run.errors(), run.errors()[0]
     out = {}
-    for cell in run.notebook.cells:
-        if cell.cell_type == "code" and "facts" in cell.metadata.get("tags", []):
-            results = [o for o in cell.outputs if o.output_type == "execute_result"]
-            assert results, f"the facts cell {cell.source[:60]!r} shows no value"
-            out.update(ast.literal_eval(results[0].data["text/plain"]))
+    for name in CLAIMS:
+        cells = [c for c in run.notebook.cells if c.cell_type == "code" and f"# claim: {name}\n" in c.source + "\n"]
+        assert len(cells) == 1, f"{len(cells)} cells are marked '# claim: {name}'"
+        results = [o for o in cells[0].outputs if o.output_type == "execute_result"]
+        assert results, f"the claim cell {name!r} shows no value"
+        out.update(ast.literal_eval(results[0].data["text/plain"]))
     return out
 
 
@@ -89,6 +94,14 @@ def test_claims_recomputed_from_the_library():
     assert len(hidden_words()) + 5 == 255 and len(composing_sentences()) == 15
     path = corpora._gensim_file("lee_background.cor")
     assert len(path.read_text(encoding="utf-8").splitlines()) == 300
+    import jupytext
+
+    markdown = "\n".join(c.source for c in jupytext.read(SOURCE).cells if c.cell_type == "markdown")
+    prose = " ".join(markdown.split())  # the numbers above, as the prose states them
+    for phrase in ("30,522 of them", "*una ##ffa ##ble*", "(log-probability −13.5) over `▁un` + `related` (−13.0)",
+                   "on 255 words", "Graded on 15 sentences", "300 stories of Australian news", "(`▁un related`)",
+                   "the apostrophe and both commas, even the one inside *2,000*, are words of their own"):
+        assert phrase in prose, phrase
     # the notebook's toy table is the one the viterbi exercise is graded on
     tree = ast.parse(SOURCE.read_text())
     toy_in_notebook = next(ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
