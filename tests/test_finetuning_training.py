@@ -253,3 +253,9 @@ def test_predict_by_length_returns_results_in_the_order_of_the_data():
     p2, g2, _ = predict(model, data, collate, batch_size=8, length=lambda e: float(e[0][0]))
     assert torch.equal(g1, g2) and torch.equal(p1, p2)
     assert evaluate(model, data, collate, length=lambda e: float(e[0][0]))["accuracy"] == plain["accuracy"]
+
+
+def test_lr_override_prefixes_also_match_inside_a_wrapper():
+    cfg = TrainConfig(lr=1e-5, lr_overrides=(("classifier.", 1e-3),))
+    assert cfg.lr_for("model.classifier.weight") == 1e-3
+    assert cfg.lr_for("model.myclassifier.weight") == 1e-5  # only at a module boundary

@@ -1,8 +1,16 @@
-"""Fine-tuning, SLP3 §11.4: a training loop for any model that returns ``.loss`` (``training``: AdamW, warm-up,
-progress bar, per-epoch curves, held-out evaluation, runs cached by config + data hash, interruptible, GPU-aware).
+"""Fine-tuning, SLP3 §11.4: the training loop and the models of notebooks 11.4a and 11.4b.
+
+A generic loop for any model that returns ``.loss`` (``training``; its runs -- config, per-epoch records, cache
+keys and files -- in ``runs``): AdamW with warm-up, progress bar, held-out curves per epoch, runs cached by
+config + model + data hash, stoppable without losing finished epochs, GPU-aware. For §11.4.1-11.4.2 (notebook
+11.4a): the labelled sentences and pairs (``data``), freezing strategies (``freezing``: head only, last k
+layers, full), training the top layers on cached frozen states (``frozen``), sentence and pair classification
+(``classify``: eq. 11.13 over [CLS] or mean pooling, the cross-encoder), SentenceBERT (``sbert``:
+softmax(W[u; v; |u−v|]), cosine) and the cost of scoring all pairs (``cost``). For §11.4.3 (notebook 11.4b):
+label alignment, entity-level evaluation and QA (``labelling``, ``ner``, ``ner_eval``, ``qa``, ``qa_reader``).
 """
-from .training import (EpochRecord, TrainConfig, TrainRun, batches, evaluate, fingerprint, fit, predict, run_key,
-                       trainable_named_parameters)
+from .runs import EpochRecord, TrainConfig, TrainRun
+from .training import batches, evaluate, fingerprint, fit, predict, run_key, trainable_named_parameters
 
 __all__ = ["EpochRecord", "TrainConfig", "TrainRun", "batches", "evaluate", "fingerprint", "fit", "predict",
            "run_key", "trainable_named_parameters"]

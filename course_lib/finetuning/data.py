@@ -142,6 +142,18 @@ class _Collator:
                                  max_length=self.max_length, truncation=True)
         return {"input_ids": enc.input_ids, "attention_mask": enc.attention_mask, "token_type_ids": enc.token_type_ids}
 
+    def unpadded(self, examples) -> tuple[list[list[int]], list[list[int]]]:
+        """Token ids and segment ids of each example, without padding (for computing frozen states once)."""
+        batch = self(examples)
+        n = batch["attention_mask"].sum(1).tolist()
+        return ([row[:k] for row, k in zip(batch["input_ids"].tolist(), n)],
+                [row[:k] for row, k in zip(batch["token_type_ids"].tolist(), n)])
+
+    @staticmethod
+    def length(example) -> int:
+        """A cheap stand-in for the token count (characters), to batch examples of similar length."""
+        return sum(len(getattr(example, f, "")) for f in ("text", "premise", "hypothesis"))
+
     def cache_key(self) -> dict:
         """What the cache key of a training run needs to know about this collator."""
         return {"collator": type(self).__name__, "labels": self.labels, "max_length": self.max_length,

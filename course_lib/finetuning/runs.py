@@ -52,8 +52,12 @@ class TrainConfig:
         object.__setattr__(self, "lr_overrides", tuple((str(p), float(v)) for p, v in self.lr_overrides))
 
     def lr_for(self, name: str) -> float:
-        """The learning rate of the parameter called ``name`` (the longest matching override wins)."""
-        best = max((p for p, _ in self.lr_overrides if name.startswith(p)), key=len, default=None)
+        """The learning rate of the parameter called ``name``.
+
+        An override's prefix matches at the start of the name or after a dot, so ``"classifier."`` also finds
+        ``model.classifier.weight`` inside a wrapper; the longest matching prefix wins.
+        """
+        best = max((p for p, _ in self.lr_overrides if ("." + p) in ("." + name)), key=len, default=None)
         return dict(self.lr_overrides)[best] if best is not None else self.lr
 
 
@@ -87,6 +91,7 @@ class TrainRun:
     interrupted: bool = False
     cached: bool = False        # loaded from the cache rather than trained in this call
     resumed_from: int = 0       # epochs that were loaded from an interrupted run
+    info: dict = field(default_factory=dict)  # what the caller recorded (strategy, pooling, one-off costs, ...)
 
     @property
     def seconds_per_epoch(self) -> float:

@@ -174,7 +174,7 @@ def fit(model: nn.Module, train_data: Sequence, collate: Callable[[list], dict],
         eval_data: Sequence | None = None, evaluate_fn: Callable[[nn.Module], dict] | None = None,
         name: str = "run", device: str | torch.device | None = None, cache: bool = True, progress: bool = True,
         callback: Callable[[str, TrainRun], None] | None = None, stop=None, cache_extra: Any = None,
-        length: Callable[[Any], int] | None = None, key: str | None = None) -> TrainRun:
+        length: Callable[[Any], int] | None = None, key: str | None = None, info: dict | None = None) -> TrainRun:
     """Train ``model`` on ``train_data`` and return its :class:`TrainRun` (see the module docstring).
 
     model:      returns an object with ``.loss`` (and ``.logits``) when called as ``model(**collate(batch))``
@@ -185,6 +185,7 @@ def fit(model: nn.Module, train_data: Sequence, collate: Callable[[list], dict],
     stop:       a ``threading.Event`` or a function; when it is set/true the run stops after the current step
     cache_extra: anything else that changes the result and is not in the model, data or config (e.g. max length)
     length:     ``length(example)``, to batch examples of similar length together (less padding, faster)
+    info:       stored with the run (``run.info``), e.g. the strategy or the time of a one-off feature pass
     key:        the cache key to use instead of the one computed from model, data and config (for callers that
                 train a wrapper -- e.g. the top layers on cached states -- but key the run by the whole model)
     """
@@ -203,7 +204,7 @@ def fit(model: nn.Module, train_data: Sequence, collate: Callable[[list], dict],
     steps_per_epoch = math.ceil(len(train_data) / config.batch_size)
     run = TrainRun(name=name, key=key, config=config, trainable_parameters=sum(p.numel() for _, p in params),
                    total_parameters=sum(p.numel() for p in model.parameters()), device=str(device),
-                   steps_per_epoch=steps_per_epoch)
+                   steps_per_epoch=steps_per_epoch, info=dict(info or {}))
 
     if folder is not None and (folder / "run.json").exists():
         run = _load_finished(model, folder, run)

@@ -1,0 +1,148 @@
+"""Fine-tuning a classifier for sentences (§11.4.1) or sentence pairs (§11.4.2) with a freezing strategy.
+
+    model = pretrained_classifier(SENTIMENT_LABELS, pooling="cls")
+    run = train_classifier(model, train, test, SentenceCollator(tok, SENTIMENT_LABELS), "last-2",
+                           TrainConfig(lr=5e-5, epochs=2))
+
+"full" trains the model as it is. "head" and "last-k" train on **cached frozen states**: the frozen lower
+blocks compute the same vectors in every epoch (they are frozen and run without dropout), so they run once
+over the data (``frozen.frozen_states``) and each epoch runs only the top k blocks and the head. The trained
+parameters are the model's own, so afterwards ``model`` classifies raw text as usual. The time of that one
+pass is kept in ``run.info["frozen_pass_seconds"]``; ``run.seconds_per_epoch`` is the time of the epochs.
+"""
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+
+import torch
+
+from ..model.classification import BertForSequenceClassification
+from ..model.device import get_device
+from .freezing import freeze
+from .frozen import FromLayer, frozen_states, num_layers, pad_states, run_layers
+from .runs import TrainConfig, TrainRun, _remember_start, initial_fingerprint, run_dir, run_key
+from .sbert import SiameseClassifier, SiameseFromLayer, collate_pair_states, pair_state_examples
+from .training import fit
+
+
+@cache
+def _pristine():
+    from ..checkpoints import load_pretrained
+
+    model, tokenizer = load_pretrained(device="cpu")
+    return model, tokenizer
+
+
+def pretrained_encoder(device=None):
+    """A fresh copy of the embedded all-MiniLM-L6-v2 and its tokenizer (read from disk once per session)."""
+    model, tokenizer = _pristine()
+    return copy.deepcopy(model).to(get_device(device)), tokenizer
+
+
+def pretrained_classifier(labels: Sequence[str], pooling: str = "cls", seed: int = 0,
+                          device=None) -> BertForSequenceClassification:
+    """A new classifier head (initialised with ``seed``) on a fresh copy of the embedded encoder."""
+    encoder, _ = pretrained_encoder(device)
+    torch.manual_seed(seed)
+    return BertForSequenceClassification(encoder, labels=labels, pooling=pooling).to(encoder.device)
+
+
+class FromLayerWithMask(FromLayer):
+    """:class:`frozen.FromLayer` that also hands the attention mask to the head (mean pooling needs it)."""
+
+    def forward(self, hidden, attention_mask, labels=None):
+        z = run_layers(self.model.bert, hidden, attention_mask, self.start)  # (B, T, d)
+        return self.model.head(z, labels=labels, attention_mask=attention_mask)
+
+
+@dataclass(frozen=True)
+class StateExample:
+    """An example as the frozen layers left it: (T, d) hidden states and the label's index."""
+
+    state: torch.Tensor
+    label: int
+
+
+def collate_states(examples: list[StateExample]) -> dict[str, torch.Tensor]:
+    hidden, mask = pad_states([e.state for e in examples])
+    return {"hidden": hidden, "attention_mask": mask, "labels": torch.tensor([e.label for e in examples])}
+
+
+def state_examples(model, examples, collate, start: int) -> list[StateExample]:
+    """Run the frozen blocks below ``start`` once over ``examples``."""
+    ids, types = collate.unpadded(examples)
+    labels = collate.label_ids(examples).tolist()
+    states = frozen_states(model.bert, ids, types, start=start)
+    return [StateExample(s, y) for s, y in zip(states, labels)]
+
+
+def _length(e: StateExample) -> int:
+    return e.state.size(0)
+
+
+def _pair_length(e) -> int:
+    return e.a.size(0) + e.b.size(0)
+
+
+def train_classifier(model, train: Sequence, test: Sequence, collate, strategy: str | int = "full",
+                     config: TrainConfig | None = None, *, name: str | None = None, progress: bool = True,
+                     callback=None, stop=None, cache: bool = True, device=None) -> TrainRun:
+    """Freeze ``model`` for ``strategy``, train it on ``train`` and score ``test`` after every epoch.
+
+    The run is cached under a key of the model (before training), the data, the collate settings, the strategy
+    and ``config``: calling again with the same arguments -- also on the model it trained -- loads it.
+    """
+    config = config or TrainConfig()
+    s = freeze(model, strategy)
+    name = name or f"{getattr(model, 'pooling', 'model')}-{s.name}"
+    start_fp = initial_fingerprint(model)
+    key = run_key(model, train, config, test, extra={"collate": collate.cache_key(), "strategy": s.name,
+                                                     "method": "classify-v1"})
+    info = {"strategy": s.name, "pooling": getattr(model, "pooling", None), "train_examples": len(train),
+            "test_examples": len(test)}
+    common = dict(name=name, key=key, progress=progress, callback=callback, stop=stop, cache=cache, device=device)
+    if s.top is None:
+        run = fit(model, train, collate, config, eval_data=test, length=collate.length, info=info, **common)
+    else:
+        start = s.first_trained_layer(num_layers(model.bert))
+        if isinstance(model, SiameseClassifier):  # two sentences, each through the encoder on its own
+            wrapped, collate_fn = SiameseFromLayer(model, start), collate_pair_states
+            states_of, length = pair_state_examples, _pair_length
+        else:
+            wrapped, collate_fn = FromLayerWithMask(model, start), collate_states
+            states_of, length = state_examples, _length
+        if cache and (run_dir(name, key) / "run.json").exists():
+            run = fit(wrapped, train, collate_fn, config, **common)  # found in the cache: no data needed
+        else:
+            model.to(get_device(device))
+            t0 = time.perf_counter()
+            train_states, test_states = states_of(model, train, collate, start), states_of(model, test, collate, start)
+            info["frozen_pass_seconds"] = time.perf_counter() - t0
+            run = fit(wrapped, train_states, collate_fn, config, eval_data=test_states, info=info, length=length,
+                      **common)
+    if cache:
+        _remember_start(model, start_fp)
+    return run
+
+
+@torch.no_grad()
+def classify_texts(model: BertForSequenceClassification, tokenizer, texts: Sequence[str],
+                   pairs: Sequence[str] | None = None, batch_size: int = 64, max_length: int = 64) -> torch.Tensor:
+    """Class probabilities softmax(W_C z) (N, C) for sentences, or for pairs ``[CLS] text [SEP] pair [SEP]``."""
+    texts = [texts] if isinstance(texts, str) else list(texts)
+    pairs = [pairs] if isinstance(pairs, str) else (list(pairs) if pairs is not None else None)
+    was_training = model.training
+    model.eval()
+    out = []
+    try:
+        for s in range(0, len(texts), batch_size):
+            enc = tokenizer(texts[s:s + batch_size], pairs[s:s + batch_size] if pairs is not None else None,
+                            max_length=max_length, truncation=True).to(model.device)
+            out.append(model(**enc).logits.softmax(-1).float().cpu())
+    finally:
+        model.train(was_training)
+    return torch.cat(out)

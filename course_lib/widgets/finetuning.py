@@ -1,0 +1,146 @@
+"""The fine-tuning panel of notebook 11.4a: pick a strategy, a learning rate and epochs, start, watch, stop.
+
+Training runs in a background thread: the kernel keeps answering the other widgets (torch releases Python's
+lock while it computes), the curves are redrawn from the thread after every epoch and about once a second in
+between, and the stop button ends the run after the current step, keeping its finished epochs. Finished runs
+stay on the chart, overlaid, and in the table under it. Runs are cached (``finetuning.training``), so asking
+for a run that was trained before shows it at once.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+import ipywidgets as W
+
+from ..finetuning.classify import train_classifier
+from ..finetuning.runs import TrainConfig
+from ..views.common import error_html, figure_png
+from ..views.finetuning import comparison_rows, curves_figure, table_html
+
+LEARNING_RATES = (1e-5, 2e-5, 3e-5, 5e-5, 1e-4, 1e-3)
+HEAD_LR = 5e-3
+
+
+class FineTuningPanel(W.VBox):
+    """Strategy (head / last k / full), pooling, learning rate, epochs; start and stop; live, overlaid curves.
+
+    make_model(pooling) -> a fresh classifier (e.g. ``lambda p: pretrained_classifier(LABELS, pooling=p)``);
+    train, test, collate: the examples and their collate function (see ``finetuning.data``);
+    baseline: held-out accuracy of the majority class, drawn as a line.
+    """
+
+    def __init__(self, make_model, train, test, collate, baseline: float | None = None, n_layers: int = 6,
+                 batch_size: int = 16, head_lr: float = HEAD_LR, redraw_seconds: float = 1.0, name: str = "panel"):
+        self.make_model, self.train, self.test, self.collate = make_model, train, test, collate
+        self.baseline, self.batch_size, self.head_lr = baseline, batch_size, head_lr
+        self.redraw_seconds, self.name = redraw_seconds, name
+        self.runs: list = []          # finished or stopped runs, overlaid
+        self.current = None           # the run in progress (its TrainRun, updated by the loop)
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._last_draw = 0.0
+        choices = [("head only", "head")] + [(f"last {k}", f"last-{k}") for k in (1, 2, 4) if k < n_layers] + [
+            ("full", "full")]
+        self.strategy = W.Dropdown(options=choices, value="full", description="train")
+        self.pooling = W.Dropdown(options=[("[CLS]", "cls"), ("mean", "mean")], value="cls", description="pooling")
+        self.lr = W.SelectionSlider(options=[(f"{x:g}", x) for x in LEARNING_RATES], value=3e-5,
+                                    description="learning rate", continuous_update=False,
+                                    style={"description_width": "90px"})
+        self.epochs = W.IntSlider(value=2, min=1, max=4, description="epochs", continuous_update=False)
+        self.start_button = W.Button(description="start", icon="play", button_style="success")
+        self.stop_button = W.Button(description="stop", icon="stop", button_style="danger", disabled=True)
+        self.clear_button = W.Button(description="clear runs", icon="trash")
+        self.status = W.HTML()
+        self.chart = W.Image(format="png", layout=W.Layout(align_self="flex-start"))
+        self.table = W.HTML()
+        for w, cls in [(self.strategy, "ft-strategy"), (self.pooling, "ft-pooling"), (self.lr, "ft-lr"),
+                       (self.epochs, "ft-epochs"), (self.start_button, "ft-start"), (self.stop_button, "ft-stop"),
+                       (self.clear_button, "ft-clear"), (self.status, "ft-status"), (self.chart, "ft-chart"),
+                       (self.table, "ft-table")]:
+            w.add_class(cls)
+        super().__init__([W.HBox([self.strategy, self.pooling]), W.HBox([self.lr, self.epochs]),
+                          W.HBox([self.start_button, self.stop_button, self.clear_button]), self.status, self.chart,
+                          self.table])
+        self.add_class("finetuning-panel")
+        self.start_button.on_click(lambda _: self.start())
+        self.stop_button.on_click(lambda _: self.stop())
+        self.clear_button.on_click(lambda _: self.clear())
+        self._draw()
+
+    # ------------------------------------------------------------------ controls
+    def config(self) -> TrainConfig:
+        return TrainConfig(lr=self.lr.value, epochs=self.epochs.value, batch_size=self.batch_size,
+                           lr_overrides=(("classifier.", self.head_lr),))
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        """Start a run with the current settings in a background thread (returns at once)."""
+        if self.running:
+            self.status.value = error_html("a run is in progress: stop it first")
+            return
+        self._stop.clear()
+        self.current = None
+        settings = (self.strategy.value, self.pooling.value, self.config())
+        self.start_button.disabled, self.stop_button.disabled = True, False
+        self.status.value = f"<i>starting: {self._describe(*settings)}…</i>"
+        self._thread = threading.Thread(target=self._train, args=settings, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Ask the run to end after its current step; its finished epochs are kept."""
+        self._stop.set()
+        self.status.value = "<i>stopping after this step…</i>"
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Block until the run in progress has ended (for scripts and tests)."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def clear(self) -> None:
+        """Forget the finished runs (they stay in the cache)."""
+        self.runs = []
+        self._draw()
+
+    # ------------------------------------------------------------------ the thread
+    @staticmethod
+    def _describe(strategy, pooling, cfg) -> str:
+        return f"{strategy}, {pooling} pooling, lr {cfg.lr:g}, {cfg.epochs} epoch(s)"
+
+    def _train(self, strategy, pooling, cfg) -> None:
+        try:
+            model = self.make_model(pooling)
+            name = f"{pooling}-{strategy}-lr{cfg.lr:g}"
+            self.status.value = f"<i>training: {self._describe(strategy, pooling, cfg)}…</i>"
+            run = train_classifier(model, self.train, self.test, self.collate, strategy, cfg, name=name,
+                                   progress=False, callback=self._on_event, stop=self._stop)
+            self.runs.append(run)
+            state = "from the cache" if run.cached else ("stopped" if run.interrupted else "finished")
+            acc = run.final()
+            self.status.value = (f"{state}: {self._describe(strategy, pooling, cfg)}"
+                                 + (f" → held-out accuracy {acc:.1%}" if acc is not None else " (no epoch finished)"))
+        except Exception as err:  # shown in the widget, not lost in a thread
+            self.status.value = error_html(f"{type(err).__name__}: {err}")
+        finally:
+            self.current = None
+            self.start_button.disabled, self.stop_button.disabled = False, True
+            self._draw()
+
+    def _on_event(self, event: str, run) -> None:
+        self.current = run
+        now = time.perf_counter()
+        if event == "epoch" or now - self._last_draw >= self.redraw_seconds:
+            self._draw()
+            if event == "step":
+                done = len(run.step_losses) - len(run.epochs) * run.steps_per_epoch
+                self.status.value = (f"<i>training {run.name}: epoch {len(run.epochs) + 1}/{run.config.epochs}, "
+                                     f"step {done}/{run.steps_per_epoch}, loss {run.step_losses[-1]:.3f}</i>")
+
+    def _draw(self) -> None:
+        self._last_draw = time.perf_counter()
+        shown = list(self.runs) + ([self.current] if self.current is not None else [])
+        self.chart.value = figure_png(curves_figure(shown, baseline=self.baseline))
+        self.table.value = table_html(comparison_rows(self.runs))

@@ -1,0 +1,88 @@
+"""Known-wrong answers to the exercises of notebook 11.4a (notebooks/11_4a_sentence_classification.py).
+
+Each case is a whole answer cell with one mistake; tests/test_exercise_registry.py runs it after the notebook's
+``setup`` cells and checks that the message contains the hint given here.
+"""
+
+HEAD = "def cls_head(hidden, W, b, labels):\n"
+FREEZE = "def freeze_all_but_last(model, k):\n"
+FEAT = "def sbert_features(u, v):\n"
+BI = "def bi_encoder_logits(z_a, mask_a, z_b, mask_b, W, b):\n"
+MEAN = """\
+    def mean(z, m):
+        m = m.unsqueeze(-1).float()
+        return (z * m).sum(1) / m.sum(1)
+"""
+
+CASES = {  # case -> (exercise, source of a wrong answer, a part of the message it must get)
+    # ------------------------------------------------------------------ cls_head
+    "last token": ("cls_head", HEAD + "    logits = hidden[:, -1] @ W.T + b\n"
+                   "    return logits.softmax(-1), F.cross_entropy(logits, labels)",
+                   "you classified the last token ([SEP])"),
+    "mean pooled": ("cls_head", HEAD + "    logits = hidden.mean(1) @ W.T + b\n"
+                    "    return logits.softmax(-1), F.cross_entropy(logits, labels)",
+                    "you averaged over the tokens (mean pooling)"),
+    "no bias": ("cls_head", HEAD + "    logits = hidden[:, 0] @ W.T\n"
+                "    return logits.softmax(-1), F.cross_entropy(logits, labels)", "the bias b is missing"),
+    "softmax over the batch": ("cls_head", HEAD + "    logits = hidden[:, 0] @ W.T + b\n"
+                               "    return logits.softmax(0), F.cross_entropy(logits, labels)",
+                               "each row of probs should sum to 1"),
+    "softmax twice": ("cls_head", HEAD + "    probs = (hidden[:, 0] @ W.T + b).softmax(-1)\n"
+                      "    return probs, F.cross_entropy(probs, labels)", "you applied the softmax twice"),
+    "summed loss": ("cls_head", HEAD + "    logits = hidden[:, 0] @ W.T + b\n"
+                    "    return logits.softmax(-1), F.cross_entropy(logits, labels, reduction='sum')",
+                    "you summed the cross-entropy over the batch"),
+    "loss per example": ("cls_head", HEAD + "    logits = hidden[:, 0] @ W.T + b\n"
+                         "    return logits.softmax(-1), F.cross_entropy(logits, labels, reduction='none')",
+                         "the loss should be one number"),
+    "logits only": ("cls_head", HEAD + "    return hidden[:, 0] @ W.T + b", "return a pair (probs, loss)"),
+    # ------------------------------------------------------------------ freeze_last_k
+    "first k blocks": ("freeze_last_k", FREEZE + "    model.requires_grad_(False)\n"
+                       "    model.classifier.requires_grad_(True)\n"
+                       "    for block in model.bert.encoder.layer[:k]:\n        block.requires_grad_(True)",
+                       "those are the first"),
+    "embeddings left trainable": ("freeze_last_k", FREEZE + "    model.requires_grad_(True)\n"
+                                  "    for block in model.bert.encoder.layer[:len(model.bert.encoder.layer) - k]:\n"
+                                  "        block.requires_grad_(False)\n"
+                                  "    model.bert.pooler.requires_grad_(False)",
+                                  "the embeddings should be frozen"),
+    "head frozen": ("freeze_last_k", FREEZE + "    model.requires_grad_(False)\n"
+                    "    for block in model.bert.encoder.layer[len(model.bert.encoder.layer) - k:]:\n"
+                    "        block.requires_grad_(True)", "the head (model.classifier) must train"),
+    "only switches off": ("freeze_last_k", FREEZE + "    model.bert.embeddings.requires_grad_(False)\n"
+                          "    model.bert.pooler.requires_grad_(False)\n"
+                          "    for block in model.bert.encoder.layer[:len(model.bert.encoder.layer) - k]:\n"
+                          "        block.requires_grad_(False)",
+                          "they may start either way"),
+    "layer[-k:] with k = 0": ("freeze_last_k", FREEZE + "    model.requires_grad_(False)\n"
+                              "    model.classifier.requires_grad_(True)\n"
+                              "    for block in model.bert.encoder.layer[-k:]:\n        block.requires_grad_(True)",
+                              "expected the last 0: []"),
+    # ------------------------------------------------------------------ sbert_features
+    "signed difference": ("sbert_features", FEAT + "    return torch.cat([u, v, u - v], dim=-1)",
+                          "the absolute difference"),
+    "product": ("sbert_features", FEAT + "    return torch.cat([u, v, u * v], dim=-1)", "not the product u * v"),
+    "batch axis": ("sbert_features", FEAT + "    return torch.cat([u, v, (u - v).abs()], dim=0)",
+                   "you concatenated along the batch axis"),
+    "v first": ("sbert_features", FEAT + "    return torch.cat([v, u, (u - v).abs()], dim=-1)", "u first"),
+    "two parts": ("sbert_features", FEAT + "    return torch.cat([u, v], dim=-1)", "expected shape (3, 12)"),
+    # ------------------------------------------------------------------ bi_encoder_logits
+    "padding in the mean": ("bi_encoder_logits", BI + "    u, v = z_a.mean(1), z_b.mean(1)\n"
+                            "    return torch.cat([u, v, (u - v).abs()], -1) @ W.T + b",
+                            "your mean includes the padding positions"),
+    "cls vectors": ("bi_encoder_logits", BI + "    u, v = z_a[:, 0], z_b[:, 0]\n"
+                    "    return torch.cat([u, v, (u - v).abs()], -1) @ W.T + b", "you used z_CLS (position 0)"),
+    "signed difference (composed)": ("bi_encoder_logits", BI + MEAN + "    u, v = mean(z_a, mask_a), mean(z_b, mask_b)\n"
+                                     "    return torch.cat([u, v, u - v], -1) @ W.T + b", "|u − v|"),
+    "softmaxed": ("bi_encoder_logits", BI + MEAN + "    u, v = mean(z_a, mask_a), mean(z_b, mask_b)\n"
+                  "    return (torch.cat([u, v, (u - v).abs()], -1) @ W.T + b).softmax(-1)",
+                  "return the logits (scores), not the softmax"),
+    # ------------------------------------------------------------------ questions
+    "cls guess": ("pooling_prediction", "pooling_guess = '[CLS]'", "which vector the embedded model's own training"),
+    "not a choice": ("pooling_prediction", "pooling_guess = 'max'", "choose one of"),
+    "n squared": ("all_pairs_prediction", "passes_guess = '1,000,000'", "count the pairs of different sentences"),
+}
+
+WRONG_ANSWERS: dict[str, list[tuple[str, str]]] = {}
+for _exercise, _source, _hint in CASES.values():
+    WRONG_ANSWERS.setdefault(_exercise, []).append((_source, _hint))

@@ -1,0 +1,158 @@
+"""The 11.4a views (curves, confusion matrix, tables) and the fine-tuning panel, without a browser."""
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from course_lib.finetuning.data import SENTIMENT_LABELS, SentenceCollator, SentenceExample
+from course_lib.finetuning.runs import EpochRecord, TrainConfig, TrainRun
+from course_lib.model.bert import BertConfig, BertModel
+from course_lib.model.classification import BertForSequenceClassification
+from course_lib.views.finetuning import (comparison_rows, confusion_figure, confusion_matrix, cost_rows,
+                                         curves_figure, readable_seconds, smooth, style, table_html)
+
+TINY = BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+                  max_position_embeddings=64)
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_LIB_CACHE", str(tmp_path / "cache"))
+
+
+def fake_run(name, accs, lr=3e-5, strategy="full", seconds=2.0, cached=False):
+    epochs = [EpochRecord(i + 1, 0.7 - 0.1 * i, a - 0.05, {"accuracy": a, "loss": 0.5}, seconds, 0.1, 10)
+              for i, a in enumerate(accs)]
+    return TrainRun(name, "k" * 64, TrainConfig(lr=lr, epochs=len(accs)), 1000, 5000, "cpu", epochs,
+                    [0.7 - 0.01 * i for i in range(10 * len(accs))], 10, True, False, cached,
+                    info={"strategy": strategy, "pooling": "cls", "frozen_pass_seconds": None})
+
+
+def test_confusion_matrix_counts_true_rows_and_predicted_columns():
+    cm = confusion_matrix([0, 1, 1, 2, 0], [0, 1, 2, 2, 1], 3)
+    assert cm.tolist() == [[1, 0, 0], [1, 1, 0], [0, 1, 1]]
+    assert cm.sum() == 5
+    with pytest.raises(ValueError, match="3 predictions but 2 labels"):
+        confusion_matrix([0, 1, 1], [0, 1], 2)
+
+
+def test_confusion_figure_labels_axes_and_cells():
+    fig = confusion_figure(np.array([[8, 2], [1, 9]]), ["negative", "positive"])
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "predicted label" and ax.get_ylabel() == "true label"
+    texts = {t.get_text() for t in ax.texts}
+    assert "8\n80%" in texts and "9\n90%" in texts
+
+
+def test_curves_overlay_every_run_and_the_baseline():
+    runs = [fake_run("full", [0.7, 0.8]), fake_run("head", [0.6, 0.65], lr=1e-3, strategy="head")]
+    fig = curves_figure(runs, baseline=0.5)
+    loss_ax, acc_ax = fig.axes
+    assert len(loss_ax.lines) == 2
+    held_out = [line for line in acc_ax.lines if line.get_label().startswith(("full", "head"))]
+    assert [list(line.get_ydata()) for line in held_out] == [[0.7, 0.8], [0.6, 0.65]]
+    assert any(list(line.get_ydata()) == [0.5, 0.5] for line in acc_ax.lines)  # the baseline
+    assert loss_ax.get_ylabel() and acc_ax.get_xlabel() == "epoch"
+    assert style(0)["color"] != style(1)["color"] and style(0)["marker"] != style(1)["marker"]
+
+
+def test_comparison_table_has_one_row_per_run_and_bolds_the_best():
+    runs = [fake_run("full", [0.7, 0.8]), fake_run("head", [0.6, 0.65], strategy="head", cached=True)]
+    rows = comparison_rows(runs)
+    assert [r["held-out accuracy"] for r in rows] == [0.8, 0.65]
+    assert rows[1]["source"] == "cache" and rows[0]["trainable"] == 1000
+    html = table_html(rows)
+    assert html.count("<tr>") == 3 and "<b>80.0%</b>" in html and "65.0%" in html
+    assert table_html([]) == "<i>no runs yet</i>"
+
+
+def test_smoothing_and_readable_times():
+    assert smooth([1, 3, 5, 7], 2).tolist() == [1, 2, 4, 6]
+    assert readable_seconds(5) == "5.00 s" and readable_seconds(90) == "1.5 min"
+    assert readable_seconds(7200) == "2.0 h" and readable_seconds(3 * 86400) == "3.0 days"
+
+
+def test_cost_rows_are_readable():
+    from course_lib.finetuning.cost import AllPairsCost
+
+    rows = cost_rows(AllPairsCost(1000, 2.0, 0.01, 100, 1.0, "cpu"))
+    assert rows[0] == {"sentences": "1,000", "model": "cross-encoder", "encoder passes": "499,500",
+                       "time": "1.4 h", "how": "extrapolated from the measured rate"}
+    assert rows[1]["how"] == "measured" and rows[1]["encoder passes"] == "1,000"
+
+
+# ----------------------------------------------------------------------------- the panel
+
+def tiny_factory(pooling):
+    torch.manual_seed(0)
+    return BertForSequenceClassification(BertModel(TINY), labels=SENTIMENT_LABELS, pooling=pooling)
+
+
+@pytest.fixture()
+def panel(embedded):
+    from course_lib.widgets.finetuning import FineTuningPanel
+
+    _, tok = embedded
+    data = [SentenceExample(t, lab) for t, lab in [("great fun", "positive"), ("awful", "negative"),
+                                                   ("a joy", "positive"), ("boring and long", "negative")]] * 4
+    return FineTuningPanel(tiny_factory, data, data[:4], SentenceCollator(tok, SENTIMENT_LABELS), baseline=0.5,
+                           batch_size=4, redraw_seconds=0.0)
+
+
+def test_panel_trains_in_a_thread_and_overlays_finished_runs(panel):
+    panel.strategy.value, panel.epochs.value = "head", 2
+    panel.start_button.click()
+    assert panel.stop_button.disabled is False or not panel.running
+    panel.wait(120)
+    assert not panel.running and len(panel.runs) == 1 and panel.runs[0].finished
+    assert "held-out accuracy" in panel.status.value and panel.start_button.disabled is False
+    panel.strategy.value = "full"
+    panel.start()
+    panel.wait(120)
+    assert [r.info["strategy"] for r in panel.runs] == ["head", "full"]
+    assert panel.table.value.count("<tr>") == 3 and panel.chart.value[:4] == b"\x89PNG"
+    panel.strategy.value = "head"
+    panel.start()
+    panel.wait(60)
+    assert panel.runs[-1].cached and "from the cache" in panel.status.value
+    panel.clear_button.click()
+    assert panel.runs == [] and "no runs yet" in panel.table.value
+
+
+def test_panel_stop_keeps_finished_epochs(panel, monkeypatch):
+    from course_lib.widgets import finetuning as module
+
+    real = module.train_classifier
+    gate = threading.Event()
+
+    def slow(*args, callback=None, **kwargs):
+        def cb(event, run):
+            callback(event, run)
+            if event == "epoch" and len(run.epochs) == 1:
+                gate.set()
+                time.sleep(0.5)
+        return real(*args, callback=cb, **kwargs)
+
+    monkeypatch.setattr(module, "train_classifier", slow)
+    panel.strategy.value, panel.epochs.value = "full", 4
+    panel.start()
+    assert gate.wait(120)
+    panel.stop_button.click()
+    panel.wait(120)
+    run = panel.runs[-1]
+    assert run.interrupted and 1 <= len(run.epochs) < 4 and "stopped" in panel.status.value
+
+
+def test_panel_shows_errors_inside_the_widget(panel):
+    def broken(pooling):
+        raise RuntimeError("no model today")
+
+    panel.make_model = broken
+    panel.start()
+    panel.wait(30)
+    assert "no model today" in panel.status.value and "⚠" in panel.status.value
+    assert panel.start_button.disabled is False
