@@ -6,7 +6,9 @@ split and merge (``attention``); the encoder, its config and the transformer blo
 (``bert``); the pretraining heads -- the MLM head (dense + GELU + LayerNorm, then the decoder tied to
 the word embeddings) and the NSP head on the pooler's tanh(W z_CLS) (``heads``); fine-tuning heads
 for [CLS] classification, token classification, spans and QA (``classification``, ``tagging``,
-``qa``); device handling (``device``) and the measured cost of attention (``cost``).
+``qa``); what a causal mask takes away from each position (``context``), parameter counts per component
+(``size``), attention-head patterns (``head_patterns``); device handling (``device``) and the measured
+cost of attention (``cost``).
 """
 from . import attention
 from .attention import AttentionOutput, bidirectional_mask, causal_mask, merge_heads, padding_mask, split_heads
