@@ -22,7 +22,7 @@ import torch
 from ..model.tagging import BertForTokenClassification
 from .frozen import FromLayer, freeze_below, frozen_states, num_layers, pad_states
 from .labelling import (IGNORE_INDEX, LabelSet, TaggedSentence, align_labels, decode_combined,
-                        decode_first_subword, encode_words)
+                        decode_first_subword, encode_words, first_subword_positions)
 from .ner_eval import get_entities
 
 DECODINGS = ("first", "mean", "product")
@@ -182,6 +182,24 @@ class NerTagger:
             words = self.labels.decode(ids)
             tags.append(words + ["O"] * (e["n"] - len(words)))  # words cut off by max_length: O
         return tags
+
+    def word_log_probs(self, sentences) -> list[torch.Tensor]:
+        """Per sentence, (n_words, k) log-probabilities of the tags at each word's first subword (for a CRF)."""
+        sentences = [s if isinstance(s, TaggedSentence) else TaggedSentence(tuple(s), ("O",) * len(s))
+                     for s in sentences]
+        examples = self.examples(sentences)
+        out = []
+        for e, logits in zip(examples, self._logits(examples)):
+            out.append(torch.log_softmax(logits[first_subword_positions(e["word_ids"])], -1))
+        return out
+
+    def predict_crf(self, sentences, crf) -> list[list[str]]:
+        """Word tags by Viterbi over the first-subword log-probabilities with a :class:`~.crf.LinearChainCRF`."""
+        out = []
+        for s, lp in zip(sentences, self.word_log_probs(sentences)):
+            tags = self.labels.decode(crf.viterbi(lp[None])[0])
+            out.append(tags + ["O"] * (len(_words(s)) - len(tags)))
+        return out
 
     def predict(self, sentences, decoding: str = "first") -> list[list[str]]:
         """Word-level BIO tags: each word takes its first subword's argmax ("first", the chapter's), or the argmax

@@ -18,6 +18,9 @@ from ..model.qa import BertForQuestionAnswering
 from .frozen import FromLayer, freeze_below, frozen_states, num_layers, pad_states
 from .qa import QAExample, QAFeatures, best_span, make_features, predict_answers
 
+SHIPPED_QA_MODEL = "minilm-squad-qa"  # course_lib/data/models/<this>: made by tools/train_qa_model.py
+HEAD_FILE = "qa_outputs.safetensors"
+
 
 @dataclass
 class QAReader:
@@ -39,6 +42,32 @@ class QAReader:
         bert = getattr(bert, "bert", bert)
         torch.manual_seed(seed)
         return cls(BertForQuestionAnswering(bert).to(bert.device), tokenizer, train_layers, **settings)
+
+    @classmethod
+    def shipped(cls, name: str = SHIPPED_QA_MODEL, device: str = "cpu") -> "QAReader":
+        """The QA model made by ``tools/train_qa_model.py`` (its MODEL_CARD.md says how): the encoder as a delta of
+        the embedded model (:mod:`course_lib.checkpoints.delta`), S and E in ``qa_outputs.safetensors``."""
+        import json
+
+        from safetensors.torch import load_file
+
+        from ..checkpoints import read_delta_state_dict
+        from ..model.bert import BertConfig, BertModel
+        from ..paths import data_dir
+        from ..tokenization import BertTokenizer
+
+        folder = data_dir("models", name)
+        if not (folder / HEAD_FILE).exists():
+            raise FileNotFoundError(f"no QA model at {folder}: make it with `python tools/train_qa_model.py`")
+        meta = json.loads((folder / "metrics.json").read_text())
+        bert = BertModel(BertConfig.from_json(folder / "config.json"))
+        state = read_delta_state_dict(folder)
+        bert.load_state_dict({k.removeprefix("bert."): v for k, v in state.items() if k.startswith("bert.")})
+        model = BertForQuestionAnswering(bert)
+        model.qa_outputs.load_state_dict(load_file(str(folder / HEAD_FILE)))
+        model.to(device).eval()
+        return cls(model, BertTokenizer.from_dir(folder), meta["train_layers"], meta["max_length"], meta["stride"],
+                   meta["max_answer_len"])
 
     @property
     def start(self) -> int:
