@@ -36,13 +36,11 @@
 # Four functions and two predictions are graded with `check("…")`.
 
 # %% tags=["setup"]
-# %matplotlib inline
 import random
 import time
 from collections import Counter
 
-import matplotlib.pyplot as plt
-from IPython.display import HTML
+from IPython.display import HTML, Image
 
 from course_lib.checkpoints import embedded_model_dir
 from course_lib.exercises import check
@@ -53,9 +51,8 @@ from course_lib.tokenization.pretokenize import basic_tokenize, normalize, split
 from course_lib.tokenization.unigram import Unigram
 from course_lib.tokenization.unigram_training import train_unigram
 from course_lib.tokenization.wordpiece import WordPiece, train_wordpiece, wordpiece_vocabulary
+from course_lib.views.common import figure_png
 from course_lib.views.tokenization import draw_fertility, draw_fragmentation, draw_segmentation_probs, merges_html
-
-plt.rcParams["figure.dpi"] = 110
 
 # %% [markdown]
 # ## 1. Before subwords: words
@@ -393,8 +390,8 @@ draws = Counter(tuple(uni.sample(word, alpha=alpha, rng=rng)) for _ in range(200
 len(exact), draws.most_common(3)
 
 # %%
-draw_segmentation_probs(exact, {k: v / 2000 for k, v in draws.items()}, top=8,
-                        title=f"segmentations of {word}, α = {alpha}: exact vs 2,000 samples")
+Image(figure_png(draw_segmentation_probs(exact, {k: v / 2000 for k, v in draws.items()}, top=8,
+                                         title=f"segmentations of {word}, α = {alpha}: exact vs 2,000 samples")))
 
 # %% [markdown]
 # **Predict.** If α is raised from 0.1 to 1.0, the share of samples that equal the Viterbi segmentation
@@ -464,7 +461,7 @@ fertility_facts = {
 fertility_facts
 
 # %%
-draw_fertility(table)
+Image(figure_png(draw_fertility(table)))
 
 # %% [markdown]
 # The 30,522 pieces of BERT's WordPiece beat the 2,000 learnt here on every kind of text; code,
@@ -483,7 +480,7 @@ fragment_facts = {name: [round(b.mean_pieces, 2) for b in bs] for name, bs in bi
 fragment_facts
 
 # %%
-draw_fragmentation(bins, title="rare words fragment (Lee news, words by frequency)")
+Image(figure_png(draw_fragmentation(bins, title="rare words fragment (Lee news, words by frequency)")))
 
 # %% [markdown]
 # For both, the rarer the word, the more pieces: BPE's merges were made for the words that occur
