@@ -150,7 +150,7 @@ def check_entity_f1(entity_f1):
             raise Wrong("precision and recall are swapped: precision divides the exact matches by the "
                         "*predicted* entities, recall by the *gold* ones")
         tok = sum(a == b for gs, ps in zip(gold, pred) for a, b in zip(gs, ps)) / sum(len(s) for s in gold)
-        if abs(f - tok) < 1e-9 or abs(p - tok) < 1e-9:
+        if all(abs(x - tok) < 1e-9 for x in (p, r, f)):
             raise Wrong("that is token accuracy; score whole entities: read (type, first, last) spans from the "
                         "tags and count exact matches")
         shown = f"gold {gold}, predicted {pred}"
@@ -181,13 +181,14 @@ def check_best_span(best_span_under_limit):
             raise Wrong(f"return the pair (i, j) of token positions, not {got!r}") from None
         if (gi, gj) == (i, j):
             continue
+        separately = (int(s.argmax()), int(e.argmax())) == (gi, gj)
+        also = (" (the best start and the best end taken separately need not form an allowed span: score every "
+                "pair (i, j) with i <= j <= i + max_len)") if separately else ""
         if gi > gj:
-            raise Wrong(f"you returned i = {gi} > j = {gj}: an answer cannot end before it starts")
+            raise Wrong(f"you returned i = {gi} > j = {gj}: an answer cannot end before it starts{also}")
         if gj > gi + L:
-            raise Wrong(f"your span ({gi}, {gj}) is longer than the limit: j must be at most i + max_len = {gi + L}")
-        if (int(s.argmax()), int(e.argmax())) == (gi, gj):
-            raise Wrong("the best start and the best end taken separately need not form an allowed span: "
-                        "score every pair (i, j) with i <= j <= i + max_len and take the best sum")
+            raise Wrong(f"your span ({gi}, {gj}) is longer than the limit: j must be at most i + max_len = "
+                        f"{gi + L}{also}")
         hint = f" ({why})" if why else ""
         raise Wrong(f"start {[round(x, 2) for x in s.tolist()]}, end {[round(x, 2) for x in e.tolist()]}, "
                     f"max_len {L}: expected ({i}, {j}) with score {float(s[i] + e[j]):.2f}, got ({gi}, {gj}) with "
@@ -235,8 +236,10 @@ def check_predicted_entities(predicted_entities):
             raise Wrong(f"return a list of (entity text, type) pairs, not {type(got).__name__}")
         real = [i for i, w in enumerate(wids) if w is not None]
         sub_tags = [TAGS9[int(logits[i].argmax())] for i in real]
-        sub_level = [(" ".join(words[wids[real[a]]:wids[real[b]] + 1]), t) for t, a, b in get_entities(sub_tags)]
-        if got == sub_level:
+        sub_entities = get_entities(sub_tags)
+        sub_level = [(" ".join(words[wids[real[a]]:wids[real[b]] + 1]), t) for t, a, b in sub_entities]
+        sub_as_words = [(" ".join(words[a:b + 1]), t) for t, a, b in sub_entities]
+        if got in (sub_level, sub_as_words):
             raise Wrong("you read entities from the subword tags; decode to one tag per word first (each word "
                         "takes its first subword's tag), then read entities from the word tags")
         raise Wrong(f"words {words}: expected {want}, got {got} (argmax per subword, then first-subword decoding, "

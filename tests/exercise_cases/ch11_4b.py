@@ -96,7 +96,7 @@ WRONG_ANSWERS = {
         (edit(F1, "{(n, *e) for n, s in enumerate(y_true) for e in read_entities(s)}",
               "{e for n, s in enumerate(y_true) for e in read_entities(s)}").replace(
             "{(n, *e) for n, s in enumerate(y_pred) for e in read_entities(s)}", "{e for n, s in enumerate(y_pred) for e in read_entities(s)}"),
-         "expected P/R/F1"),
+         "entities are matched within their sentence"),
         ("def entity_f1(y_true, y_pred):\n    pairs = [(a, b) for g, p in zip(y_true, y_pred) for a, b in zip(g, p)]\n"
          "    acc = sum(a == b for a, b in pairs) / len(pairs)\n    return acc, acc, acc\n", "token accuracy"),
     ],
