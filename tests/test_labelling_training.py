@@ -8,7 +8,7 @@ import torch
 from course_lib.finetuning.frozen import FromLayer, freeze_below, frozen_states, pad_states
 from course_lib.finetuning.labelling import LabelSet, TaggedSentence, encode_words, load_wikigold
 from course_lib.finetuning.ner import NerTagger, dictionary_baseline, entity_dictionary, word_majority_baseline
-from course_lib.finetuning.qa import QAExample, load_squad, make_features
+from course_lib.finetuning.qa import load_squad, make_features
 from course_lib.finetuning.qa_reader import QAReader
 from course_lib.finetuning.training import TrainConfig
 from course_lib.model.bert import BertConfig, BertModel

@@ -22,7 +22,6 @@ import json
 import random
 import shutil
 import sys
-from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]

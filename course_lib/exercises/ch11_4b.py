@@ -17,7 +17,6 @@ tests/test_labelling_eval.py proves equal to ``seqeval`` on the whole wikigold t
 """
 from __future__ import annotations
 
-import itertools
 import random
 
 import torch
