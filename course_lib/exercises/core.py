@@ -1,12 +1,18 @@
 """Exercises and their results: the registry, running one check, and ``check(name)`` for notebooks.
 
 An exercise is a name (``"attention"``), the names the student must define
-(``scaled_dot_product_attention``) and a check function. The check calls the
+(``scaled_dot_product_attention``), its points and a check function. The check calls the
 student's functions on fixed inputs, compares with ``course_lib``'s reference,
 and raises :class:`Wrong` with a hint at the first difference it finds.
+
+Points and partial credit live here and nowhere else: ``exercise(name, needs, points=2)``;
+a check with parts raises ``Wrong(hint, credit=0.5)`` (or ``NotAttempted(..., credit=0.5)``) when
+half of them are right. ``check()`` in the notebook, ``grade`` and ``grade-all`` all run
+:func:`run_exercise`, so a student sees in class the line the gradebook will hold.
 """
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import inspect
@@ -26,15 +32,33 @@ class Result:
     name: str
     status: str
     message: str = ""
+    credit: float | None = None  # the fraction earned by a partly right answer (None: 1 if correct, else 0)
     _shown_in_cell: int | None = field(default=None, repr=False, compare=False)
 
     @property
     def correct(self) -> bool:
         return self.status == CORRECT
 
+    @property
+    def fraction(self) -> float:
+        """The share of the exercise's points earned, 0…1."""
+        return 1.0 if self.correct else float(self.credit or 0.0)
+
+    @property
+    def points(self) -> float:
+        """What the exercise is worth (declared where it is registered)."""
+        ex = EXERCISES.get(self.name)
+        return ex.points if ex is not None else 1
+
+    @property
+    def score(self) -> float:
+        return round(self.points * self.fraction, 4)
+
     def __str__(self) -> str:
         """One line: ``❌ attention: wrong — row 2 of the weights sums to 0.73, expected 1``."""
         line = f"{ICONS[self.status]} {self.name}: {self.status}"
+        if not self.correct and self.fraction > 0:
+            line += f" ({fmt_points(self.score)} of {fmt_points(self.points)} points)"
         return f"{line} — {self.message}" if self.message else line
 
     def _ipython_display_(self):
@@ -43,12 +67,26 @@ class Result:
             print(self)
 
 
-class Wrong(Exception):
-    """Raised by a check at the first difference; the message is the hint shown to the student."""
+def fmt_points(x: float) -> str:
+    """2 -> '2', 0.5 -> '0.5', 1/3 -> '0.33'."""
+    return f"{round(x, 2):g}"
 
 
-class NotAttempted(Exception):
-    """Raised when a student's function still raises NotImplementedError."""
+class _Feedback(Exception):
+    def __init__(self, message: str = "", credit: float = 0.0):
+        super().__init__(message)
+        if not 0 <= credit < 1:
+            raise ValueError(f"credit is the fraction of the points earned, 0 <= credit < 1; got {credit}")
+        self.credit = credit
+
+
+class Wrong(_Feedback):
+    """Raised by a check at the first difference; the message is the hint shown to the student.
+    ``credit``: the fraction of the points earned so far, for a check with parts (default 0)."""
+
+
+class NotAttempted(_Feedback):
+    """Raised when a student's function still raises NotImplementedError (``credit``: parts already right)."""
 
 
 @dataclass(frozen=True)
@@ -58,8 +96,11 @@ class Exercise:
     run: Callable[..., str | None]     # called with the student's definitions by name; raises Wrong
     kind: str = "function"             # "function": needs are functions; "question": one variable, a prediction
     module: str = ""                   # the module that registered it (re-registering from there replaces it)
+    points: float = 1                  # what it is worth in the gradebook
 
     def __post_init__(self):
+        if not (isinstance(self.points, (int, float)) and self.points > 0):
+            raise ValueError(f"exercise {self.name!r}: points must be a positive number, not {self.points!r}")
         if not self.needs:
             raise ValueError(f"exercise {self.name!r} must name at least one function the student defines")
         if self.kind not in ("function", "question"):
@@ -77,19 +118,20 @@ def _register(ex: Exercise) -> None:
     EXERCISES[ex.name] = ex
 
 
-def exercise(name: str, needs: tuple[str, ...] | list[str]):
-    """Decorator registering a check function as exercise ``name``.
+def exercise(name: str, needs: tuple[str, ...] | list[str], points: float = 1):
+    """Decorator registering a check function as exercise ``name``, worth ``points``.
 
     >>> @exercise("causal_mask", needs=["causal_mask"])
     ... def check_causal_mask(causal_mask): ...
     """
     def register(run):
-        _register(Exercise(name, tuple(needs), run, module=run.__module__))
+        _register(Exercise(name, tuple(needs), run, module=run.__module__, points=points))
         return run
     return register
 
 
-def question(name: str, variable: str, choices, answer, why: str, hint: str, module: str | None = None) -> Exercise:
+def question(name: str, variable: str, choices, answer, why: str, hint: str, module: str | None = None,
+             points: float = 1) -> Exercise:
     """Register a graded prediction question, asked before the cell that reveals the answer.
 
     The student assigns ``variable`` one of ``choices`` (the student copy has ``variable = ...``);
@@ -120,7 +162,7 @@ def question(name: str, variable: str, choices, answer, why: str, hint: str, mod
     if module is None:
         frame = inspect.currentframe().f_back
         module = frame.f_globals.get("__name__", "") if frame is not None else ""
-    ex = Exercise(name, (variable,), run, kind="question", module=module)
+    ex = Exercise(name, (variable,), run, kind="question", module=module, points=points)
     _register(ex)
     return ex
 
@@ -138,18 +180,50 @@ def get_exercise(name: str) -> Exercise:
     return EXERCISES[name]
 
 
+# What the grader's sandbox (sandbox.py) plugs in: the memory limit, for the wording, and a context manager
+# entered around each call of a student's function (it notes where the process is and spots monkey-patching).
+SANDBOX: dict = {"memory": None, "watch": None}
+_MEMORY_ERRORS = ("can't allocate memory", "not enough memory", "bad_alloc", "out of memory")
+
+
+def out_of_memory(e: BaseException) -> bool:
+    return isinstance(e, MemoryError) or (isinstance(e, RuntimeError) and any(s in str(e) for s in _MEMORY_ERRORS))
+
+
+def describe_raised(e: BaseException, who: str) -> str:
+    """What ``who`` ("your function f") did, in the student's words: ``your function f raised ValueError: …``."""
+    if out_of_memory(e):
+        return f"{who} used more than {SANDBOX['memory']} of memory" if SANDBOX["memory"] else f"{who} ran out of memory"
+    if isinstance(e, SystemExit):
+        return f"{who} called sys.exit() or exit(), which would stop the grader: return a value instead"
+    if isinstance(e, KeyboardInterrupt):
+        return f"{who} was interrupted (KeyboardInterrupt)"
+    if isinstance(e, SyntaxError):
+        return f"{who} raised SyntaxError: {e.msg} (line {e.lineno})"
+    text = str(e).strip()
+    return f"{who} raised {type(e).__name__}" + (f": {text.splitlines()[0][:200]}" if text else "")
+
+
 def guarded(fn: Callable, name: str) -> Callable:
-    """Wrap a student's function so that what it raises becomes a result, never a crash."""
+    """Wrap a student's function so that whatever it raises becomes a result, never a crash."""
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except NotImplementedError:
-            raise NotAttempted(f"replace `raise NotImplementedError` in {name} with your code") from None
-        except Exception as e:  # noqa: BLE001 - anything the student's code raises is feedback
-            detail = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
-            raise Wrong(f"your function {name} raised {type(e).__name__}" + (f": {detail}" if detail else "")) from e
+        watch = SANDBOX["watch"]
+        with watch(name) if watch is not None else contextlib.nullcontext():
+            try:
+                return fn(*args, **kwargs)
+            except NotImplementedError:
+                raise NotAttempted(f"replace `raise NotImplementedError` in {name} with your code") from None
+            except BaseException as e:  # noqa: BLE001 - anything the student's code raises is feedback, exits too
+                raise Wrong(describe_raised(e, f"your function {name}")) from e
     return call
+
+
+def _not_defined(n: str, namespace: dict) -> str:
+    message = f"`{n}` is not defined: run the cell that defines it (and keep the name `{n}`)"
+    names = [k for k, v in namespace.items() if callable(v) and not k.startswith("_") and not isinstance(v, type)]
+    close = difflib.get_close_matches(n, names, n=1, cutoff=0.75)
+    return message + (f"; your notebook defines `{close[0]}`: did you rename it?" if close else "")
 
 
 def run_exercise(name: str, namespace: dict) -> Result:
@@ -157,8 +231,7 @@ def run_exercise(name: str, namespace: dict) -> Result:
     ex = get_exercise(name)
     missing = [n for n in ex.needs if n not in namespace]
     if missing:
-        return Result(name, NOT_ATTEMPTED,
-                      f"`{missing[0]}` is not defined: run the cell that defines it (and keep the name `{missing[0]}`)")
+        return Result(name, NOT_ATTEMPTED, _not_defined(missing[0], namespace))
     if ex.kind == "question":
         fns = {n: namespace[n] for n in ex.needs}
     else:
@@ -171,11 +244,13 @@ def run_exercise(name: str, namespace: dict) -> Result:
         try:
             summary = ex.run(**fns)
         except NotAttempted as e:
-            return Result(name, NOT_ATTEMPTED, str(e))
+            return Result(name, NOT_ATTEMPTED, str(e), credit=e.credit or None)
         except Wrong as e:
-            return Result(name, WRONG, str(e))
-        except Exception as e:  # noqa: BLE001 - e.g. an answer of a type the comparison cannot handle
-            return Result(name, WRONG, f"your answer could not be checked: {type(e).__name__}: {e}")
+            return Result(name, WRONG, str(e), credit=e.credit or None)
+        except BaseException as e:  # noqa: BLE001 - e.g. an answer of a type the comparison cannot handle
+            if out_of_memory(e):
+                return Result(name, WRONG, describe_raised(e, "checking your answer"))
+            return Result(name, WRONG, f"your answer could not be checked: {type(e).__name__}: {str(e)[:300]}")
     return Result(name, CORRECT, summary or "")
 
 
@@ -200,6 +275,6 @@ def check(name: str) -> Result:
     finally:
         del caller
     result = run_exercise(name, namespace)
-    result = Result(result.name, result.status, result.message, _shown_in_cell=_cell_number())
+    result = Result(result.name, result.status, result.message, result.credit, _shown_in_cell=_cell_number())
     print(result)
     return result

@@ -1,82 +1,135 @@
-"""Grading a whole notebook without a kernel: run its setup and exercise cells, then every check.
+"""Grading a notebook without a kernel: what a submission is, which exercises it holds, and the table of results.
 
-Only code cells tagged ``setup`` or ``exercise`` run (in order, each in its own
-try/except, in one fresh namespace, with ``check`` replaced by a no-op); the
-exercise functions must therefore need nothing that other cells define.
+Only code cells tagged ``setup`` or ``exercise`` run (in order, each on its own, in one fresh namespace, with
+``check`` replaced by a no-op); the exercise functions must therefore need nothing that other cells define.
+They run in a separate process with time and memory limits (:mod:`.sandbox`, :mod:`.worker`): whatever a
+submission does ends at most one exercise, and the file handed in is only ever read.
+
+A file that cannot be graded at all (empty, cut off, not a notebook, a notebook of another course) gives one
+:class:`SubmissionError` whose message says what is wrong in the student's words.
 """
 from __future__ import annotations
 
-import contextlib
-import io
+import json
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from .core import EXERCISES, ICONS, WRONG, Result, run_exercise
+from .core import EXERCISES, ICONS, Result, fmt_points
 
 GRADED_TAGS = {"setup", "exercise"}
 CHECK_CALL = re.compile(r"""\bcheck\(\s*["']([^"']+)["']\s*\)""")
+MAX_BYTES = 50_000_000  # a notebook of this course is well under 1 MB, even with its outputs
+SAVE_AGAIN = "open it in JupyterLab, save it (File → Save Notebook) and hand in the saved .ipynb again"
 
 
-def _no_check(name, *args, **kwargs):
-    """Stands in for ``check`` while grading: the grader runs every check itself afterwards."""
+class SubmissionError(ValueError):
+    """A file that cannot be graded at all; the message is meant for the student."""
 
 
-def _python_only(source: str) -> str:
-    """Comment out IPython magics and shell lines (%matplotlib, !pip), which plain exec cannot run."""
-    return "\n".join("# " + line if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+@dataclass(frozen=True)
+class Cell:
+    index: int
+    source: str
+    code: bool      # a code cell (markdown and raw cells are only read)
+    graded: bool    # a code cell tagged setup or exercise: grading runs it
 
 
-def _describe_error(e: BaseException) -> str:
-    if isinstance(e, SyntaxError):
-        return f"SyntaxError: {e.msg} (line {e.lineno})"
-    detail = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
-    return type(e).__name__ + (f": {detail}" if detail else "")
+@dataclass
+class Grade:
+    """The grading of one file: its results (notebook order), or ``error`` when it could not be graded."""
+
+    path: Path
+    results: list[Result] = field(default_factory=list)
+    error: str | None = None
+    cpu: dict[str, float] = field(default_factory=dict)  # seconds of computing of each check, and of "cells"
+
+    @property
+    def score(self) -> float:
+        return round(sum(r.score for r in self.results), 4)
+
+    @property
+    def points(self) -> float:
+        return round(sum(r.points for r in self.results), 4)
+
+
+# ----------------------------------------------------------------------------- reading a submission
+
+def read_cells(path: str | Path) -> list[Cell]:
+    """The cells of the notebook at ``path`` (.ipynb, or a py:percent .py), or a :class:`SubmissionError`."""
+    path = Path(path)
+    data = path.read_bytes()
+    if not data.strip():
+        raise SubmissionError(f"the file is empty ({len(data)} bytes): {SAVE_AGAIN}")
+    if len(data) > MAX_BYTES:
+        raise SubmissionError(f"the file is {len(data) / 1e6:.0f} MB, far more than a notebook of this course: clear "
+                              "the outputs (Edit → Clear Outputs of All Cells), save it and hand it in again")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SubmissionError("the file is not a text file, so it is not a notebook: is it the right file? "
+                              "Hand in the .ipynb of the exercises") from None
+    if path.suffix == ".py":
+        import jupytext
+
+        nb = jupytext.reads(text, fmt="py:percent")
+        return [Cell(i, c.source, c.cell_type == "code", c.cell_type == "code" and _graded(c.metadata))
+                for i, c in enumerate(nb.cells)]
+    if path.suffix != ".ipynb":
+        raise SubmissionError(f"a {path.suffix or 'file without an extension'} is not a notebook: hand in the .ipynb")
+    return _ipynb_cells(text)
+
+
+def _ipynb_cells(text: str) -> list[Cell]:
+    try:
+        nb = json.loads(text)
+    except json.JSONDecodeError as e:
+        if not text.rstrip().endswith("}"):  # a notebook ends with the '}' that closes it
+            raise SubmissionError(f"the notebook is cut off (its text stops at line {e.lineno}, in the middle of the "
+                                  f"notebook): it was not saved or copied completely; {SAVE_AGAIN}") from None
+        raise SubmissionError(f"the notebook file is damaged (line {e.lineno}, column {e.colno}: {e.msg}), so Jupyter "
+                              f"cannot open it either; if you edited it in a text editor, {SAVE_AGAIN}") from None
+    if isinstance(nb, dict) and "worksheets" in nb:  # nbformat 3: let nbformat convert it
+        import nbformat
+
+        nb = json.loads(nbformat.writes(nbformat.reads(text, as_version=4)))
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        raise SubmissionError("the file is JSON but not a Jupyter notebook (it has no list of cells): "
+                              "hand in the .ipynb of the exercises")
+    cells = []
+    for i, c in enumerate(nb["cells"]):
+        if not isinstance(c, dict):
+            raise SubmissionError(f"cell {i + 1} of the notebook is damaged (not a cell): {SAVE_AGAIN}")
+        source = c.get("source", "")
+        source = "".join(map(str, source)) if isinstance(source, list) else str(source)
+        code = c.get("cell_type") == "code"
+        meta = c.get("metadata") if isinstance(c.get("metadata"), dict) else {}
+        cells.append(Cell(i, source, code, code and _graded(meta)))
+    return cells
+
+
+def _graded(metadata) -> bool:
+    tags = metadata.get("tags") or []
+    return isinstance(tags, list) and bool(GRADED_TAGS & {t for t in tags if isinstance(t, str)})
+
+
+# ----------------------------------------------------------------------------- which exercises a notebook holds
+
+def code_of(cells: list[Cell]) -> str:
+    return "\n".join(c.source for c in cells if c.code)
 
 
 def _defines(source: str, name: str) -> bool:
     return re.search(rf"^\s*(def\s+{re.escape(name)}\s*\(|{re.escape(name)}\s*=)", source, re.MULTILINE) is not None
 
 
-def grade_notebook(path: str | Path) -> list[Result]:
-    """Results of every registered exercise found in the notebook at ``path`` (.ipynb or py:percent .py).
-
-    An exercise belongs to the notebook if the notebook defines one of its
-    functions or calls ``check("<name>")``; results come in the notebook's order.
-    Nothing the cells print is shown.
-    """
-    import jupytext
-
-    path = Path(path).expanduser().resolve()
-    if not path.is_file():
-        raise FileNotFoundError(f"there is no notebook at {path}")
-    nb = jupytext.read(path)
-    namespace: dict = {"__name__": "__main__"}
-    failed: list[tuple[str, str]] = []  # (cell source, what it raised)
-    quiet = io.StringIO()
-    with contextlib.chdir(path.parent), contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
-        for i, cell in enumerate(nb.cells):
-            if cell.cell_type != "code" or not GRADED_TAGS & set(cell.metadata.get("tags", [])):
-                continue
-            namespace["check"] = _no_check
-            try:
-                exec(compile(_python_only(cell.source), f"<{path.name}, cell {i}>", "exec"), namespace)
-            except (Exception, SystemExit) as e:  # one broken cell must not hide the other exercises
-                failed.append((cell.source, _describe_error(e)))
-        namespace["check"] = _no_check
-
-        source = "\n".join(c.source for c in nb.cells)
-        called = set(CHECK_CALL.findall(source))
-        results = []
-        for name, ex in EXERCISES.items():
-            if name not in called and not any(n in namespace or _defines(source, n) for n in ex.needs):
-                continue
-            broken = [(n, err) for n in ex.needs if n not in namespace for src, err in failed if _defines(src, n)]
-            if broken:
-                n, err = broken[0]
-                results.append(Result(name, WRONG, f"the cell that defines `{n}` raised {err}, so `{n}` was never defined"))
-            else:
-                results.append(run_exercise(name, namespace))
-    return sorted(results, key=lambda r: _first_mention(source, EXERCISES[r.name]))
+def exercises_in(source: str, defined=()) -> list[str]:
+    """The exercises of a notebook, in its order: those it calls ``check("<name>")`` for, or whose functions it
+    defines (in ``source``, its code, or among the names ``defined`` by running it)."""
+    called, defined = set(CHECK_CALL.findall(source)), set(defined)
+    found = [name for name, ex in EXERCISES.items()
+             if name in called or any(n in defined or _defines(source, n) for n in ex.needs)]
+    return sorted(found, key=lambda name: _first_mention(source, EXERCISES[name]))
 
 
 def _first_mention(source: str, ex) -> int:
@@ -86,13 +139,49 @@ def _first_mention(source: str, ex) -> int:
     return min(spots, default=len(source))
 
 
+def check_gradable(cells: list[Cell]) -> list[str]:
+    """The exercises found without running anything; a :class:`SubmissionError` when there is nothing to grade."""
+    found = exercises_in(code_of(cells))
+    if not found:
+        raise SubmissionError("this notebook holds none of the course's exercises (no check(\"…\") call and none of "
+                              "the functions they ask for): is it the notebook of this course's exercises?")
+    if not any(c.graded for c in cells):
+        raise SubmissionError("no cell of this notebook is tagged `setup` or `exercise`, so nothing can be graded: "
+                              "were the cells copied into a new notebook? Work in the notebook you were given")
+    return found
+
+
+# ----------------------------------------------------------------------------- grading and showing
+
+def grade_notebook(path: str | Path, limits=None) -> list[Result]:
+    """Results of every registered exercise found in the notebook at ``path`` (.ipynb or py:percent .py).
+
+    An exercise belongs to the notebook if the notebook defines one of its functions or calls
+    ``check("<name>")``; results come in the notebook's order. The cells run in a separate process
+    (:func:`.sandbox.grade_file`, with ``limits``); a file that cannot be graded raises :class:`SubmissionError`.
+    """
+    from .sandbox import grade_file
+
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise FileNotFoundError(f"there is no notebook at {path}")
+    grade = grade_file(path, limits)
+    if grade.error is not None:
+        raise SubmissionError(grade.error)
+    return grade.results
+
+
 def format_results(results: list[Result], title: str | None = None) -> str:
-    """A table, one exercise a line, then how many are correct."""
+    """A table, one exercise a line, then how many are correct and the points."""
     lines = [title] if title else []
     if not results:
         return "\n".join(lines + ["  no graded exercises in this notebook"])
     width = max(len(r.name) for r in results)
     for r in results:
         lines.append(f"  {ICONS[r.status]} {r.name:<{width}}  {r.status:<13}  {r.message}".rstrip())
-    lines.append(f"{sum(r.correct for r in results)} of {len(results)} exercises correct")
+    score, points = sum(r.score for r in results), sum(r.points for r in results)
+    total = f"{sum(r.correct for r in results)} of {len(results)} exercises correct"
+    if score != sum(r.correct for r in results) or points != len(results):
+        total += f", {fmt_points(score)} of {fmt_points(points)} points"
+    lines.append(total)
     return "\n".join(lines)
