@@ -1,16 +1,14 @@
-"""Notebook 11.1b in a real JupyterLab (headless Chromium): Run All Cells, then drive the SubwordExplorer.
+"""Notebook 11.1b in a real JupyterLab (headless Chromium): its widget cells run, then the SubwordExplorer is driven.
 
 Types a new sentence, moves the BPE merge slider, presses "sample again", types an empty text; checks
 that each step redraws the pieces (or shows the message) with no error in the kernel, and leaves
-screenshots in artifacts/screenshots/subword_explorer_*.png and artifacts/screenshots/11_1b_*.png.
+screenshots in artifacts/screenshots/subword_explorer_*.png.
 
 Needs Debian's Chromium at /usr/bin/chromium: `make browser` installs it.
 """
 from __future__ import annotations
 
 import re
-import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -26,28 +24,13 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory):
-    problem = jl.chromium_problem()
-    if problem:
-        pytest.fail(problem, pytrace=False)
-    root = tmp_path_factory.mktemp("lab-11-1b")
-    shutil.copy(ROOT / "notebooks" / NOTEBOOK, root / NOTEBOOK)
-    if (ROOT / "jupytext.toml").exists():
-        shutil.copy(ROOT / "jupytext.toml", root)
-    from playwright.sync_api import sync_playwright
-
-    with jl.JupyterLab(root) as lab, sync_playwright() as pw:
-        browser = jl.launch_chromium(pw)
-        page = jl.open_notebook(browser, lab, NOTEBOOK)
-        start = time.perf_counter()
-        result = jl.run_all_cells(page, NOTEBOOK)
-        print(f"\n{NOTEBOOK}: Run All Cells took {time.perf_counter() - start:.1f} s ({result.code_cells} code cells)")
-        jl.screenshot_notebook(page, NOTEBOOK, SCREENSHOTS / "11_1b_subword_tokenization.png")
-        assert not result.problems(), "\n".join(result.problems())
-        assert result.completed and not result.not_executed
-        yield page
-        page.context.close()
-        browser.close()
+def page(executed):
+    """The widget cells of the notebook (and what they need) run in the session's JupyterLab: see conftest."""
+    page, result = executed(NOTEBOOK)
+    assert not result.problems(), "\n".join(result.problems())
+    assert result.completed and not result.not_executed
+    page.notebook_name = result.name
+    return page
 
 
 def _rows_text(page) -> str:
@@ -61,7 +44,7 @@ def _count(page, row: int) -> int:
 
 
 def test_subword_explorer_responds_to_text_merges_and_sampling(page):
-    jl.watch_kernel(page, NOTEBOOK)
+    jl.watch_kernel(page, page.notebook_name)
     explorer = page.locator(X).first
     explorer.wait_for(state="attached", timeout=30_000)
     explorer.scroll_into_view_if_needed()
@@ -74,7 +57,7 @@ def test_subword_explorer_responds_to_text_merges_and_sampling(page):
     html0 = jl.inner_html(page, f"{X} .subword-rows")
     jl.fill_text(page, f"{X} .subword-text input", "Tokenizers split unaffable words in Zürich ☃.")
     jl.wait_html_changed(page, f"{X} .subword-rows", html0)
-    jl.wait_until_idle(page, NOTEBOOK)
+    jl.wait_until_idle(page, page.notebook_name)
     typed = _rows_text(page)
     assert "una" in typed and "##ffa" in typed and "⚠" in typed  # WordPiece's greedy pieces; ☃ unknown
     jl.screenshot_widget(page, X, SCREENSHOTS / "subword_explorer_typed.png")
@@ -84,7 +67,7 @@ def test_subword_explorer_responds_to_text_merges_and_sampling(page):
     html1 = jl.inner_html(page, f"{X} .subword-rows")
     jl.set_slider(page, f"{X} .subword-merges", "50")
     jl.wait_html_changed(page, f"{X} .subword-rows", html1)
-    jl.wait_until_idle(page, NOTEBOOK)
+    jl.wait_until_idle(page, page.notebook_name)
     assert "BPE (50 merges)" in _rows_text(page) and _count(page, 0) > bpe_tokens
     assert "after 50 of 2,000 merges" in page.locator(f"{X} .subword-vocab").first.inner_text()
     jl.screenshot_widget(page, X, SCREENSHOTS / "subword_explorer_50_merges.png")
@@ -94,14 +77,14 @@ def test_subword_explorer_responds_to_text_merges_and_sampling(page):
         html2 = jl.inner_html(page, f"{X} .subword-rows")
         page.locator(f"{X} .subword-sample").first.click()
         jl.wait_html_changed(page, f"{X} .subword-rows", html2)
-        jl.wait_until_idle(page, NOTEBOOK)
+        jl.wait_until_idle(page, page.notebook_name)
         assert f"Unigram, sample {draw}" in _rows_text(page)
     jl.screenshot_widget(page, X, SCREENSHOTS / "subword_explorer_sample_3.png")
 
     # an empty text: a message, no rows, no traceback
     jl.fill_text(page, f"{X} .subword-text input", "")
     jl.wait_text_shown(page, f"{X} .subword-message")
-    jl.wait_until_idle(page, NOTEBOOK)
+    jl.wait_until_idle(page, page.notebook_name)
     assert "no text" in page.locator(f"{X} .subword-message").first.inner_text()
     jl.screenshot_widget(page, X, SCREENSHOTS / "subword_explorer_empty_text.png")
     assert not jl.kernel_problems(page), f"the kernel reported errors: {jl.kernel_problems(page)}"

@@ -1,150 +1,43 @@
-"""The notebooks as a student meets them: JupyterLab in headless Chromium, Run All Cells, no errors.
+"""The widgets as a student meets them: JupyterLab in headless Chromium, the widget cells run, no errors.
 
-One JupyterLab server per test session serves a temporary copy of notebooks/ (running cells never
-touches the repository's notebooks). Each notebook is opened in its own browser page, run with
-Run → Run All Cells, checked for error outputs and screenshotted into artifacts/screenshots/
-(see docs/screenshots.md). The attention explorer of notebook 11.1 is then driven like a student
-would: change layer and head, type an empty sentence. Two self-tests on small generated
-notebooks keep the checks honest (a notebook with 1/0 must be caught; a minimal widget with the
-explorer's class contract must be driven by the same helpers).
+One JupyterLab server per test session (tests/browser/conftest.py) serves a temporary copy of notebooks/
+(running cells never touches the repository's notebooks). For each notebook, the cells its widgets need
+(its widget cells and, backwards, every cell they depend on: tests/notebook_runs.widget_slice) are run
+with Run → Run All Cells -- the whole notebook already ran once, in tests/test_notebooks.py, and is not
+run a second time -- checked for error outputs and screenshotted into artifacts/screenshots/ (see
+docs/screenshots.md). The widgets are then driven like a student would: the attention explorer's layer
+and head are changed and an empty sentence typed, and so on. Two self-tests on small generated notebooks
+keep the checks honest (a notebook with 1/0 must be caught; a minimal widget with the explorer's class
+contract must be driven by the same helpers).
 
 Needs Debian's Chromium at /usr/bin/chromium: `make browser` installs it (`make test` does it first).
 """
 from __future__ import annotations
 
-import shutil
 import time
-from pathlib import Path
 
-import nbformat
 import pytest
 
 from . import jupyterlab as jl
+from .conftest import NOTEBOOKS_WITH_WIDGETS, ROOT, SCREENSHOTS, SELFTEST
 
-ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 EXPLORER_NOTEBOOK = "11_1_bidirectional_encoders.ipynb"
-SELFTEST = "_browser_selftest"  # folder inside the server's temporary root, never in the repo
 
 pytestmark = pytest.mark.slow
 
 
-# ---------------------------------------------------------------------------- self-test notebooks
-def _code_notebook(*sources: str):
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
-    return nb
-
-
-ERROR_NOTEBOOK = _code_notebook(
-    "import sys, warnings\nprint('to stdout')\nprint('to stderr', file=sys.stderr)\nwarnings.warn('only a warning')",
-    "1/0",
-    "never_reached = True",
-)
-
-# The explorer's class contract (see jupyterlab.py), with a solid-colour PNG for each (layer, head).
-MINI_EXPLORER = '''
-import struct, zlib
-import ipywidgets as W
-
-def png(rgb, size=48):
-    raw = b"".join(b"\\x00" + bytes(rgb) * size for _ in range(size))
-    chunk = lambda t, d: struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
-    ihdr = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
-    return b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
-
-class MiniExplorer(W.VBox):
-    def __init__(self):
-        self.text = W.Text(value="So long and thanks", description="text", continuous_update=False)
-        self.layer = W.Dropdown(options=list(range(6)), value=2, description="layer")
-        self.head = W.Dropdown(options=["all"] + list(range(12)), value=3, description="head")
-        self.message, self.heatmap = W.HTML(), W.Image(format="png", width=96, height=96)
-        for w, c in [(self.text, "explorer-text"), (self.layer, "explorer-layer"), (self.head, "explorer-head"),
-                     (self.message, "explorer-message"), (self.heatmap, "explorer-heatmap")]:
-            w.add_class(c)
-        super().__init__([self.text, W.HBox([self.layer, self.head]), self.message, self.heatmap])
-        self.add_class("attention-explorer")
-        for w in (self.text, self.layer, self.head):
-            w.observe(self.redraw, "value")
-        self.redraw()
-
-    def redraw(self, _change=None):
-        if not self.text.value.strip():
-            self.message.value, self.heatmap.value = "<b>Type a sentence.</b>", b""
-            return
-        head = 12 if self.head.value == "all" else self.head.value
-        self.message.value, self.heatmap.value = "", png((40 * self.layer.value, 20 * head, 200))
-
-MiniExplorer()
-'''
-
-
-# ---------------------------------------------------------------------------- fixtures
-@pytest.fixture(scope="session")
-def lab(tmp_path_factory):
-    problem = jl.chromium_problem()
-    if problem:
-        pytest.fail(problem, pytrace=False)
-    root = tmp_path_factory.mktemp("lab-root")
-    shutil.copytree(ROOT / "notebooks", root, dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-    if (ROOT / "jupytext.toml").exists():  # the pairing config a student's JupyterLab finds above notebooks/
-        shutil.copy(ROOT / "jupytext.toml", root)
-    (root / SELFTEST).mkdir()
-    nbformat.write(ERROR_NOTEBOOK, root / SELFTEST / "error.ipynb")
-    nbformat.write(_code_notebook(MINI_EXPLORER), root / SELFTEST / "mini_explorer.ipynb")
-    server = jl.JupyterLab(root)
-    try:
-        server.start()
-    except RuntimeError as err:
-        pytest.fail(str(err), pytrace=False)
-    yield server
-    server.cleanup()
-
-
-@pytest.fixture(scope="session")
-def browser(lab):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = jl.launch_chromium(pw)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture(scope="session")
-def executed(lab, browser):
-    """``executed(name)`` -> (page, RunResult): each notebook is opened and run once per session."""
-    cache: dict[str, tuple] = {}
-
-    def run(name: str):
-        if name not in cache:
-            start = time.perf_counter()
-            page = jl.open_notebook(browser, lab, name)
-            opened = time.perf_counter() - start
-            result = jl.run_all_cells(page, name)
-            result.open_seconds = opened
-            cache[name] = (page, result)
-        return cache[name]
-
-    yield run
-    for page, _ in cache.values():
-        page.context.close()
-
-
 # ---------------------------------------------------------------------------- tests
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs_in_jupyterlab(notebook, executed):
-    page, result = executed(notebook.name)
+@pytest.mark.parametrize("notebook", NOTEBOOKS_WITH_WIDGETS, ids=[p.stem for p in NOTEBOOKS_WITH_WIDGETS])
+def test_widget_cells_run_in_jupyterlab(notebook, executed):
+    name = notebook.with_suffix(".ipynb").name
+    page, result = executed(name)
     start = time.perf_counter()
-    shot = jl.screenshot_notebook(page, notebook.name, SCREENSHOTS / f"{notebook.stem}.png")
-    print(f"\n{notebook.name}: opened with an idle kernel in {result.open_seconds:.1f} s, Run All Cells took "
+    shot = jl.screenshot_notebook(page, result.name, SCREENSHOTS / f"{notebook.stem}_widgets.png")
+    print(f"\n{name}: widget cells opened with an idle kernel in {result.open_seconds:.1f} s, Run All Cells took "
           f"{result.seconds:.1f} s ({result.code_cells} code cells, {len(result.stderr)} stderr outputs), "
           f"screenshot {time.perf_counter() - start:.1f} s -> {shot.relative_to(ROOT)}")
     problems = result.problems()
-    assert not problems, f"{notebook.name} in JupyterLab:\n" + "\n".join(problems)
+    assert not problems, f"{name} in JupyterLab:\n" + "\n".join(problems)
     assert result.completed and not result.not_executed
 
 
@@ -186,7 +79,7 @@ def drive_explorer(page, name: str, shot_prefix: str) -> dict:
 def test_attention_explorer_responds_to_layer_head_and_bad_input(executed):
     page, result = executed(EXPLORER_NOTEBOOK)
     assert not result.problems(), "\n".join(result.problems())
-    seen = drive_explorer(page, EXPLORER_NOTEBOOK, "attention_explorer")
+    seen = drive_explorer(page, result.name, "attention_explorer")
     print(f"\nattention explorer: layer {seen['layer']}, head {seen['head']} redrew the heatmap "
           f"({seen['src_scheme']}: URL, PNG bytes compared); "
           f"empty text -> {seen['message']!r}")
@@ -223,8 +116,9 @@ def _clean(page, name):
 @pytest.mark.skipif(not (ROOT / "notebooks" / MLM_NOTEBOOK).exists(), reason="notebook 11_2 not there yet")
 def test_mlm_widgets_respond(executed):
     page, result = executed(MLM_NOTEBOOK)
+    name = result.name  # the page shows the notebook of its widget cells
     assert not result.problems(), "\n".join(result.problems())
-    jl.watch_kernel(page, MLM_NOTEBOOK)
+    jl.watch_kernel(page, name)
 
     # mask sampler: resample redraws the tokens; 100 more draws redraw the histogram
     S = ".mask-sampler"
@@ -234,12 +128,12 @@ def test_mlm_widgets_respond(executed):
     jl.screenshot_widget(page, S, SCREENSHOTS / "mask_sampler_initial.png")
     page.locator(f"{S} .sampler-resample").first.click()
     jl.wait_image_changed(page, f"{S} img.sampler-histogram", hist0)  # the histogram now counts 2 draws
-    jl.wait_until_idle(page, MLM_NOTEBOOK)
+    jl.wait_until_idle(page, name)
     assert page.locator(f"{S} .sampler-seed input").first.input_value() == "1"  # resample moved to the next seed
     hist1 = jl.image_src(page, f"{S} img.sampler-histogram")
     page.locator(f"{S} .sampler-many").first.click()
     jl.wait_image_changed(page, f"{S} img.sampler-histogram", hist1)
-    jl.wait_until_idle(page, MLM_NOTEBOOK)
+    jl.wait_until_idle(page, name)
     jl.screenshot_widget(page, S, SCREENSHOTS / "mask_sampler_after_101_draws.png")
 
     # fill-mask explorer: a new sentence redraws the chart; a sentence without [MASK] shows a message
@@ -248,7 +142,7 @@ def test_mlm_widgets_respond(executed):
     chart0 = jl.image_src(page, f"{F} img.fillmask-chart")
     jl.fill_text(page, f"{F} .fillmask-text input", "She played the [MASK] at the concert.")
     jl.wait_image_changed(page, f"{F} img.fillmask-chart", chart0)
-    jl.wait_until_idle(page, MLM_NOTEBOOK)
+    jl.wait_until_idle(page, name)
     jl.screenshot_widget(page, F, SCREENSHOTS / "fill_mask_explorer.png")
     jl.fill_text(page, f"{F} .fillmask-text input", "There is nothing to fill in here.")
     jl.wait_text_shown(page, f"{F} .fillmask-message")
@@ -261,16 +155,16 @@ def test_mlm_widgets_respond(executed):
     bars0 = jl.image_src(page, f"{A} img.sampler-alpha-chart")
     jl.set_slider(page, f"{A} .sampler-alpha", "0.7")
     jl.wait_image_changed(page, f"{A} img.sampler-alpha-chart", bars0)
-    jl.wait_until_idle(page, MLM_NOTEBOOK)
+    jl.wait_until_idle(page, name)
     jl.screenshot_widget(page, A, SCREENSHOTS / "language_sampler_alpha_0.7.png")
-    _clean(page, MLM_NOTEBOOK)
+    _clean(page, name)
 
 
 @pytest.mark.skipif(not (ROOT / "notebooks" / EMBEDDINGS_NOTEBOOK).exists(), reason="notebook 11_3 not there yet")
 def test_contextual_embedding_widgets_respond(executed):
     page, result = executed(EMBEDDINGS_NOTEBOOK)
     assert not result.problems(), "\n".join(result.problems())
-    name = EMBEDDINGS_NOTEBOOK
+    name = result.name  # the page shows the notebook of its widget cells
     jl.watch_kernel(page, name)
 
     # UMAP sense clusters: another word redraws the SVG; picking a sentence moves the ring

@@ -1,0 +1,149 @@
+"""The browser tests' shared fixtures: one JupyterLab server and one Chromium per session, and
+``executed(name)`` which opens a notebook in its own page and runs it once per session.
+
+For a notebook of notebooks/ (``"11_2_masked_language_modeling.ipynb"``), what runs is the notebook of
+its widget cells and the cells they need (tests/notebook_runs.widget_notebook), written next to it in the
+server's temporary root as ``<stem>.widgets.ipynb``; any other name (the self-tests) runs as it is.
+
+Needs Debian's Chromium at /usr/bin/chromium: `make browser` installs it (`make test` does it first).
+"""
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from . import jupyterlab as jl
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+from notebook_runs import widget_notebook, widget_slice  # noqa: E402
+
+SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+SELFTEST = "_browser_selftest"  # folder inside the server's temporary root, never in the repo
+SOURCES = sorted(p for p in (ROOT / "notebooks").glob("*.py") if not p.name.startswith("_"))
+
+
+def _has_widgets(source: Path) -> bool:
+    import jupytext
+
+    return bool(widget_slice(jupytext.read(source)))
+
+
+NOTEBOOKS_WITH_WIDGETS = [p for p in SOURCES if _has_widgets(p)]
+
+
+# ---------------------------------------------------------------------------- self-test notebooks
+def _code_notebook(*sources: str):
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
+    return nb
+
+
+ERROR_NOTEBOOK = _code_notebook(
+    "import sys, warnings\nprint('to stdout')\nprint('to stderr', file=sys.stderr)\nwarnings.warn('only a warning')",
+    "1/0",
+    "never_reached = True",
+)
+
+# The explorer's class contract (see jupyterlab.py), with a solid-colour PNG for each (layer, head).
+MINI_EXPLORER = '''
+import struct, zlib
+import ipywidgets as W
+
+def png(rgb, size=48):
+    raw = b"".join(b"\\x00" + bytes(rgb) * size for _ in range(size))
+    chunk = lambda t, d: struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+    ihdr = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
+    return b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+
+class MiniExplorer(W.VBox):
+    def __init__(self):
+        self.text = W.Text(value="So long and thanks", description="text", continuous_update=False)
+        self.layer = W.Dropdown(options=list(range(6)), value=2, description="layer")
+        self.head = W.Dropdown(options=["all"] + list(range(12)), value=3, description="head")
+        self.message, self.heatmap = W.HTML(), W.Image(format="png", width=96, height=96)
+        for w, c in [(self.text, "explorer-text"), (self.layer, "explorer-layer"), (self.head, "explorer-head"),
+                     (self.message, "explorer-message"), (self.heatmap, "explorer-heatmap")]:
+            w.add_class(c)
+        super().__init__([self.text, W.HBox([self.layer, self.head]), self.message, self.heatmap])
+        self.add_class("attention-explorer")
+        for w in (self.text, self.layer, self.head):
+            w.observe(self.redraw, "value")
+        self.redraw()
+
+    def redraw(self, _change=None):
+        if not self.text.value.strip():
+            self.message.value, self.heatmap.value = "<b>Type a sentence.</b>", b""
+            return
+        head = 12 if self.head.value == "all" else self.head.value
+        self.message.value, self.heatmap.value = "", png((40 * self.layer.value, 20 * head, 200))
+
+MiniExplorer()
+'''
+
+
+# ---------------------------------------------------------------------------- fixtures
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory):
+    problem = jl.chromium_problem()
+    if problem:
+        pytest.fail(problem, pytrace=False)
+    root = tmp_path_factory.mktemp("lab-root")
+    shutil.copytree(ROOT / "notebooks", root, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    if (ROOT / "jupytext.toml").exists():  # the pairing config a student's JupyterLab finds above notebooks/
+        shutil.copy(ROOT / "jupytext.toml", root)
+    (root / SELFTEST).mkdir()
+    nbformat.write(ERROR_NOTEBOOK, root / SELFTEST / "error.ipynb")
+    nbformat.write(_code_notebook(MINI_EXPLORER), root / SELFTEST / "mini_explorer.ipynb")
+    server = jl.JupyterLab(root)
+    try:
+        server.start()
+    except RuntimeError as err:
+        pytest.fail(str(err), pytrace=False)
+    yield server
+    server.cleanup()
+
+
+@pytest.fixture(scope="session")
+def browser(lab):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = jl.launch_chromium(pw)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="session")
+def executed(lab, browser):
+    """``executed(name)`` -> (page, RunResult): each notebook is opened and run once per session."""
+    cache: dict[str, tuple] = {}
+
+    def run(name: str):
+        if name not in cache:
+            opened_name = name
+            source = ROOT / "notebooks" / Path(name).with_suffix(".py").name
+            if "/" not in name and source.exists():  # a course notebook: its widget cells only
+                opened_name = f"{Path(name).stem}.widgets.ipynb"
+                nbformat.write(widget_notebook(source), lab.root_dir / opened_name)
+            start = time.perf_counter()
+            page = jl.open_notebook(browser, lab, opened_name)
+            opened = time.perf_counter() - start
+            result = jl.run_all_cells(page, opened_name)
+            result.open_seconds = opened
+            result.name = opened_name
+            cache[name] = (page, result)
+        return cache[name]
+
+    yield run
+    for page, _ in cache.values():
+        page.context.close()
+
+
