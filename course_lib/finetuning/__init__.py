@@ -14,3 +14,19 @@ from .training import batches, evaluate, fingerprint, fit, predict, run_key, tra
 
 __all__ = ["EpochRecord", "TrainConfig", "TrainRun", "batches", "evaluate", "fingerprint", "fit", "predict",
            "run_key", "trainable_named_parameters"]
+
+# §11.4.3 and QA (notebook 11.4b)
+from .crf import LinearChainCRF  # noqa: E402
+from .labelling import (IGNORE_INDEX, LabelSet, TaggedSentence, align_labels, decode_combined,  # noqa: E402
+                        decode_first_subword, encode_words, iob1_to_bio, load_wikigold, read_conll, split_words)
+from .ner import NerTagger, dictionary_baseline, word_majority_baseline  # noqa: E402
+from .ner_eval import entity_scores, get_entities, token_accuracy  # noqa: E402
+from .qa import (QAExample, best_span, exact_match, load_squad, make_features, normalize_answer,  # noqa: E402
+                 predict_answers, squad_scores, token_f1)
+from .qa_reader import QAReader  # noqa: E402
+
+__all__ += ["LinearChainCRF", "IGNORE_INDEX", "LabelSet", "TaggedSentence", "align_labels", "decode_combined",
+            "decode_first_subword", "encode_words", "iob1_to_bio", "load_wikigold", "read_conll", "split_words",
+            "NerTagger", "dictionary_baseline", "word_majority_baseline", "entity_scores", "get_entities",
+            "token_accuracy", "QAExample", "best_span", "exact_match", "load_squad", "make_features",
+            "normalize_answer", "predict_answers", "squad_scores", "token_f1", "QAReader"]
