@@ -3,7 +3,7 @@
 NER data comes as one BIO tag per *word*; the encoder sees *subwords*. This module moves labels
 between the two:
 
-* reading CoNLL files and converting IOB1 tags (wikigold's) to BIO / IOB2 (:func:`iob1_to_bio`);
+* the data side -- CoNLL files, IOB1 -> BIO, wikigold -- lives in :mod:`.conll` (its names are re-exported here);
 * encoding pre-split words so that ``Encoding.word_ids`` index the words (:func:`encode_words`);
 * training alignment, word tags -> subword labels (:func:`align_labels`), with two policies:
   ``"every"`` -- the chapter's: every subword gets its word's tag, so 'Mt.' -> 'mt' B-LOC, '.' B-LOC;
@@ -16,129 +16,13 @@ Tags are strings ('B-LOC'); :class:`LabelSet` turns them into class ids and back
 """
 from __future__ import annotations
 
-import re
-from collections import Counter
-from dataclasses import dataclass
-from pathlib import Path
-
 import torch
+
+from .conll import (ENTITY_TYPES, TaggedSentence, bio_violations, iob1_to_bio, load_wikigold, read_conll,  # noqa: F401
+                    split_words, tag_counts, write_conll)
 
 IGNORE_INDEX = -100  # the label the loss skips (torch's CrossEntropyLoss ignore_index)
 ALIGNMENT_POLICIES = ("every", "first")
-ENTITY_TYPES = ("LOC", "MISC", "ORG", "PER")  # wikigold's types, in this order everywhere
-_TAG = re.compile(r"^(O|[BI]-\S+)$")
-
-
-# ----------------------------------------------------------------------------- data
-
-@dataclass(frozen=True)
-class TaggedSentence:
-    """One sentence: its words and one tag per word ('O', 'B-PER', 'I-PER', ...); ``doc`` numbers documents."""
-
-    words: tuple[str, ...]
-    tags: tuple[str, ...]
-    doc: int = 0
-
-    def __post_init__(self):
-        if len(self.words) != len(self.tags):
-            raise ValueError(f"a sentence has {len(self.words)} words but {len(self.tags)} tags: "
-                             f"{' '.join(self.words)[:80]!r}")
-
-    def __len__(self) -> int:
-        return len(self.words)
-
-
-def read_conll(source: str | Path, *, text: bool = False) -> list[TaggedSentence]:
-    """Read CoNLL-format NER data: one ``word tag`` per line (the tag is the last column), a blank line
-    between sentences, ``-DOCSTART-`` lines between documents.
-
-    ``source`` is a path, or the text itself with ``text=True``.
-    """
-    raw = source if text else Path(source).read_text(encoding="utf-8")
-    sentences, words, tags, doc, seen_words = [], [], [], 0, False
-    for n, line in enumerate(raw.splitlines(), 1):
-        line = line.strip()
-        if line.startswith("-DOCSTART-"):
-            if words:
-                sentences.append(TaggedSentence(tuple(words), tuple(tags), doc))
-                words, tags = [], []
-            if seen_words:
-                doc += 1
-                seen_words = False
-            continue
-        if not line:
-            if words:
-                sentences.append(TaggedSentence(tuple(words), tuple(tags), doc))
-                words, tags = [], []
-            continue
-        parts = line.split()
-        if len(parts) < 2:
-            raise ValueError(f"line {n} has no tag: {line!r} (expected 'word tag')")
-        if not _TAG.match(parts[-1]):
-            raise ValueError(f"line {n}: {parts[-1]!r} is not a BIO tag (expected O, B-TYPE or I-TYPE)")
-        words.append(parts[0])
-        tags.append(parts[-1])
-        seen_words = True
-    if words:
-        sentences.append(TaggedSentence(tuple(words), tuple(tags), doc))
-    return sentences
-
-
-def write_conll(sentences: list[TaggedSentence]) -> str:
-    """The inverse of :func:`read_conll`: documents separated by ``-DOCSTART- O``, sentences by blank lines."""
-    out, doc = [], None
-    for s in sentences:
-        if s.doc != doc:
-            out.append("-DOCSTART- O\n")
-            doc = s.doc
-        out.extend(f"{w} {t}" for w, t in zip(s.words, s.tags))
-        out.append("")
-    return "\n".join(out) + "\n"
-
-
-def iob1_to_bio(tags) -> list[str]:
-    """IOB1 -> BIO (IOB2): an entity's first word always gets B-.
-
-    In IOB1 an entity starts with I- and B- appears only where an entity directly follows another of the
-    same type. So I- means "inside" *or* "first word": the tag of a word depends on its neighbour's type.
-    BIO gives every entity's first word B-, and I- always continues.
-    """
-    out, prev = [], "O"
-    for t in tags:
-        if t.startswith("I-") and (prev == "O" or prev[2:] != t[2:]):
-            t = "B-" + t[2:]
-        out.append(t)
-        prev = t
-    return out
-
-
-def bio_violations(tags) -> list[int]:
-    """Positions of I-X tags that follow neither B-X nor I-X (invalid in BIO; an IOB1 entity start)."""
-    bad, prev = [], "O"
-    for i, t in enumerate(tags):
-        if t.startswith("I-") and (prev == "O" or prev[2:] != t[2:]):
-            bad.append(i)
-        prev = t
-    return bad
-
-
-def load_wikigold(split: str = "train") -> list[TaggedSentence]:
-    """Wikigold (Balasuriya et al. 2009), converted to BIO, split by document (see its DATA_CARD.md).
-
-    ``split``: "train" (116 documents) or "test" (29 held-out documents); "original" gives the whole
-    corpus as released, with its IOB1 tags.
-    """
-    from ..paths import data_dir
-
-    files = {"train": "train.bio.conll", "test": "test.bio.conll", "original": "wikigold.conll.txt"}
-    if split not in files:
-        raise ValueError(f"unknown split {split!r}: choose 'train', 'test' or 'original'")
-    return read_conll(data_dir("wikigold", files[split]))
-
-
-def tag_counts(sentences) -> Counter:
-    """How many entities of each type (counted at their B- tags; use on BIO data)."""
-    return Counter(t[2:] for s in sentences for t in s.tags if t.startswith("B-"))
 
 
 class LabelSet:
@@ -176,28 +60,6 @@ class LabelSet:
         """Ids -> tags (-100 stays -100)."""
         ids = ids.tolist() if torch.is_tensor(ids) else ids
         return [IGNORE_INDEX if int(i) == IGNORE_INDEX else self.tags[int(i)] for i in ids]
-
-
-_TRAILING = ",;:!?)\"'"
-_LEADING = "(\"'"
-
-
-def split_words(text: str) -> list[str]:
-    """Typed text -> words as CoNLL data has them: split at spaces; brackets, quotes and , ; : ! ? come off as
-    words of their own, and so does the full stop that ends the sentence ('Mt.' keeps its stop)."""
-    raws = text.split()
-    words = []
-    for n, raw in enumerate(raws):
-        lead, tail, stop_done = [], [], n < len(raws) - 1
-        while len(raw) > 1 and raw[0] in _LEADING:
-            lead.append(raw[0])
-            raw = raw[1:]
-        while len(raw) > 1 and (raw[-1] in _TRAILING or (raw[-1] == "." and not stop_done)):
-            stop_done = stop_done or raw[-1] == "."
-            tail.insert(0, raw[-1])
-            raw = raw[:-1]
-        words += lead + [raw] + tail
-    return words
 
 
 # ----------------------------------------------------------------------------- subwords
