@@ -230,20 +230,23 @@ def _diagnose_masks(weights, mask, causal, pad):
 HEAD_CASES = [(2, 5, 4, 3), (3, 7, 2, 4)]  # (B, T, H, d_h), every size different so swapped axes show
 
 
-@exercise("heads", needs=["split_heads", "merge_heads"])
+@exercise("heads", needs=["split_heads", "merge_heads"], points=2)
 def check_heads(split_heads, merge_heads):
+    """Two parts, a point each: split_heads; then merge_heads and the round trip (half the credit once split is right)."""
     g = torch.Generator().manual_seed(0)
     for B, T, H, dh in HEAD_CASES:
         _check_split(split_heads, _randn(B, T, H * dh, g=g), H)
     try:
         for B, T, H, dh in HEAD_CASES:
             _check_merge(merge_heads, _randn(B, H, T, dh, g=g))
+        X = _randn(2, 6, 12, g=g)
+        back = expect_tensor(merge_heads(split_heads(X, 3)), "merge_heads(split_heads(X, 3))")
+        if not close(back, X):
+            raise Wrong("merge_heads(split_heads(X, 3)) should give X back for X of shape (2, 6, 12)")
     except NotAttempted as e:
-        raise NotAttempted(f"split_heads is correct; now {e}") from None
-    X = _randn(2, 6, 12, g=g)
-    back = expect_tensor(merge_heads(split_heads(X, 3)), "merge_heads(split_heads(X, 3))")
-    if not close(back, X):
-        raise Wrong("merge_heads(split_heads(X, 3)) should give X back for X of shape (2, 6, 12)")
+        raise NotAttempted(f"split_heads is correct; now {e}", credit=0.5) from None
+    except Wrong as e:
+        raise Wrong(str(e), credit=0.5) from None
     return "split and merge match course_lib.model.attention, and merge_heads(split_heads(X)) == X"
 
 

@@ -9,11 +9,12 @@ gets a result that says so, and a new worker carries on with the rest: the cell 
 Limits (:class:`Limits`): each exercise may compute for its reference time (the time the notebook's own
 solution takes, ``course_lib/data/exercises/reference_times.json``) plus ``margin`` seconds, or a fixed
 ``time_limit``; each graded cell for the notebook's reference cell time plus twice the margin; memory for
-``memory_mb`` more than the worker uses after its imports. Time is computing time (``RLIMIT_CPU``); code
-that waits instead (``time.sleep``, ``input()``) is stopped after ``wall_factor`` times the limit of wall-clock
-time. Memory is ``RLIMIT_AS`` on Linux. Elsewhere: macOS does not enforce ``RLIMIT_AS`` (no memory limit, the
-time limits hold); Windows has neither rlimits nor fork, so only the wall-clock limits hold and every crash
-costs a restart of the worker.
+``memory_mb`` more than the worker uses after its imports. Time is computing time (``RLIMIT_CPU``), so a
+busy machine does not fail a correct answer; code that waits instead (``time.sleep``, ``input()``) is stopped
+once it has waited ``wall_factor`` times the limit (:class:`IdleClock`). Memory is ``RLIMIT_AS`` on Linux.
+Elsewhere: macOS does not enforce ``RLIMIT_AS`` (no memory limit; the time limits hold) and has no
+``/proc`` (waiting is wall-clock time); Windows has neither rlimits nor fork, so only wall-clock limits
+hold and each crash costs a restart of the worker.
 """
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ class Limits:
     margin: float = 5.0
     cell_time_limit: float | None = None  # seconds per graded cell; None: the notebook's reference + 2 × margin
     memory_mb: int = 2048
-    wall_factor: float = 3.0              # waiting code is stopped after wall_factor × the limit
+    wall_factor: float = 3.0              # code that waits is stopped after waiting wall_factor × the limit
     startup_s: float = 300.0              # a fresh interpreter importing torch on a busy machine
     fork: bool | None = None              # a child per check; None: on Linux
     references: dict = field(default_factory=reference_times, repr=False)
@@ -80,13 +81,16 @@ class Limits:
         return (sys.platform.startswith("linux") and hasattr(os, "fork")) if self.fork is None else self.fork
 
 
-def death_phrase(how, seconds: float, wall: float, memory: str, where: str) -> str:
-    """How a check ended when its process did not report: ``how`` is "cpu", "wall" or the exit code (-signal)."""
+def death_phrase(how, seconds: float, idle: float, memory: str, where: str) -> str:
+    """How a check ended when its process did not report: ``how`` is "cpu" (its time limit), "idle" (it waited
+    too long), "hard" (the last-resort wall clock) or the process's exit code (-signal when killed)."""
     sig = -how if isinstance(how, int) and how < 0 else None
     if how == "cpu" or sig == getattr(signal, "SIGXCPU", None):
         return f"timed out after {seconds:g} s {where}: is there a loop that never ends?"
-    if how == "wall":
-        return f"timed out after {wall:g} s {where}, waiting rather than computing (time.sleep, input()?)"
+    if how == "idle":
+        return f"stopped after waiting {idle:g} s {where} without computing (time.sleep, input()?)"
+    if how == "hard":
+        return f"timed out {where}: still running long after its limit of {seconds:g} s"
     if sig is None:
         return (f"the process exited {where} (exit status {how}): your code must return a value, "
                 "not end the process (os._exit, os.kill)")
@@ -95,18 +99,46 @@ def death_phrase(how, seconds: float, wall: float, memory: str, where: str) -> s
     return f"the process crashed {where} ({_signal_name(sig)})"
 
 
-def cell_death_phrase(how, seconds: float, wall: float, memory: str) -> str:
+def cell_death_phrase(how, seconds: float, idle: float, memory: str) -> str:
     """The same for a cell, to follow 'the cell that defines `f` …'."""
     sig = -how if isinstance(how, int) and how < 0 else None
-    if how == "cpu" or sig == getattr(signal, "SIGXCPU", None):
+    if how in ("cpu", "hard") or sig == getattr(signal, "SIGXCPU", None):
         return f"timed out after {seconds:g} s"
-    if how == "wall":
-        return f"timed out after {wall:g} s, waiting rather than computing"
+    if how == "idle":
+        return f"was stopped after waiting {idle:g} s without computing"
     if sig is None:
         return f"ended the process (exit status {how}: os._exit?)"
     if sig == getattr(signal, "SIGKILL", 9):
         return f"was stopped by the system, most likely for using more than {memory} of memory"
     return f"crashed the process ({_signal_name(sig)})"
+
+
+class IdleClock:
+    """Seconds a process has spent waiting: neither computing nor ready to compute (Linux: its state and CPU time
+    in /proc; elsewhere every second counts). A busy machine slows a computation but adds no waiting."""
+
+    def __init__(self, pid: int):
+        self.path, self.idle, self.t = f"/proc/{pid}/stat", 0.0, time.monotonic()
+        self.last = self._read()
+        self.exact = self.last is not None
+
+    def _read(self):
+        try:
+            with open(self.path) as f:
+                fields = f.read().rpartition(")")[2].split()
+            return fields[0], int(fields[11]) + int(fields[12])  # state, utime + stime in ticks
+        except (OSError, IndexError, ValueError):
+            return None
+
+    def update(self) -> float:
+        now, current = time.monotonic(), self._read()
+        waited = now - self.t
+        if self.exact:
+            busy = current is None or self.last is None or current[1] != self.last[1] or current[0] == "R"
+            waited = 0.0 if busy else waited
+        self.idle += waited
+        self.t, self.last = now, current
+        return self.idle
 
 
 def _signal_name(sig: int) -> str:
@@ -189,31 +221,40 @@ def _stop(proc) -> int:
 
 def _attempt(run: _Run, cwd: str) -> str:
     """One worker: 'done', 'crashed' (a step was charged with it; go on) or 'failed' (it could not start)."""
-    limits = run.limits
+    limits, job = run.limits, run.job
     proc, events, kept, threads = _start(run, cwd)
-    phase, inside, ready, killed = None, None, False, False
-    deadline = time.monotonic() + limits.startup_s
-    outcome = "crashed"
+    phase, inside, ready, how, outcome = None, None, False, None, "crashed"
+    deadline, clock, idle_limit, polled = time.monotonic() + limits.startup_s, None, math.inf, 0.0
     while True:
         try:
-            event = events.get(timeout=max(0.0, deadline - time.monotonic()))
+            line = events.get(timeout=0.25)
         except queue.Empty:
-            killed = True
-            break
-        if event is None:
+            line = ""
+        now = time.monotonic()
+        if now - polled >= 0.25:  # the clocks, at most four times a second
+            polled = now
+            if clock is not None and clock.update() > idle_limit:
+                how = "idle"
+                break
+            if now > deadline:
+                how = "hard" if ready else "startup"
+                break
+        if line is None:
             break
         try:
-            event = json.loads(event)
+            event = json.loads(line)
             kind = event["ev"]
         except (ValueError, TypeError, KeyError):
             continue  # not ours (a student writing to our pipe): ignored
-        if kind == "ready":
-            ready, deadline = True, time.monotonic() + 60
-        elif kind == "cell":
-            phase, deadline = ("cell", str(event["i"])), time.monotonic() + limits.wall_factor * run.job["cell_cpu"] + 10
+        if kind in ("ready", "cell_done", "result"):
+            ready, phase, clock, deadline = True, None, None, now + 120
+        if kind == "cell":
+            phase, clock = ("cell", str(event["i"])), IdleClock(proc.pid)
+            idle_limit, deadline = limits.wall_factor * job["cell_cpu"], now + 20 * job["cell_cpu"] + 120
         elif kind == "check":
-            seconds = run.job["exercise_cpu"][event["name"]]
-            phase, inside, deadline = ("check", event["name"]), None, time.monotonic() + limits.wall_factor * seconds + 30
+            seconds = job["exercise_cpu"][event["name"]]
+            phase, inside, deadline = ("check", event["name"]), None, now + 20 * seconds + 180
+            clock, idle_limit = (None, math.inf) if job["fork"] else (IdleClock(proc.pid), limits.wall_factor * seconds)
         elif kind == "in":
             inside = event.get("fn")
         elif kind == "out":
@@ -226,9 +267,6 @@ def _attempt(run: _Run, cwd: str) -> str:
             run.results[event["name"]] = Result(event["name"], event["status"], event.get("message", ""),
                                                 credit=event.get("credit"))
             run.cpu[event["name"]] = event.get("cpu", 0)
-            phase, deadline = None, time.monotonic() + 60
-        elif kind == "cell_done":
-            phase, deadline = None, time.monotonic() + 60
         elif kind == "done":
             outcome = "done"
             break
@@ -238,14 +276,12 @@ def _attempt(run: _Run, cwd: str) -> str:
     run.output = "".join(kept)
     if outcome == "done":
         return outcome
-    how = "wall" if killed else code
+    how = how or code
     if phase is not None and phase[0] == "cell":
-        wall = limits.wall_factor * run.job["cell_cpu"] + 10
-        run.skip[phase[1]] = cell_death_phrase(how, run.job["cell_cpu"], wall, limits.memory_text)
+        run.skip[phase[1]] = cell_death_phrase(how, job["cell_cpu"], idle_limit, limits.memory_text)
     elif phase is not None:
-        seconds = run.job["exercise_cpu"][phase[1]]
         where = f"during `{inside}`" if inside else "while checking your answer"
-        message = death_phrase(how, seconds, limits.wall_factor * seconds + 30, limits.memory_text, where)
+        message = death_phrase(how, job["exercise_cpu"][phase[1]], idle_limit, limits.memory_text, where)
         run.results[phase[1]] = Result(phase[1], WRONG, message)
     elif not ready:
         return "failed"

@@ -77,6 +77,9 @@ class LibraryGuard:
                   (name in WATCHED or name == "course_lib" or name.startswith("course_lib."))]
         owners.append(("torch.Tensor", torch.Tensor))
         self.saved = [(name, owner, {k: v for k, v in vars(owner).items() if self._code(k, v)}) for name, owner in owners]
+        from .core import EXERCISES  # the registry too: a check swapped for one that always passes is a patch
+
+        self.saved.append(("course_lib.exercises.EXERCISES", EXERCISES, dict(EXERCISES)))
 
     @staticmethod
     def _code(key: str, value) -> bool:
@@ -87,14 +90,15 @@ class LibraryGuard:
         dynamo wraps torch.manual_seed when it is first imported) is accepted and becomes the original."""
         missing, found = object(), []
         for name, owner, saved in self.saved:
+            now_items = owner if isinstance(owner, dict) else vars(owner)
             for k, v in list(saved.items()):
-                now = vars(owner).get(k, missing)
+                now = now_items.get(k, missing)
                 if now is v:
                     continue
                 if _library_wrapper(now, v):
                     saved[k] = now
                 else:
-                    found.append((f"{name}.{k}", owner, k, v))
+                    found.append((f"{name}[{k!r}]" if isinstance(owner, dict) else f"{name}.{k}", owner, k, v))
         return found
 
     def restore(self) -> list[str]:
@@ -102,7 +106,10 @@ class LibraryGuard:
         found = self.changed()
         for _, owner, k, v in found:
             with contextlib.suppress(Exception):
-                setattr(owner, k, v)
+                if isinstance(owner, dict):
+                    owner[k] = v
+                else:
+                    setattr(owner, k, v)
         return [where for where, *_ in found]
 
 
@@ -223,14 +230,17 @@ def check_forked(name: str, namespace: dict, guard: LibraryGuard, job: dict) -> 
         finally:
             os._exit(0)
     os.close(w)
-    wall = job["wall_factor"] * seconds + 5
-    deadline, buffer, inside, result, killed = time.monotonic() + wall, b"", None, None, False
+    from .sandbox import IdleClock, death_phrase
+
+    idle_limit, hard = job["wall_factor"] * seconds, time.monotonic() + 20 * seconds + 120
+    clock, buffer, inside, result, how = IdleClock(pid), b"", None, None, None
     while result is None:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([r], [], [], left)[0]:
+        if clock.update() > idle_limit or time.monotonic() > hard:
+            how = "idle" if clock.idle > idle_limit else "hard"
             os.kill(pid, signal.SIGKILL)
-            killed = True
             break
+        if not select.select([r], [], [], 0.25)[0]:
+            continue
         data = os.read(r, 65536)
         if not data:
             break
@@ -249,13 +259,12 @@ def check_forked(name: str, namespace: dict, guard: LibraryGuard, job: dict) -> 
     _, status, usage = os.wait4(pid, 0)
     if result is not None:
         return result
-    from .sandbox import death_phrase
-
     cpu = usage.ru_utime + usage.ru_stime
-    how = "wall" if killed else ("cpu" if cpu >= math.ceil(seconds) - 0.05 else os.waitstatus_to_exitcode(status))
+    if how is None:
+        how = "cpu" if cpu >= math.ceil(seconds) - 0.05 else os.waitstatus_to_exitcode(status)
     where = f"during `{inside}`" if inside else "while checking your answer"
     return dict(ev="result", name=name, status="wrong", credit=None, cpu=round(cpu, 3),
-                message=death_phrase(how, seconds, wall, job["memory_text"], where))
+                message=death_phrase(how, seconds, idle_limit, job["memory_text"], where))
 
 
 def main() -> int:
