@@ -244,3 +244,20 @@ def test_measure_all_pairs_cost_runs_both_models(embedded):
                                   cross_pairs=16)
     assert cost.n_sentences == 20 and cost.cross_pairs == 16
     assert cost.bi_encode_seconds > 0 and cost.cross_seconds > 0
+
+
+@pytest.mark.gpu
+def test_classifier_and_bi_encoder_train_on_cuda(embedded):
+    _, tok = embedded
+    cfg = TrainConfig(lr=1e-2, epochs=2, batch_size=4, warmup_ratio=0.0)
+    model = tiny_classifier()
+    run = train_classifier(model, SENTENCES * 4, SENTENCES, SentenceCollator(tok, SENTIMENT_LABELS), "last-1", cfg,
+                           progress=False, device="cuda")
+    assert run.device.startswith("cuda") and model.classifier.weight.is_cuda and run.finished
+    torch.manual_seed(0)
+    bi = SiameseClassifier(BertModel(TINY), NLI_LABELS)
+    run = train_classifier(bi, PAIRS * 2, PAIRS, BiEncoderCollator(tok, NLI_LABELS), "full", cfg, progress=False,
+                           device="cuda")
+    assert run.device.startswith("cuda") and run.finished
+    vecs = encode_sentences(bi.bert, tok, ["A man sleeps.", "Nobody sleeps."])
+    assert vecs.shape == (2, TINY.hidden_size)
