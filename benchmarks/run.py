@@ -20,6 +20,12 @@ Tokenization (notebook 11.1b, goals from its issue):
   BpeTrainer on the same Lee news text (goal: <= 5 s for ours; the ratio ours / theirs is printed);
 * the SubwordExplorer widget, server side: a new text, another merge step, "sample again"
   (goal: each < 100 ms).
+
+Widgets (``benchmarks/widget_latency.py``): every widget of every notebook, found in the notebooks and driven
+through its real controls, median and p95 per interaction against 100 ms (a new sentence: 300 ms).
+
+Contextual states (``benchmarks/contextual_states.py``): ``target_states`` on the sense data with every word a target
+vs a transformers reference doing the same (goal: ratio >= 1.0), and vs the former one-forward-per-instance path.
 """
 from __future__ import annotations
 
@@ -135,14 +141,48 @@ def tokenization(repeats: int) -> dict:
             "widget_ms_median": widget_ms, "widget_ms_worst": worst_ms}
 
 
+def widgets(args, write: bool = True):
+    """The widget benchmark (benchmarks/widget_latency.py): every widget of every notebook through its controls."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from widget_latency import widget_benchmark
+
+    print("\nWidgets of the notebooks, driven through their controls:")
+    res = widget_benchmark(repeats=5 if args.quick else 15, new_sentences=3 if args.quick else 8,
+                           distinct=5 if args.quick else 13, notebooks=args.notebooks,
+                           threads=args.threads)
+    if write and args.json:
+        with open(args.json, "w") as f:
+            json.dump({"widgets": res}, f, indent=2)
+    return res if not write else 0
+
+
+def states(args, write: bool = True):
+    """target_states vs transformers, several targets per sentence (benchmarks/contextual_states.py)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from contextual_states import states_benchmark
+
+    res = states_benchmark(repeats=2 if args.quick else 5, max_sentences=60 if args.quick else 300)
+    if write and args.json:
+        with open(args.json, "w") as f:
+            json.dump({"states": res}, f, indent=2)
+    return res if not write else 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="fewer, smaller batches (a smoke run)")
     ap.add_argument("--json", help="also write the results to this file")
-    ap.add_argument("--only", choices=["encoder", "tokenization"], help="run one of the two benchmarks")
+    ap.add_argument("--only", choices=["encoder", "tokenization", "widgets", "states"],
+                    help="run one of the benchmarks")
+    ap.add_argument("--notebooks", nargs="*", help="widgets: only the notebooks whose stem starts with these")
+    ap.add_argument("--threads", type=int, help="widgets: torch threads (default torch's; 1 on a loaded machine)")
     args = ap.parse_args(argv)
+    if args.only == "widgets":
+        return widgets(args)
+    if args.only == "states":
+        return states(args)
     if args.only == "tokenization":
         results = {"tokenization": tokenization(2 if args.quick else 5)}
         if args.json:
@@ -174,6 +214,8 @@ def main(argv=None):
         print(f"{name:28s} {a:17.0f} {r:19.0f} {ratio:7.2f}  {'goal >= 1.0 met' if ratio >= 1.0 else 'BELOW goal 1.0'}")
     if args.only != "encoder":
         results["tokenization"] = tokenization(2 if args.quick else 5)
+        results["widgets"] = widgets(args, write=False)
+        results["states"] = states(args, write=False)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": str(device), "sizes": sizes, "results": results}, f, indent=2)
