@@ -1,0 +1,550 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 11.4b Sequence labelling and span extraction
+#
+# Classifying a whole sentence needs one vector, [CLS]. Named entity recognition needs a label for
+# **every word**, and extractive question answering needs a **span** of the passage. Both read the
+# encoder's output vector $\mathbf{z}_i$ of every token (§11.4.3 and the BERT lectures).
+#
+# In this notebook:
+# 1. BIO tags on words and WordPiece subwords: the two ways to align them for training (eq. 11.16),
+#    and decoding subword predictions back to words;
+# 2. real data: wikigold (Wikipedia, PER / ORG / LOC / MISC), and why its IOB1 tags are converted to BIO;
+# 3. entity-level precision, recall and F1 — and how token accuracy flatters a tagger;
+# 4. a token-classification head $\mathbf{y}_i = \text{softmax}(\mathbf{W_K} \mathbf{z}_i)$ (eq. 11.14)
+#    fine-tuned on CPU, against two baselines; the **alignment viewer**;
+# 5. extractive QA with a start vector $S$ and an end vector $E$; the best span under a length limit;
+#    the **QA span viewer**.
+#
+# Five exercises and two predictions are graded with `check("…")`.
+
+# %% tags=["setup"]
+import torch
+
+import course_lib
+from course_lib.exercises import check
+
+torch.set_printoptions(precision=3, sci_mode=False)
+
+# %% [markdown]
+# ## 1. Words, subwords and BIO tags (eq. 11.16)
+#
+# The chapter's sentence has two locations. BIO tags mark the **B**eginning of an entity, the words
+# **I**nside it, and words **O**utside every entity — one tag per *word*:
+
+# %%
+from course_lib.finetuning.labelling import encode_words
+
+words = ["Mt.", "Sanitas", "is", "in", "Sunshine", "Canyon", "."]
+tags = ["B-LOC", "I-LOC", "O", "O", "B-LOC", "I-LOC", "O"]
+list(zip(words, tags))
+
+# %% [markdown]
+# The encoder sees WordPiece subwords. `encode_words` tokenizes words that are already split (as NER data
+# comes) and keeps, for every subword, the index of its word — `word_ids`, `None` for [CLS] and [SEP].
+# (Tokenizing the raw string instead would split 'Mt.' into two words.)
+
+# %%
+# claim: subwords
+tokenizer = course_lib.load_pretrained()[1]
+enc = encode_words(tokenizer, words)
+word_ids = enc.word_ids[0]
+n_subwords = sum(w is not None for w in word_ids)
+print(f"{n_subwords} subwords for {len(words)} words")
+list(zip(enc.tokens[0], word_ids))
+
+# %% [markdown]
+# Nine subwords for seven words: 'Mt.' → `mt` `.` and 'Sanitas' → `san` `##itas`. Training needs one label
+# per subword. The chapter gives every subword its word's tag; the common alternative labels only the first
+# subword and gives the others **-100**, the label PyTorch's cross-entropy ignores:
+
+# %%
+from course_lib.finetuning.labelling import align_labels
+from course_lib.views.labelling import alignment_html, alignment_table
+from IPython.display import HTML
+
+print("every:", align_labels(tags, word_ids, "every"))
+print("first:", align_labels(tags, word_ids, "first"))
+HTML(alignment_html(words, alignment_table(words, enc.tokens[0], word_ids, gold=tags)))
+
+# %% [markdown]
+# ### Exercise `align_labels`
+# Write `align_word_labels(word_tags, word_ids, policy)`: one label per subword. `policy="every"` — every
+# subword gets its word's tag; `policy="first"` — only a word's first subword does, later pieces get -100.
+# Special tokens and padding (word id `None`) get -100 under both.
+
+# %% tags=["exercise"]
+def align_word_labels(word_tags, word_ids, policy):
+    """One training label per subword (eq. 11.16 made subword-sized)."""
+    ### BEGIN SOLUTION
+    labels, previous = [], None
+    for w in word_ids:
+        if w is None:
+            labels.append(-100)
+        elif policy == "every" or w != previous:
+            labels.append(word_tags[w])
+        else:
+            labels.append(-100)
+        previous = w
+    return labels
+    ### END SOLUTION
+
+
+# %%
+check("align_labels")
+
+# %% [markdown]
+# ### Predict before you look
+# Under the chapter's alignment, read the nine subword labels of the sentence as a BIO sequence, the way an
+# entity reader does. How many entities does it find? Set `subword_entities` to `"1"`, `"2"`, `"3"` or `"4"`.
+
+# %% tags=["exercise"]
+### BEGIN SOLUTION
+subword_entities = "3"
+### END SOLUTION
+
+# %%
+check("every_subword_entities")
+
+# %%
+from course_lib.finetuning.labelling import subword_entities_every
+from course_lib.finetuning.ner_eval import get_entities
+
+# claim: every-entities
+n_subword_entities = subword_entities_every(tags, word_ids)
+n_word_entities = len(get_entities(tags))
+print(f"{n_subword_entities} entities in the every-subword labels, {n_word_entities} in the word tags")
+
+# %% [markdown]
+# The copied B-LOC on the `.` of 'Mt.' starts a second entity. So a model trained this way learns to put
+# B- on continuation pieces, and its subword output cannot be read as BIO directly: it has to be decoded
+# back to words first. (Some libraries turn the copied B- into I-; the -100 alignment avoids the question.)
+#
+# **Decoding** (eq. 11.15 then back to words): the chapter's simplest rule gives each word the argmax tag
+# of its **first** subword — 'Mt' decides for 'Mt.', 'San' for 'Sanitas'; the tags of `.` and `##itas`
+# are ignored.
+
+# %% [markdown]
+# ### Exercise `decode_first_subword`
+# Write `decode_first_subword(subword_tags, word_ids)`: one entry per subword in, one tag per word out —
+# each word's first subword's tag.
+
+# %% tags=["exercise"]
+def decode_first_subword(subword_tags, word_ids):
+    """The chapter's decoding: each word takes the tag predicted for its first subword."""
+    ### BEGIN SOLUTION
+    tags, seen = [], set()
+    for tag, w in zip(subword_tags, word_ids):
+        if w is not None and w not in seen:
+            seen.add(w)
+            tags.append(tag)
+    return tags
+    ### END SOLUTION
+
+
+# %%
+check("decode_first_subword")
+
+# %% [markdown]
+# The "more complex approaches" of the chapter combine the distributions of all of a word's subwords. With
+# made-up scores where the first piece of 'Sanitas' leans to O by a hair and the second piece is sure of
+# I-LOC, the two rules disagree:
+
+# %%
+from course_lib.finetuning.labelling import LabelSet, decode_combined
+from course_lib.finetuning.labelling import decode_first_subword as library_decode
+
+# claim: combined-decoding
+labels = LabelSet()
+logits = torch.full((len(word_ids), len(labels)), -4.0)
+for i, t in enumerate(align_labels(tags, word_ids, "every")):
+    if t != -100:
+        logits[i, labels.tag2id[t]] = 4.0
+san = enc.tokens[0].index("san")
+logits[san, labels.tag2id["O"]], logits[san, labels.tag2id["I-LOC"]] = 0.3, 0.0
+print("first subword:", labels.decode(library_decode(logits.argmax(-1), word_ids)))
+print("mean of the pieces:", labels.decode(decode_combined(logits, word_ids, "mean")))
+
+# %% [markdown]
+# ## 2. Real data: wikigold, and IOB1 → BIO
+#
+# Wikigold (Balasuriya et al. 2009; CC BY 4.0) is 145 Wikipedia articles tagged by hand with the CoNLL-2003
+# types. 29 articles are held out for testing (`course_lib/data/wikigold/DATA_CARD.md`).
+
+# %%
+from course_lib.finetuning.labelling import ENTITY_TYPES, load_wikigold, tag_counts
+
+train_sents, test_sents = load_wikigold("train"), load_wikigold("test")
+original = load_wikigold("original")
+print(len(train_sents), "training sentences,", len(test_sents), "test sentences")
+for name, sents in (("train", train_sents), ("test", test_sents)):
+    counts = tag_counts(sents)
+    print(f"entities per type, {name}:", {t: counts[t] for t in ENTITY_TYPES})
+list(zip(original[0].words, original[0].tags, train_sents[0].tags))
+
+# %% [markdown]
+# The release (second column) uses **IOB1**: an entity starts with I-, and B- appears only where an entity
+# directly follows another of the same type. So 'I-' means "first word" in one place and "inside" in another,
+# depending on the neighbour. BIO (third column) gives every entity's first word B-. Counted over the release:
+
+# %%
+from course_lib.finetuning.labelling import bio_violations, iob1_to_bio
+
+# claim: iob1
+iob1_b_tags = sum(t.startswith("B-") for s in original for t in s.tags)
+iob1_i_starts = sum(len(bio_violations(s.tags)) for s in original)
+strict_iob1 = sum(len(get_entities(s.tags, mode="strict")) for s in original)
+lenient_iob1 = sum(len(get_entities(s.tags)) for s in original)
+bio_strict = sum(len(get_entities(iob1_to_bio(s.tags), mode="strict")) for s in original)
+print(f"B- tags in the release: {iob1_b_tags}; entities that start with I-: {iob1_i_starts}")
+print(f"entities a strict BIO reader finds: {strict_iob1} in IOB1, {bio_strict} after conversion "
+      f"(a lenient reader finds {lenient_iob1} in both)")
+
+# %% [markdown]
+# Every one of the 3,558 entities starts with I- in the release; a strict BIO reader finds none of them.
+# After the conversion each entity starts with B-: the tag of a word no longer depends on its neighbour,
+# and what a classifier must learn for "first word of an entity" is one label, not two.
+
+# %% [markdown]
+# ## 3. Entity-level evaluation
+#
+# NER is scored on **entities**: a predicted entity counts only if its type, first and last word are all
+# right. Precision = exact matches / predicted entities, recall = exact matches / gold entities,
+# F1 = 2PR/(P+R), per type and **micro-averaged** over all entities. Entities are read from tags as
+# `conlleval` and `seqeval` read them: an I- that follows O or another type starts an entity
+# (`course_lib.finetuning.ner_eval`, proven equal to `seqeval` by the tests).
+
+# %% [markdown]
+# ### Exercise `entity_f1`
+# Write `read_entities(tags)` → a list of `(type, first, last)` and `entity_f1(y_true, y_pred)` →
+# `(precision, recall, f1)`, micro-averaged, for lists of tag sequences (one per sentence). Zero when there
+# is nothing to divide by. It is graded against seqeval's numbers on cases you do not see — think about an
+# I- without a B-, two adjacent entities of one type, and an entity at the very end of a sentence.
+
+# %% tags=["exercise"]
+def read_entities(tags):
+    """(type, first, last) of every entity in one BIO sequence, read as conlleval does."""
+    ### BEGIN SOLUTION
+    out, start, typ = [], None, None
+    for i, t in enumerate(list(tags) + ["O"]):
+        prefix, kind = (t[0], t[2:]) if t != "O" else ("O", "")
+        if start is not None and not (prefix == "I" and kind == typ):
+            out.append((typ, start, i - 1))
+            start = None
+        if prefix == "B" or (prefix == "I" and start is None):
+            start, typ = i, kind
+    return out
+    ### END SOLUTION
+
+
+def entity_f1(y_true, y_pred):
+    """Micro-averaged exact-span precision, recall and F1."""
+    ### BEGIN SOLUTION
+    gold = {(n, *e) for n, s in enumerate(y_true) for e in read_entities(s)}
+    pred = {(n, *e) for n, s in enumerate(y_pred) for e in read_entities(s)}
+    hit = len(gold & pred)
+    p = hit / len(pred) if pred else 0.0
+    r = hit / len(gold) if gold else 0.0
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+    ### END SOLUTION
+
+
+# %%
+check("entity_f1")
+
+# %% [markdown]
+# ### Predict before you look
+# A "tagger" that tags every word O finds no entity at all: entity F1 = 0. What is its **token accuracy**
+# (share of words with the right tag) on the held-out wikigold sentences? Set `all_o_token_accuracy` to
+# `"below 50%"`, `"50-80%"` or `"above 80%"`.
+
+# %% tags=["exercise"]
+### BEGIN SOLUTION
+all_o_token_accuracy = "above 80%"
+### END SOLUTION
+
+# %%
+check("all_o_accuracy")
+
+# %%
+from course_lib.finetuning.ner_eval import entity_scores, token_accuracy
+
+# claim: all-o
+gold_tags = [list(s.tags) for s in test_sents]
+all_o = [["O"] * len(s) for s in test_sents]
+all_o_accuracy = token_accuracy(gold_tags, all_o)
+all_o_f1 = entity_scores(gold_tags, all_o).micro.f1
+print(f"all-O tagger: token accuracy {all_o_accuracy:.1%}, entity F1 {all_o_f1:.2f}")
+
+# %% [markdown]
+# Token accuracy rewards the O's that make up most of the text. Two baselines that do find entities:
+# every word gets its most frequent training tag, or every string seen as an entity in training is tagged
+# wherever it occurs again (a dictionary, longest match first):
+
+# %%
+from course_lib.finetuning.ner import dictionary_baseline, word_majority_baseline
+
+# claim: baselines
+baselines = {"word majority tag": word_majority_baseline(train_sents, test_sents),
+             "entity dictionary": dictionary_baseline(train_sents, test_sents)}
+for name, pred in baselines.items():
+    rep = entity_scores(gold_tags, pred)
+    print(f"{name:18s} token accuracy {token_accuracy(gold_tags, pred):.1%}   entity P/R/F1 "
+          f"{rep.micro.precision:.2f}/{rep.micro.recall:.2f}/{rep.micro.f1:.2f}")
+dictionary_f1 = entity_scores(gold_tags, baselines["entity dictionary"]).micro.f1
+word_majority_f1 = entity_scores(gold_tags, baselines["word majority tag"]).micro.f1
+
+# %% [markdown]
+# ## 4. Fine-tuning a tagger (eq. 11.14-11.15)
+#
+# The head is one linear layer $\mathbf{W_K} \in \mathbb{R}^{k \times d}$ on every output vector, k = 9 tags:
+# $\mathbf{y}_i = \text{softmax}(\mathbf{W_K} \mathbf{z}_i)$, and the greedy tag $t_i = \text{argmax}_k\, \mathbf{y}_i$.
+# `BertForTokenClassification` wraps the pretrained encoder (shared, not copied):
+
+# %% [markdown]
+# On two CPU cores, fine-tuning all six layers of the encoder would take most of a lecture. So the default
+# here trains **the head alone**, on a frozen encoder (the "head only" strategy of notebook 11.4a):
+# `TRAIN_LAYERS = 0`. With `TRAIN_LAYERS = 1` the top block learns too — better, and several minutes on two
+# cores the first time. Frozen layers compute the same vectors in every epoch, so they are computed once and
+# cached on disk; a finished run is cached by its configuration, model and data, so re-running a cell loads it.
+
+# %%
+TRAIN_LAYERS = 0  # blocks fine-tuned under the head: 0 = the head alone (fast), 1 or 2 = better, slower
+
+# %%
+from course_lib.finetuning.ner import NerTagger
+
+tagger = NerTagger.build(train_layers=TRAIN_LAYERS, policy="first")
+print(tagger.labels)
+out = tagger.model(enc.input_ids, enc.attention_mask)
+out.logits.shape  # (B, T, k): one score per tag for each of the 11 tokens
+
+# %% [markdown]
+# The loop is `course_lib.finetuning.training.fit` (AdamW, warm-up, a progress bar); entity F1 on the
+# held-out articles is measured after every epoch. The head gets a larger learning rate than the encoder
+# layers (the L003 slides' 1e-5..5e-5 is for the pretrained weights).
+
+# %%
+from course_lib.finetuning.training import TrainConfig
+
+config = TrainConfig(lr=1e-4, epochs=8, batch_size=32, lr_overrides=(("model.classifier.", 1e-2),))
+run = tagger.fit(train_sents, config, eval_sentences=test_sents, name="wikigold-ner-first")
+run
+
+# %%
+import matplotlib.pyplot as plt
+
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3))
+ax1.plot(run.step_losses, color="#0072B2")
+ax1.set(xlabel="training step", ylabel="cross-entropy (subwords)", title="training loss")
+ax2.plot(range(1, len(run.epochs) + 1), run.curve("f1"), "o-", color="#D55E00", label="fine-tuned")
+ax2.axhline(dictionary_f1, color="#009E73", ls="--", label="entity dictionary")
+ax2.axhline(word_majority_f1, color="#CC79A7", ls=":", label="word majority tag")
+ax2.set(xlabel="epoch", ylabel="entity F1 (held out)", title="held-out entity F1", ylim=(0, 1))
+ax2.legend(fontsize=8)
+fig.tight_layout()
+
+# %%
+# claim: tagger
+pred_first = tagger.predict(test_sents, "first")
+report = entity_scores(gold_tags, pred_first)
+tagger_f1 = report.micro.f1
+tagger_token_accuracy = token_accuracy(gold_tags, pred_first)
+print(report)
+print(f"\ntoken accuracy {tagger_token_accuracy:.1%}; entity F1 {tagger_f1:.2f} vs the dictionary's {dictionary_f1:.2f}")
+
+# %% [markdown]
+# The fine-tuned head beats both baselines on the held-out articles. Its token accuracy is high, but so was
+# the all-O tagger's: entity F1 is the number that tells them apart.
+#
+# Decoding by combining the distributions of all pieces of a word, instead of the first piece only:
+
+# %%
+decoding_f1 = {d: entity_scores(gold_tags, tagger.predict(test_sents, d)).micro.f1 for d in ("first", "mean", "product")}
+{d: round(f, 3) for d, f in decoding_f1.items()}
+
+# %% [markdown]
+# And the chapter's alignment for training — every piece gets its word's tag — against first-subword-only,
+# with the same encoder, head initialisation and settings, both decoded from first subwords:
+
+# %%
+tagger_every = NerTagger.build(train_layers=TRAIN_LAYERS, policy="every")
+run_every = tagger_every.fit(train_sents, config, eval_sentences=test_sents, name="wikigold-ner-every")
+pred_every = tagger_every.predict(test_sents, "first")
+policy_f1 = {"first": tagger_f1, "every": entity_scores(gold_tags, pred_every).micro.f1}
+{p: round(f, 3) for p, f in policy_f1.items()}
+
+# %% [markdown]
+# ### Optional: a CRF layer
+# Greedy decoding tags each word on its own, so it can produce sequences BIO forbids, such as I-PER right
+# after O (a lenient reader turns it into an entity, a strict one drops it). The chapter's alternative passes
+# the tag distributions to a **CRF**, which scores whole sequences: emission scores plus a score for every
+# tag-to-tag transition. Viterbi finds the best sequence, the forward algorithm the normaliser
+# (`course_lib.finetuning.crf`, checked against brute force by the tests). Here the transitions are only BIO's
+# hard rules — I-X may follow only B-X or I-X — on the tagger's word-level log-probabilities:
+
+# %%
+from course_lib.finetuning.crf import LinearChainCRF, invalid_transitions
+
+# claim: crf
+crf = LinearChainCRF(tagger.labels.tags, constrained=True)
+pred_crf = tagger.predict_crf(test_sents, crf)
+invalid_greedy = sum(invalid_transitions(t) for t in pred_first)
+invalid_crf = sum(invalid_transitions(t) for t in pred_crf)
+crf_f1 = entity_scores(gold_tags, pred_crf).micro.f1
+print(f"I-X tags that follow neither B-X nor I-X: {invalid_greedy} with greedy decoding, {invalid_crf} with the CRF")
+print(f"entity F1: {tagger_f1:.3f} greedy, {crf_f1:.3f} with the CRF")
+
+# %% [markdown]
+# Greedy decoding leaves some I- tags where BIO forbids them, none with the CRF: Viterbi only considers
+# sequences that obey the rules, and here entity F1 rises with it. A CRF with *learned* transitions (trained
+# with `crf.nll`, the forward algorithm's log Z minus the gold sequence's score) would also learn which
+# tags tend to follow which.
+
+# %% [markdown]
+# ### The alignment viewer
+# Type a sentence (and, if you like, its gold tags): its words, subwords, the gold labels under both
+# alignments (-100 where the loss looks away), the tagger's argmax per subword and the word tags decoded
+# from first subwords, wrong ones marked ✗. The drop-down offers held-out wikigold sentences.
+
+# %%
+from course_lib.widgets.labelling import AlignmentViewer
+
+AlignmentViewer(tagger, examples=test_sents[:30])
+
+# %% [markdown]
+# ### Exercise `predicted_entities` (putting the pieces together)
+# Write `predicted_entities(words, word_ids, subword_logits, tags)`: the tagger's raw scores
+# (T, k) for one sentence → the entities as `(text, type)` pairs, the text being the entity's words
+# joined by spaces. Use eq. 11.15's argmax per subword, your `decode_first_subword` and your
+# `read_entities`.
+
+# %% tags=["exercise"]
+def predicted_entities(words, word_ids, subword_logits, tags):
+    """Subword scores -> argmax tags -> one tag per word -> entities as (text, type)."""
+    ### BEGIN SOLUTION
+    ids = subword_logits.argmax(-1).tolist()
+    word_tags = decode_first_subword([tags[i] for i in ids], word_ids)
+    return [(" ".join(words[a:b + 1]), t) for t, a, b in read_entities(word_tags)]
+    ### END SOLUTION
+
+
+# %%
+check("predicted_entities")
+
+# %%
+view = tagger.tag(words)
+try:
+    print(predicted_entities(words, view["word_ids"], torch.log(view["probs"]), tagger.labels.tags))
+except NotImplementedError:
+    print("write predicted_entities above to see the entities the tagger finds in the chapter's sentence")
+
+# %% [markdown]
+# ## 5. Extractive question answering: the start and end vectors
+#
+# The input is `[CLS] question [SEP] passage [SEP]`. Fine-tuning learns two vectors $S$ and $E$:
+# $P(\text{start}=i) = \frac{e^{S \cdot T_i}}{\sum_j e^{S \cdot T_j}}$, and the same with $E$ for the end.
+# The answer is the span $i \le j \le i + L$ with the largest $S \cdot T_i + E \cdot T_j$; pointing both
+# at [CLS] means "no answer" (SQuAD 2.0). The data: the SQuAD 2.0 dev sample (CC BY-SA 4.0), four articles
+# for training, *Victoria (Australia)* held out (`course_lib/data/squad/DATA_CARD.md`).
+
+# %%
+from course_lib.finetuning.qa import load_squad, make_features
+
+qa_train, qa_test = load_squad("train"), load_squad("test")
+answerable_share = sum(not e.is_impossible for e in qa_test) / len(qa_test)
+print(len(qa_train), "training questions,", len(qa_test), "test questions;",
+      f"{answerable_share:.0%} of the test questions have an answer")
+ex = qa_test[0]
+ex.question, ex.answers[:1], ex.context[:160] + "…"
+
+# %% [markdown]
+# A passage becomes token positions with character **offsets**, so that a span of tokens can be turned back
+# into the exact text; a passage longer than the window is cut into overlapping windows:
+
+# %%
+feats = make_features(tokenizer, [ex], max_length=192, stride=64)
+s, e = int(feats.start_positions[0]), int(feats.end_positions[0])
+print(feats.input_ids.shape, "gold start/end token:", s, e, feats.tokens[0][s:e + 1])
+print("their characters:", feats.offsets[0][s], feats.offsets[0][e], repr(ex.context[feats.offsets[0][s][0]:feats.offsets[0][e][1]]))
+
+# %% [markdown]
+# ### Exercise `best_span`
+# Write `best_span_under_limit(start_logits, end_logits, max_len)` → `(i, j)`: the pair with the largest
+# `start_logits[i] + end_logits[j]` among `i <= j <= i + max_len`.
+
+# %% tags=["exercise"]
+def best_span_under_limit(start_logits, end_logits, max_len):
+    """argmax over i <= j <= i + max_len of start_logits[i] + end_logits[j]."""
+    ### BEGIN SOLUTION
+    T = len(start_logits)
+    scores = start_logits[:, None] + end_logits[None, :]  # (T, T): row = start, column = end
+    i = torch.arange(T)[:, None]
+    j = torch.arange(T)[None, :]
+    scores = scores.masked_fill((j < i) | (j > i + max_len), float("-inf"))
+    flat = int(scores.argmax())
+    return flat // T, flat % T
+    ### END SOLUTION
+
+
+# %%
+check("best_span")
+
+# %% [markdown]
+# Training, first as cheaply as for NER: $S$ and $E$ alone learn, on the frozen encoder's states (a quarter of
+# the training questions, a few epochs). Then the held-out article is scored with SQuAD's exact match (EM)
+# and token F1 — after lower-casing and dropping punctuation and *a/an/the* — against the best of the gold
+# answers; an unanswerable question counts as right only when the answer is empty. Half the held-out
+# questions have no answer, so answering "no answer" every time is the baseline to beat.
+
+# %%
+from course_lib.finetuning.qa import squad_scores
+from course_lib.finetuning.qa_reader import QAReader
+
+head_only = QAReader.build(train_layers=0, max_length=192, stride=64)
+print("S:", tuple(head_only.model.S.shape), "E:", tuple(head_only.model.E.shape))
+qa_config = TrainConfig(lr=1e-4, epochs=4, batch_size=16, lr_overrides=(("model.qa_outputs.", 5e-3),))
+qa_run = head_only.fit(qa_train[::4], qa_config, name="squad-sample-head-only")
+qa_run
+
+# %%
+def show_scores(name, scores):
+    print(f"{name:22s} EM {scores['exact']:5.1f}  F1 {scores['f1']:5.1f}   answerable: EM {scores['HasAns_exact']:5.1f} "
+          f"F1 {scores['HasAns_f1']:5.1f}   unanswerable: EM {scores['NoAns_exact']:5.1f}")
+
+
+# claim: qa-head-only
+always_no_answer = squad_scores(qa_test, [""] * len(qa_test))
+head_only_scores = squad_scores(qa_test, head_only.predict(qa_test))
+show_scores("always 'no answer'", always_no_answer)
+show_scores("S and E alone", head_only_scores)
+
+# %% [markdown]
+# $S$ and $E$ on a frozen encoder find almost nothing: the vectors of a sentence encoder do not say where an
+# answer starts, and the safest thing the head can learn is to point at [CLS]. Span extraction needs the
+# encoder itself to learn, which takes longer than a lecture on two CPU cores: `tools/train_qa_model.py`
+# fine-tunes the top two layers with $S$ and $E$ on all training questions (same loop), and
+# `QAReader.shipped()` loads the result.
+
+# %% [markdown]
+# ### The QA span viewer
+# A question and a passage in; $P(\text{start}=i)$ and $P(\text{end}=j)$ over the passage's tokens as two
+# aligned strips ([CLS] first), the best span with $j \le i + L$ shaded. Try the slider for $L$, a question
+# the passage cannot answer, or one of the held-out questions.
+
+# %%
+from course_lib.widgets.labelling import QASpanViewer
+
+QASpanViewer(head_only, examples=qa_test[:30])
