@@ -27,7 +27,7 @@
 # Five exercises are graded with `check("…")`. Every number below is computed when the notebook runs.
 
 # %% tags=["setup"]
-import math
+import math  # noqa: F401 - for your answers to the exercises
 
 import matplotlib.pyplot as plt
 import torch
@@ -129,7 +129,7 @@ tuple(states.shape)
 
 # %%
 from course_lib.embeddings import umap_project
-from course_lib.views.embeddings import MARKERS, OKABE_ITO
+from course_lib.views.embeddings import OKABE_ITO
 
 idx = [i for i, e in enumerate(data.examples) if e.lemma == "die"]
 senses = [data.examples[i].sense for i in idx]
