@@ -14,6 +14,11 @@ Timings are paired: each batch runs through both implementations back to back (i
 alternating order), so a machine that slows down mid-run slows both alike; the ratio
 is the median of the per-repeat ratios.
 
+Fine-tuning (notebook 11.4a, goal >= 1.0): training steps per second of course_lib's loop
+(``finetuning.fit``: our BertForSequenceClassification, AdamW, warm-up schedule, clipping, progress
+bookkeeping) vs a plain PyTorch loop over transformers' BertForSequenceClassification, on the same
+weights, the same batches (16 sentiment sentences padded to 64 tokens), the same optimizer; paired as above.
+
 Tokenization (notebook 11.1b, goals from its issue):
 
 * our BPE learner (words counted, then 2,000 merges with incremental pair counts) vs ``tokenizers``'
@@ -141,6 +146,71 @@ def tokenization(repeats: int) -> dict:
             "widget_ms_median": widget_ms, "widget_ms_worst": worst_ms}
 
 
+def finetuning(repeats: int, steps: int, device) -> dict:
+    """Training steps/s: course_lib's fit vs a plain loop over transformers, same model, batches, optimizer."""
+    import transformers
+
+    from course_lib.finetuning.classify import pretrained_classifier, pretrained_encoder
+    from course_lib.finetuning.data import SENTIMENT_LABELS, load_sentiment
+    from course_lib.finetuning.runs import TrainConfig
+    from course_lib.finetuning.training import fit, linear_schedule, make_optimizer
+
+    B, T = 16, 64
+    _, tok = pretrained_encoder("cpu")
+    texts = [e.text for e in load_sentiment("train", n=B * steps)]
+    enc = tok(texts, max_length=T, truncation=True)
+    pad = T - enc.input_ids.size(1)
+    ids = torch.nn.functional.pad(enc.input_ids, (0, pad), value=tok.pad_token_id)
+    mask = torch.nn.functional.pad(enc.attention_mask, (0, pad))
+    labels = torch.arange(len(texts)) % 2
+    examples = list(range(len(texts)))
+
+    def collate(idx):
+        return {"input_ids": ids[idx], "attention_mask": mask[idx], "token_type_ids": torch.zeros_like(ids[idx]),
+                "labels": labels[idx]}
+
+    cfg = TrainConfig(lr=3e-5, epochs=1, batch_size=B)
+    ours = pretrained_classifier(SENTIMENT_LABELS, pooling="pooler", device=device)  # = transformers' head
+    ref = transformers.BertForSequenceClassification.from_pretrained(embedded_model_dir(), num_labels=2).to(device)
+    ref.load_state_dict(ours.state_dict(), strict=True)  # the very same weights
+
+    def run_ours():
+        return fit(ours, examples, collate, cfg, device=device, cache=False, progress=False).seconds_per_epoch
+
+    def run_ref():
+        ref.train()
+        opt = make_optimizer(ref, cfg)  # the same AdamW: groups, weight decay, fused kernel
+        sched = linear_schedule(opt, int(cfg.warmup_ratio * steps), steps)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        t = time.perf_counter()
+        for s in range(0, len(examples), B):
+            batch = {k: v.to(device) for k, v in collate(examples[s:s + B]).items()}
+            loss = ref(**batch).loss
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(ref.parameters(), cfg.max_grad_norm)
+            opt.step()
+            sched.step()
+            float(loss.detach())
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        return time.perf_counter() - t
+
+    run_ours(), run_ref()  # warm-up
+    t_ours, t_ref = [], []
+    for r in range(repeats):
+        for name, fn in ([("ours", run_ours), ("ref", run_ref)] if r % 2 == 0 else [("ref", run_ref), ("ours", run_ours)]):
+            (t_ours if name == "ours" else t_ref).append(fn())
+    ratio = statistics.median(z / a for a, z in zip(t_ours, t_ref))
+    ours_sps, ref_sps = steps / statistics.median(t_ours), steps / statistics.median(t_ref)
+    print(f"\nfine-tuning, {steps} training steps of batch {B} x {T} tokens (full model, AdamW), median of {repeats}:")
+    print(f"  course_lib fit {ours_sps:6.2f} steps/s   plain transformers loop {ref_sps:6.2f} steps/s   "
+          f"ratio {ratio:5.2f}  {'goal >= 1.0 met' if ratio >= 1.0 else 'BELOW goal 1.0'}")
+    return {"steps": steps, "batch": B, "length": T, "course_lib_steps_per_s": ours_sps,
+            "transformers_steps_per_s": ref_sps, "ratio": ratio}
+
+
 def widgets(args, write: bool = True):
     """The widget benchmark (benchmarks/widget_latency.py): every widget of every notebook through its controls."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -161,6 +231,8 @@ def states(args, write: bool = True):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from contextual_states import states_benchmark
 
+    if args.threads:
+        torch.set_num_threads(args.threads)
     res = states_benchmark(repeats=2 if args.quick else 5, max_sentences=60 if args.quick else 300)
     if write and args.json:
         with open(args.json, "w") as f:
@@ -174,15 +246,22 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="fewer, smaller batches (a smoke run)")
     ap.add_argument("--json", help="also write the results to this file")
-    ap.add_argument("--only", choices=["encoder", "tokenization", "widgets", "states"],
+    ap.add_argument("--only", choices=["encoder", "tokenization", "finetuning", "widgets", "states"],
                     help="run one of the benchmarks")
     ap.add_argument("--notebooks", nargs="*", help="widgets: only the notebooks whose stem starts with these")
-    ap.add_argument("--threads", type=int, help="widgets: torch threads (default torch's; 1 on a loaded machine)")
+    ap.add_argument("--threads", type=int, help="widgets, states: torch threads (default torch's; 1 on a loaded machine)")
     args = ap.parse_args(argv)
     if args.only == "widgets":
         return widgets(args)
     if args.only == "states":
         return states(args)
+    if args.only == "finetuning":
+        results = {"finetuning": finetuning(2 if args.quick else 5, 4 if args.quick else 12,
+                                            course_lib.get_device(args.device))}
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=2)
+        return 0
     if args.only == "tokenization":
         results = {"tokenization": tokenization(2 if args.quick else 5)}
         if args.json:
@@ -216,6 +295,7 @@ def main(argv=None):
         results["tokenization"] = tokenization(2 if args.quick else 5)
         results["widgets"] = widgets(args, write=False)
         results["states"] = states(args, write=False)
+        results["finetuning"] = finetuning(2 if args.quick else 5, 4 if args.quick else 12, device)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": str(device), "sizes": sizes, "results": results}, f, indent=2)
