@@ -62,7 +62,9 @@ class QAReader:
         meta = json.loads((folder / "metrics.json").read_text())
         bert = BertModel(BertConfig.from_json(folder / "config.json"))
         state = read_delta_state_dict(folder)
-        bert.load_state_dict({k.removeprefix("bert."): v for k, v in state.items() if k.startswith("bert.")})
+        legacy = ("bert.embeddings.position_ids", "bert.embeddings.token_type_ids")  # buffers old checkpoints keep
+        bert.load_state_dict({k.removeprefix("bert."): v for k, v in state.items()
+                              if k.startswith("bert.") and k not in legacy})
         model = BertForQuestionAnswering(bert)
         model.qa_outputs.load_state_dict(load_file(str(folder / HEAD_FILE)))
         model.to(device).eval()
