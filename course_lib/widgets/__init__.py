@@ -6,7 +6,8 @@ control changes, and shows bad input as a message inside the widget.
 from .attention import AttentionExplorer
 from .embeddings import AnisotropyExplorer, NearestSenseExplorer, SenseClusters
 from .masking import FillMaskExplorer, LanguageSampler, MaskSampler
+from .spans import SpanEnumerator, SpanMaskSampler
 from .tokenization import SubwordExplorer
 
 __all__ = ["AttentionExplorer", "MaskSampler", "FillMaskExplorer", "LanguageSampler", "SenseClusters",
-           "NearestSenseExplorer", "AnisotropyExplorer", "SubwordExplorer"]
+           "NearestSenseExplorer", "AnisotropyExplorer", "SubwordExplorer", "SpanMaskSampler", "SpanEnumerator"]

@@ -1,0 +1,164 @@
+"""What the 11.5 widgets show (§11.5), as HTML and SVG strings: no ipywidgets, no matplotlib (fast to redraw).
+
+* :func:`span_mask_html` -- a sentence after SpanBERT masking: each masked span framed as one unit, coloured by
+  its fate (the 11.2 palette and markers: [MASK], random token, unchanged);
+* :func:`length_histogram_svg` -- span lengths drawn so far (bars) against the exact distribution (dots);
+* :func:`nested_spans_svg` -- words with their (possibly nested) spans drawn as stacked brackets and labels;
+* :func:`span_table_html` -- every enumerated span with its best label and probability.
+
+Colours are Okabe-Ito (safe with the common colour-vision deficiencies), and text or markers always say the
+same as the colour.
+"""
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from .masking import FATE_STYLE
+
+SPAN_FATES = {"masked": "[MASK]", "randomized": "random token", "kept": "unchanged, predicted"}
+TYPE_COLOURS = {"PER": "#0072B2", "ORG": "#D55E00", "LOC": "#009E73", "NULL": "#999999"}
+OTHER_COLOURS = ("#CC79A7", "#E69F00", "#56B4E9", "#F0E442")
+
+
+def type_colour(label: str) -> str:
+    if label in TYPE_COLOURS:
+        return TYPE_COLOURS[label]
+    return OTHER_COLOURS[sum(map(ord, label)) % len(OTHER_COLOURS)]
+
+
+def span_mask_html(original: Sequence[str], shown: Sequence[str], spans: Sequence[tuple[int, int]],
+                   fates: Sequence[str]) -> str:
+    """Tokens of one sentence; each masked span (first, last token, inclusive) is one framed group in its fate's
+    colour, showing 'original → what the model sees' for replaced tokens. Special tokens are shown grey."""
+    if len(original) != len(shown):
+        raise ValueError(f"{len(original)} original tokens but {len(shown)} shown tokens")
+    if len(spans) != len(fates):
+        raise ValueError(f"{len(spans)} spans but {len(fates)} fates")
+    start_of = {s: (s, e, f) for (s, e), f in zip(spans, fates)}
+    out, t = [], 0
+    plain = "display:inline-block;margin:2px;padding:2px 5px;font-family:monospace;border:1px solid #bbbbbb;" \
+            "border-radius:4px"
+    while t < len(original):
+        if t in start_of:
+            s, e, fate = start_of[t]
+            key = SPAN_FATES.get(fate)
+            if key is None:
+                raise ValueError(f"unknown fate {fate!r}: expected one of {', '.join(SPAN_FATES)}")
+            bg, border, mark = FATE_STYLE[key]
+            inner = []
+            for k in range(s, e + 1):
+                text = original[k] if fate == "kept" else f"{original[k]} → {shown[k]}"
+                inner.append(f"<span style='font-family:monospace;padding:0 3px'>{html.escape(text)}</span>")
+            out.append(f"<span class='span-unit' data-fate='{fate}' title='one span of {e - s + 1} token(s): "
+                       f"{html.escape(key)}' style='display:inline-block;margin:2px;padding:2px 4px;background:{bg};"
+                       f"border:{border};border-radius:6px'>{html.escape(mark)} {''.join(inner)}</span>")
+            t = e + 1
+            continue
+        grey = original[t].startswith("[") and original[t].endswith("]")
+        out.append(f"<span style='{plain};color:{'#888' if grey else '#000'}'>{html.escape(original[t])}</span>")
+        t += 1
+    return "<div class='span-mask' style='line-height:2.3'>" + "".join(out) + "</div>"
+
+
+def length_histogram_svg(counts: Sequence[int], probs: Sequence[float], *, title: str = "",
+                         width: int = 460, height: int = 230) -> str:
+    """Bars: the share of drawn lengths 1..n (``counts``); dots: the exact probabilities (``probs``).
+    Labelled axes; the y axis runs to the larger of the two maxima."""
+    n = len(probs)
+    if len(counts) != n or n == 0:
+        raise ValueError(f"counts ({len(counts)}) and probs ({n}) must have one entry per length, at least one")
+    total = sum(counts)
+    shares = [c / total if total else 0.0 for c in counts]
+    top = max(max(shares), max(probs)) * 1.15 or 1.0
+    left, right, top_pad, bottom = 48, 12, 26 if title else 12, 40
+    pw, ph = width - left - right, height - top_pad - bottom
+    bw = pw / n
+    y = lambda v: top_pad + ph - v / top * ph  # noqa: E731
+    parts = [f"<svg class='length-histogram' xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
+             f"font-family='sans-serif' font-size='11'>",
+             f"<rect x='0' y='0' width='{width}' height='{height}' fill='white'/>"]
+    if title:
+        parts.append(f"<text x='{width / 2}' y='15' text-anchor='middle' font-size='12'>{html.escape(title)}</text>")
+    for k in range(5):  # y grid and ticks
+        v = top * k / 4
+        parts.append(f"<line x1='{left}' x2='{left + pw}' y1='{y(v):.1f}' y2='{y(v):.1f}' stroke='#eee'/>"
+                     f"<text x='{left - 4}' y='{y(v) + 4:.1f}' text-anchor='end'>{v:.0%}</text>")
+    for i in range(n):
+        x = left + i * bw
+        parts.append(f"<rect class='bar' x='{x + bw * 0.15:.1f}' y='{y(shares[i]):.1f}' width='{bw * 0.7:.1f}' "
+                     f"height='{top_pad + ph - y(shares[i]):.1f}' fill='#56B4E9'><title>ℓ = {i + 1}: "
+                     f"{shares[i]:.1%} drawn, {probs[i]:.1%} exact</title></rect>")
+        parts.append(f"<circle class='exact' cx='{x + bw / 2:.1f}' cy='{y(probs[i]):.1f}' r='4' fill='#D55E00'/>")
+        parts.append(f"<text x='{x + bw / 2:.1f}' y='{top_pad + ph + 14}' text-anchor='middle'>{i + 1}</text>")
+    parts.append(f"<line x1='{left}' x2='{left + pw}' y1='{top_pad + ph}' y2='{top_pad + ph}' stroke='#333'/>")
+    parts.append(f"<text x='{left + pw / 2}' y='{height - 6}' text-anchor='middle'>span length ℓ (words) — "
+                 f"bars: {total:,} drawn; dots: exact P(ℓ)</text>")
+    parts.append(f"<text transform='translate(12,{top_pad + ph / 2}) rotate(-90)' text-anchor='middle'>share</text>")
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def bracket_levels(spans: Sequence[tuple[int, int]]) -> list[int]:
+    """A row for each span's bracket so that brackets on one row never overlap: inner (shorter) spans nearer the
+    words, the spans that contain them below."""
+    order = sorted(range(len(spans)), key=lambda k: (spans[k][1] - spans[k][0], spans[k][0]))
+    rows: list[list[tuple[int, int]]] = []
+    level = [0] * len(spans)
+    for k in order:
+        s, e = spans[k]
+        r = 0
+        while r < len(rows) and any(not (e < a or b < s) for a, b in rows[r]):
+            r += 1
+        if r == len(rows):
+            rows.append([])
+        rows[r].append((s, e))
+        level[k] = r
+    return level
+
+
+def nested_spans_svg(words: Sequence[str], spans: Sequence[tuple[int, int, str]], *, probs: Sequence[float] | None = None,
+                     char_width: float = 7.4, gap: float = 10.0, row_height: int = 22) -> str:
+    """Words in a line and each span (first_word, last_word, label) as a bracket under them, nested spans stacked;
+    with ``probs``, each label shows its probability."""
+    if not words:
+        raise ValueError("no words to draw")
+    xs, x = [], 8.0
+    for w in words:
+        wd = max(len(w), 1) * char_width
+        xs.append((x, x + wd))
+        x += wd + gap
+    width = int(x + 8)
+    levels = bracket_levels([(s, e) for s, e, _ in spans])
+    height = 34 + row_height * (max(levels) + 1 if levels else 0) + 6
+    parts = [f"<svg class='nested-spans' xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
+             "font-family='monospace' font-size='12'>", f"<rect width='{width}' height='{height}' fill='white'/>"]
+    for w, (a, _b) in zip(words, xs):
+        parts.append(f"<text x='{a:.1f}' y='18'>{html.escape(w)}</text>")
+    for k, ((s, e, label), lv) in enumerate(zip(spans, levels)):
+        if not 0 <= s <= e < len(words):
+            raise ValueError(f"span ({s}, {e}) is outside the {len(words)} words")
+        x0, x1 = xs[s][0] - 2, xs[e][1] + 2
+        yb = 26 + lv * row_height
+        colour = type_colour(label)
+        text = label if probs is None else f"{label} {probs[k]:.2f}"
+        parts.append(f"<g class='bracket' data-label='{html.escape(label)}'><path d='M{x0:.1f},{yb - 4} L{x0:.1f},{yb} "
+                     f"L{x1:.1f},{yb} L{x1:.1f},{yb - 4}' fill='none' stroke='{colour}' stroke-width='2'/>"
+                     f"<text x='{(x0 + x1) / 2:.1f}' y='{yb + 13}' text-anchor='middle' fill='{colour}' "
+                     f"font-family='sans-serif' font-size='11'>{html.escape(text)}</text>"
+                     f"<title>{html.escape(' '.join(words[s:e + 1]))}: {html.escape(text)}</title></g>")
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def span_table_html(words: Sequence[str], rows: Sequence[tuple[int, int, str, float]], *, max_rows: int = 400) -> str:
+    """Every span (first_word, last_word, best label, its probability), entities (label ≠ NULL) in bold and coloured."""
+    body = []
+    for s, e, label, p in rows[:max_rows]:
+        style = f"font-weight:bold;color:{type_colour(label)}" if label != "NULL" else "color:#555"
+        body.append(f"<tr class='span-row' style='{style}'><td>({s}, {e})</td><td>{html.escape(' '.join(words[s:e + 1]))}"
+                    f"</td><td>{html.escape(label)}</td><td style='text-align:right'>{p:.3f}</td></tr>")
+    more = f"<p>… and {len(rows) - max_rows} more</p>" if len(rows) > max_rows else ""
+    return ("<div style='max-height:260px;overflow-y:auto'><table class='span-table' style='border-collapse:collapse;"
+            "font-size:12px'><tr><th>(i, j)</th><th>span</th><th>label</th><th>P</th></tr>" + "".join(body)
+            + "</table>" + more + "</div>")

@@ -1,0 +1,98 @@
+"""The 11.5 views (HTML/SVG) and widgets, without a browser."""
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+import course_lib
+from course_lib.spans import count_spans, enumerate_spans, span_length_distribution
+from course_lib.views.spans import (bracket_levels, length_histogram_svg, nested_spans_svg, span_mask_html,
+                                    span_table_html)
+from course_lib.widgets.spans import SpanEnumerator, SpanMaskSampler, split_words
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return course_lib.load_pretrained()[1]
+
+
+def test_span_mask_html_groups_each_span_with_its_fate():
+    orig = ["[CLS]", "so", "long", "and", "thanks", "for", "[SEP]"]
+    shown = ["[CLS]", "so", "[MASK]", "[MASK]", "thanks", "cat", "[SEP]"]
+    out = span_mask_html(orig, shown, [(2, 3), (5, 5)], ["masked", "randomized"])
+    assert out.count("class='span-unit'") == 2
+    assert "data-fate='masked'" in out and "long → [MASK]" in out and "for → cat" in out
+    with pytest.raises(ValueError, match="unknown fate"):
+        span_mask_html(orig, shown, [(2, 3)], ["hidden"])
+
+
+def test_histogram_has_a_bar_and_a_dot_per_length_and_labelled_axes():
+    probs = span_length_distribution().tolist()
+    svg = length_histogram_svg([5, 4, 3, 2, 1, 1, 0, 0, 0, 1], probs, title="t")
+    assert svg.count("class='bar'") == 10 and svg.count("class='exact'") == 10
+    assert "span length ℓ" in svg and ">share<" in svg and "17 drawn" in svg
+    with pytest.raises(ValueError, match="one entry per length"):
+        length_histogram_svg([1, 2], probs)
+
+
+def test_nested_brackets_stack_inner_spans_above_outer_ones():
+    assert bracket_levels([(3, 5), (3, 4), (0, 1)]) == [1, 0, 0]
+    assert bracket_levels([(0, 6), (1, 4), (2, 3), (5, 6)]) == [2, 1, 0, 0]
+    words = "Jane Villanueva of United Airlines Holding discussed".split()
+    svg = nested_spans_svg(words, [(0, 1, "PER"), (3, 4, "ORG"), (3, 5, "ORG")], probs=[0.9, 0.8, 0.7])
+    assert svg.count("class='bracket'") == 3 and "ORG 0.80" in svg
+    ys = sorted(set(int(float(y)) for y in re.findall(r"L[\d.]+,([\d.]+) L", svg)))
+    assert len(ys) == 2  # two rows of brackets
+    with pytest.raises(ValueError, match="outside"):
+        nested_spans_svg(words, [(5, 9, "ORG")])
+
+
+def test_span_table_lists_rows_and_says_how_many_are_left_out():
+    words = ["a", "b", "c"]
+    rows = [(i, j, "NULL", 0.9) for i, j in enumerate_spans(3)]
+    out = span_table_html(words, rows, max_rows=4)
+    assert out.count("class='span-row'") == 4 and "and 2 more" in out
+
+
+def test_split_words_keeps_abbreviations_and_hyphens():
+    assert split_words("Mt. Sanitas is pro-Beijing, isn't it?") == ["Mt.", "Sanitas", "is", "pro-Beijing", ",",
+                                                                   "isn't", "it", "?"]
+
+
+def test_span_mask_sampler_resamples_and_resets_on_new_bound(tokenizer):
+    u = torch.full((tokenizer.vocab_size,), 1.0 / tokenizer.vocab_size)
+    w = SpanMaskSampler(tokenizer, u)
+    first = w.tokens.value
+    assert "span-unit" in first and "target 15%" in w.message.value and sum(w.counts) == 1000
+    w.resample.click()
+    assert w.seed.value == 1
+    w.more.click()
+    assert sum(w.counts) == 2000
+    w.max_len.value = 4
+    assert len(w.counts) == 4 and sum(w.counts) == 1000
+    assert w.histogram.value.count("class='bar'") == 4
+    w.text.value = "   "
+    assert "⚠" in w.message.value
+
+
+def test_span_enumerator_counts_filters_and_explains_empty_input():
+    def scorer(words):
+        spans = enumerate_spans(len(words), 10)
+        probs = torch.zeros(len(spans), 3)
+        probs[:, 0] = 1.0
+        for k, (i, j) in enumerate(spans):
+            if (i, j) in ((3, 4), (3, 5)):
+                probs[k] = torch.tensor([0.1, 0.9, 0.0])
+        return spans, probs, ("NULL", "ORG", "PER")
+
+    w = SpanEnumerator(scorer, max_len=8)
+    assert f"<b>{count_spans(10):,}</b>" in w.counts.value  # 10 words with the full stop: 55 spans
+    assert w.brackets.value.count("class='bracket'") == 2
+    w.limit.value = 2
+    assert f"<b>{count_spans(10, 2):,}</b>" in w.counts.value
+    assert w.brackets.value.count("class='bracket'") == 1  # (3, 5) has 3 words: over the limit
+    assert w.table.value.count("class='span-row'") == count_spans(10, 2)
+    w.text.value = ""
+    assert "type a sentence" in w.message.value
