@@ -173,16 +173,19 @@ def causal_mask(T):
     return torch.ones(T, T, dtype=torch.bool).triu()"""))
     assert exercises_cli(["grade", str(NOTEBOOK), str(wrong)]) == 0
     solved, edited = capsys.readouterr().out.split(f"{wrong}\n")
-    assert solved.startswith(f"{NOTEBOOK}\n") and solved.endswith(f"\n{n} of {n} exercises correct\n")
+    assert solved.startswith(f"{NOTEBOOK}\n")
+    assert re.search(rf"\n{n} of {n} exercises correct, ([\d.]+) of \1 points\n$", solved), solved[-200:]
     assert re.search(r"^  ❌ causal_mask +wrong +position \(0, 1\) should be False", edited, re.MULTILINE)
     lines = edited.splitlines()
-    assert len(lines) == n + 1 and lines[-1] == f"{sum(line.startswith('  ✅') for line in lines)} of {n} exercises correct"
+    right = sum(line.startswith('  ✅') for line in lines)
+    assert len(lines) == n + 1 and lines[-1].startswith(f"{right} of {n} exercises correct, ") and lines[-1].endswith(" points")
     assert exercises_cli(["grade", str(tmp_path / "missing.ipynb")]) == 2
 
 
 def test_the_table_lists_each_exercise_with_its_icon():
     table = format_results([Result("attention", "correct"), Result("heads", "not attempted", "replace it")], title="nb")
-    assert table == "nb\n  ✅ attention  correct\n  ⏳ heads      not attempted  replace it\n1 of 2 exercises correct"
+    assert table == ("nb\n  ✅ attention  correct\n  ⏳ heads      not attempted  replace it\n"
+                     "1 of 2 exercises correct, 1 of 3 points")  # heads is worth 2 points
 
 
 # ----------------------------------------------------------------------------- a student's notebook, on request

@@ -3,6 +3,7 @@ and running the notebooks writes nothing into the checkout."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -53,9 +54,15 @@ def test_non_editable_install_works_outside_the_checkout(tmp_path):
     # the project venv's packages, appended after the fresh venv's own (its editable course_lib hook is a
     # .pth file there, which a path added this way does not run)
     (site / "zz_project_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    # the project's pip builds the wheel and installs it into the fresh venv's site-packages
+    # the project's pip builds the wheel and installs it into the fresh venv's site-packages; it builds from a
+    # copy of what the wheel is made of, since setuptools writes build/ and *.egg-info/ next to its source
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    shutil.copytree(ROOT / "course_lib", src / "course_lib", ignore=shutil.ignore_patterns("__pycache__"))
     build = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                            "--no-index", "--target", str(site), str(ROOT)], capture_output=True, text=True, cwd=tmp_path)
+                            "--no-index", "--target", str(site), str(src)], capture_output=True, text=True, cwd=tmp_path)
     assert build.returncode == 0, build.stdout + build.stderr
     installed = site / "course_lib"
     assert (installed / "data" / "models" / "minilm-wordnet-mlm" / "delta.safetensors").exists(), \
