@@ -119,3 +119,63 @@ def executed(source: Path) -> NotebookRun:
     seconds = time.perf_counter() - start
     executed_nb = nbformat.from_dict({**nb, "cells": nb.cells[:n]})
     return NotebookRun(source, executed_nb, nb.cells[n + 1:], seconds)
+
+
+# ----------------------------------------------------------------------------- the widget cells of a notebook
+
+BUILTIN_NAMES = set(dir(__import__("builtins")))
+
+
+def widget_cells(nb) -> list[int]:
+    """Indices of the code cells that build a widget: they use a name imported from course_lib.widgets."""
+    widget_names: set[str] = set()
+    found = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(_python(cell.source))
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("course_lib.widgets"):
+                widget_names |= {a.asname or a.name for a in node.names}
+        loads, _ = _names(cell.source)
+        if loads & widget_names:
+            found.append(i)
+    return found
+
+
+def widget_slice(nb) -> list[int]:
+    """The cells a notebook's widgets need, in order: every widget cell, and backwards from it each earlier
+    cell that defines a name it (or a cell already taken) reads. Markdown, exercises, checks and everything
+    the widgets do not need are left out, so a browser can show the widgets without running the notebook
+    a second time."""
+    picked = set(widget_cells(nb))
+    if not picked:
+        return []
+    needed: set[str] = set()
+    for i in sorted(picked, reverse=True):
+        needed |= _names(nb.cells[i].source)[0]
+    last = max(picked)
+    for i in range(last, -1, -1):
+        cell = nb.cells[i]
+        if cell.cell_type != "code":
+            continue
+        loads, defined = _names(cell.source)
+        if i in picked or defined & needed:
+            picked.add(i)
+            needed |= loads - BUILTIN_NAMES
+    return sorted(picked)
+
+
+def widget_notebook(source: Path):
+    """A notebook of the widget cells of ``source`` and what they need (see :func:`widget_slice`)."""
+    nb = jupytext.read(source)
+    keep = widget_slice(nb)
+    out = nbformat.v4.new_notebook()
+    out.metadata = nb.metadata
+    out.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    out.metadata.pop("jupytext", None)
+    out.cells = [nbformat.v4.new_code_cell(nb.cells[i].source) for i in keep]
+    return out
