@@ -29,6 +29,8 @@ Tokenization (notebook 11.1b, goals from its issue):
 Widgets (``benchmarks/widget_latency.py``): every widget of every notebook, found in the notebooks and driven
 through its real controls, median and p95 per interaction against 100 ms (a new sentence: 300 ms).
 
+Contextual states (``benchmarks/contextual_states.py``): ``target_states`` on the sense data with every word a target
+vs a transformers reference doing the same (goal: ratio >= 1.0), and vs the former one-forward-per-instance path.
 """
 from __future__ import annotations
 
@@ -224,19 +226,35 @@ def widgets(args, write: bool = True):
     return res if not write else 0
 
 
+def states(args, write: bool = True):
+    """target_states vs transformers, several targets per sentence (benchmarks/contextual_states.py)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from contextual_states import states_benchmark
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    res = states_benchmark(repeats=2 if args.quick else 5, max_sentences=60 if args.quick else 300)
+    if write and args.json:
+        with open(args.json, "w") as f:
+            json.dump({"states": res}, f, indent=2)
+    return res if not write else 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="fewer, smaller batches (a smoke run)")
     ap.add_argument("--json", help="also write the results to this file")
-    ap.add_argument("--only", choices=["encoder", "tokenization", "finetuning", "widgets"],
+    ap.add_argument("--only", choices=["encoder", "tokenization", "finetuning", "widgets", "states"],
                     help="run one of the benchmarks")
     ap.add_argument("--notebooks", nargs="*", help="widgets: only the notebooks whose stem starts with these")
-    ap.add_argument("--threads", type=int, help="widgets: torch threads (default torch's; 1 on a loaded machine)")
+    ap.add_argument("--threads", type=int, help="widgets, states: torch threads (default torch's; 1 on a loaded machine)")
     args = ap.parse_args(argv)
     if args.only == "widgets":
         return widgets(args)
+    if args.only == "states":
+        return states(args)
     if args.only == "finetuning":
         results = {"finetuning": finetuning(2 if args.quick else 5, 4 if args.quick else 12,
                                             course_lib.get_device(args.device))}
@@ -276,6 +294,7 @@ def main(argv=None):
     if args.only != "encoder":
         results["tokenization"] = tokenization(2 if args.quick else 5)
         results["widgets"] = widgets(args, write=False)
+        results["states"] = states(args, write=False)
         results["finetuning"] = finetuning(2 if args.quick else 5, 4 if args.quick else 12, device)
     if args.json:
         with open(args.json, "w") as f:

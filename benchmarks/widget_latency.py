@@ -418,6 +418,8 @@ def widget_benchmark(repeats: int = 15, distinct: int = 13, new_sentences: int =
         for e in built.errors:
             log(f"    ERROR {e}")
         log(f"    built {', '.join(n for n, _ in built.widgets) or 'no widget'} in {built.seconds:.0f} s")
+        if threads:  # again: a notebook cell may have changed it
+            torch.set_num_threads(threads)
         for name, w in built.widgets:
             timings.extend(drive(f"{name}", w, repeats, distinct, new_sentences, log=log))
     print(f"\nWidget interactions, server side (ms; {repeats} repeats, new sentences {new_sentences}); "

@@ -30,6 +30,53 @@ def _check_pooling(pooling: str) -> None:
         raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, not {pooling!r}")
 
 
+def _forward_by_length(model, enc, batch_size: int):
+    """Yield (rows, hidden_states) for batches of ``batch_size`` texts of ``enc`` of about equal length (sorted
+    by their number of tokens), each batch cut to its longest text: little padding is computed."""
+    lengths = enc.attention_mask.sum(1).tolist()
+    enc_model = _encoder(model)
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    for b in range(0, len(order), batch_size):
+        rows = order[b:b + batch_size]
+        T = lengths[rows[-1]]  # ascending lengths: the last text of a batch is its longest
+        idx = torch.tensor(rows)
+        batch = {k: getattr(enc, k)[idx, :T].to(enc_model.device)
+                 for k in ("input_ids", "attention_mask", "token_type_ids")}
+        yield rows, enc_model(**batch, output_hidden_states=True).hidden_states
+
+
+@torch.no_grad()
+def sentence_states(model, tokenizer, texts: Sequence[str], *, batch_size: int = 32):
+    """Every token's vector at every layer for each text, one forward per text: a list of ((T_i, L+1, d), offsets_i).
+
+    Texts are encoded in batches of ``batch_size`` texts of about equal length (sorted by their number of
+    tokens), so that little padding is computed; the results come back in the order of ``texts``, without the
+    padding.
+    """
+    texts = list(texts)
+    if not texts:
+        return []
+    enc = tokenizer(texts)  # over-long text: the tokenizer's ValueError
+    lengths = enc.attention_mask.sum(1).tolist()
+    out: list = [None] * len(texts)
+    for rows, hs in _forward_by_length(model, enc, batch_size):
+        H = torch.stack(hs, dim=2).float().cpu()  # (B, T, L+1, d)
+        for j, i in enumerate(rows):
+            out[i] = (H[j, :lengths[i]], enc.offsets[i][:lengths[i]])
+    return out
+
+
+def span_tokens(offsets, start: int, end: int) -> list[int]:
+    """The tokens whose characters overlap ``[start, end)`` (special tokens, with empty spans, never do)."""
+    return [t for t, (s, e) in enumerate(offsets) if e > s and s < end and e > start]
+
+
+def pool(vectors: torch.Tensor, pooling: str = "mean") -> torch.Tensor:
+    """(k, L+1, d) subword vectors -> (L+1, d): their mean, sum, or the first one."""
+    _check_pooling(pooling)
+    return vectors[0] if pooling == "first" else vectors.sum(0) if pooling == "sum" else vectors.mean(0)
+
+
 @torch.no_grad()
 def target_states(model, tokenizer, examples: Sequence[SenseExample] | None = None, *, texts=None, spans=None,
                   pooling: str = "mean", batch_size: int = 32) -> torch.Tensor:
@@ -38,6 +85,10 @@ def target_states(model, tokenizer, examples: Sequence[SenseExample] | None = No
     Give ``examples`` (:class:`SenseExample` s), or ``texts`` and character ``spans``.
     The subword tokens that overlap the span are pooled into one word vector:
     ``mean`` (default), ``first`` (the first subword, as many taggers do) or ``sum``.
+
+    Each distinct sentence is encoded once, however many of its words are targets, in batches of
+    ``batch_size`` sentences of about equal length; from each batch's hidden states only the targets' tokens
+    are gathered (every (target, token) pair at once) and pooled.
     """
     _check_pooling(pooling)
     if examples is not None:
@@ -49,25 +100,39 @@ def target_states(model, tokenizer, examples: Sequence[SenseExample] | None = No
         raise ValueError(f"{len(texts)} texts but {len(spans)} spans")
     if not texts:
         raise ValueError("no examples: nothing to embed")
-    enc_model = _encoder(model)
-    device = enc_model.device
-    out = []
-    for b in range(0, len(texts), batch_size):
-        enc = tokenizer(texts[b:b + batch_size])
-        hs = enc_model(**enc.to(device), output_hidden_states=True).hidden_states
-        H = torch.stack(hs, dim=1).float().cpu()  # (B, L+1, T, d)
-        for i, (start, end) in enumerate(spans[b:b + batch_size]):
-            idx = [t for t, (s, e) in enumerate(enc.offsets[i]) if e > s and s < end and e > start]
-            if not idx:
-                raise ValueError(f"no token covers characters {start}-{end} of {texts[b + i]!r}: "
-                                 "is the span inside the sentence?")
-            v = H[i][:, idx]  # (L+1, k, d)
-            out.append(v[:, 0] if pooling == "first" else v.sum(1) if pooling == "sum" else v.mean(1))
-    return torch.stack(out)
+    distinct = list(dict.fromkeys(texts))
+    row = {t: i for i, t in enumerate(distinct)}
+    enc = tokenizer(distinct)  # over-long text: the tokenizer's ValueError
+    by_row: list[list[tuple[int, list[int]]]] = [[] for _ in distinct]  # per sentence: (target, its tokens)
+    for n, (text, (start, end)) in enumerate(zip(texts, spans)):
+        idx = span_tokens(enc.offsets[row[text]], start, end)
+        if not idx:  # checked for all targets before any forward
+            raise ValueError(f"no token covers characters {start}-{end} of {text!r}: is the span inside the sentence?")
+        by_row[row[text]].append((n, idx[:1] if pooling == "first" else idx))
+    out = None
+    for rows, hs in _forward_by_length(model, enc, batch_size):
+        T = hs[0].size(1)
+        target, pick = [], []
+        for j, r in enumerate(rows):
+            for n, idx in by_row[r]:
+                target += [n] * len(idx)
+                pick += [j * T + t for t in idx]
+        target_t, pick_t = torch.tensor(target), torch.tensor(pick)
+        if out is None:
+            out = torch.zeros(len(texts), len(hs), hs[0].size(-1))
+        for layer, h in enumerate(hs):  # (B, T, d) -> the targets' tokens, summed per target
+            out[:, layer].index_add_(0, target_t, h.reshape(-1, h.size(-1))[pick_t].float().cpu())
+    if pooling == "mean":
+        counts = torch.zeros(len(texts))
+        for targets in by_row:
+            for n, idx in targets:
+                counts[n] = len(idx)
+        out /= counts[:, None, None]
+    return out
 
 
-def word_states(model, tokenizer, sentence: str, word: str, *, occurrence: int = 0, pooling: str = "mean"):
-    """(L+1, d) vectors of ``word`` in ``sentence`` (its ``occurrence``-th appearance; case-insensitive)."""
+def find_word(sentence: str, word: str, occurrence: int = 0) -> tuple[int, int]:
+    """The character span of ``word``'s ``occurrence``-th appearance in ``sentence`` (case-insensitive, whole word)."""
     if not sentence.strip():
         raise ValueError("the sentence is empty: type a sentence that contains the target word")
     if not word.strip():
@@ -77,7 +142,13 @@ def word_states(model, tokenizer, sentence: str, word: str, *, occurrence: int =
         raise ValueError(f"the target word {word.strip()!r} does not occur in the sentence {sentence!r}")
     if occurrence >= len(found):
         raise ValueError(f"{word!r} occurs {len(found)} time(s) in the sentence; occurrence {occurrence} does not exist")
-    return target_states(model, tokenizer, texts=[sentence], spans=[found[occurrence]], pooling=pooling)[0]
+    return found[occurrence]
+
+
+def word_states(model, tokenizer, sentence: str, word: str, *, occurrence: int = 0, pooling: str = "mean"):
+    """(L+1, d) vectors of ``word`` in ``sentence`` (its ``occurrence``-th appearance; case-insensitive)."""
+    span = find_word(sentence, word, occurrence)
+    return target_states(model, tokenizer, texts=[sentence], spans=[span], pooling=pooling)[0]
 
 
 @torch.no_grad()

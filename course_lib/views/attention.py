@@ -203,3 +203,79 @@ def draw_view(view: View, cell: tuple[int, int] | None = None) -> Figure:
     fig.suptitle(view.title, fontsize=10)
     fig.colorbar(im, ax=axes, shrink=0.8, label="weight" if view.kind == "weights" else "score")
     return fig
+
+
+def heatmap_png(view: View, cell: tuple[int, int] | None = None) -> bytes:
+    """The picture of :func:`draw_view` (same colours, labels, boundary and ringed cell) drawn directly as PNG bytes.
+
+    A few milliseconds instead of the 0.2-1.5 s of rendering the matplotlib figure: this is what the explorer
+    shows, redrawn on every change of layer, head, kind or cell.
+    """
+    import numpy as np
+    from PIL import Image, ImageDraw
+
+    from . import raster
+
+    T, n = len(view.tokens), len(view.heads)
+    cols = 1 if n == 1 else min(4, n)
+    rows = -(-n // cols)
+    if n == 1:
+        c = int(min(30, max(10, 480 // max(T, 1))))
+        f = raster.font(int(min(13, max(9, c - 3))))
+    else:
+        c = int(min(14, max(4, 200 // max(T, 1))))
+        f = raster.font(int(min(10, max(7, c))))
+    small, title_font = raster.font(11), raster.font(13)
+    h = raster.text_height(f)
+    side = T * c                                    # one heatmap, in pixels
+    tick_w = max(raster.text_width(t, f) for t in view.tokens) + 6
+    head_title = raster.text_height(small) + 4 if n > 1 else 0
+    gap = 12 if n > 1 else 0
+    ylabel = raster.rotated_text("query: the token attending", small)
+    xlabel = "key: the token attended to"
+    left = 6 + ylabel.width + 4 + tick_w
+    top = raster.text_height(title_font) + 12
+    grid_w, grid_h = cols * side + (cols - 1) * gap, rows * (side + head_title) + (rows - 1) * gap
+    lo, hi = view.value_range
+    cmap = WEIGHT_CMAP if view.kind == "weights" else SCORE_CMAP
+    bar = raster.colour_bar(min(grid_h, max(120, side)), cmap, lo, hi, "weight" if view.kind == "weights" else "score",
+                            small)
+    width = left + grid_w + 16 + bar.width + 8
+    height = top + grid_h + tick_w + raster.text_height(small) + 10
+    img = Image.new("RGB", (width, height), raster.BACKGROUND)
+    d = ImageDraw.Draw(img)
+    d.text(((width - raster.text_width(view.title, title_font)) // 2, 6), view.title, font=title_font, fill=raster.INK)
+
+    values = view.matrices.float().numpy().copy()            # (n, T, T)
+    if view.kind == "scores":
+        values[:, ~view.mask.numpy()] = np.nan                # masked cells in grey, as in draw_view
+    colours = raster.colour_cells(values, cmap, lo, hi)       # (n, T, T, 3)
+    xticks = raster.rotated_labels(view.tokens, c, tick_w, f)
+    for idx in range(n):
+        r, k = divmod(idx, cols)
+        x0 = left + k * (side + gap)
+        y0 = top + r * (side + head_title + gap) + head_title
+        if n > 1:
+            name = f"head {view.heads[idx]}"
+            d.text((x0 + (side - raster.text_width(name, small)) // 2, y0 - head_title), name, font=small,
+                   fill=raster.INK)
+        img.paste(Image.fromarray(raster.upscale(colours[idx], c)), (x0, y0))
+        d.rectangle((x0 - 1, y0 - 1, x0 + side, y0 + side), outline=raster.INK)
+        if view.boundary is not None:
+            b = (view.boundary + 1) * c
+            raster.dashed_line(d, (x0 + b, y0, x0 + b, y0 + side), (255, 255, 255), width=2 if n == 1 else 1)
+            raster.dashed_line(d, (x0, y0 + b, x0 + side, y0 + b), (255, 255, 255), width=2 if n == 1 else 1)
+        if k == 0:  # token labels on the left of the first column
+            for t, tok in enumerate(view.tokens):
+                d.text((x0 - 4 - raster.text_width(tok, f), y0 + t * c + (c - h) // 2), tok, font=f, fill=raster.INK)
+        if r == rows - 1 or idx + cols >= n:  # and under the bottom row
+            img.paste(xticks, (x0, y0 + side + 2))
+        if cell is not None and n == 1:
+            q, kk = cell
+            d.rectangle((x0 + kk * c - 1, y0 + q * c - 1, x0 + (kk + 1) * c, y0 + (q + 1) * c), outline="#e66100",
+                        width=2)
+    img.paste(ylabel, (6, top + (grid_h - ylabel.height) // 2))
+    d.text((left + (grid_w - raster.text_width(xlabel, small)) // 2, top + grid_h + tick_w + 4), xlabel, font=small,
+           fill=raster.INK)
+    img.paste(bar, (left + grid_w + 16, top + head_title - raster.text_height(small) // 2))
+    return raster.png_bytes(img)

@@ -196,3 +196,87 @@ def draw_anisotropy(raw: torch.Tensor, z: torch.Tensor, variance: torch.Tensor, 
     fig.suptitle(title, fontsize=12)
     fig.tight_layout()
     return fig
+
+
+# ----------------------------------------------------------------------------- the same charts as SVG (widgets)
+
+def sense_scores_svg(r: WSDReadout) -> bytes:
+    """:func:`draw_sense_scores` as SVG: cosine to each sense centroid, labelled with the sense and its gloss."""
+    from .svg import Plot, Svg
+
+    n = len(r.senses)
+    lo = min(0.0, min(r.cosines) - 0.05)
+    hi = max(1.0, max(r.cosines) + 0.12)
+    svg = Svg(800, 34 + 54 * n + 52, "sense-scores-chart")
+    p = Plot(330, 34, 450, 54 * n, (lo, hi), (n - 0.5, -0.5))
+    svg.text(p.x + p.w / 2, 16, f"'{r.lemma}': nearest sense = {r.predicted}", anchor="middle", size=13)
+    for i, (s, g, c) in enumerate(zip(r.senses, r.glosses, r.cosines)):
+        y = p.py(i)
+        colour = OKABE_ITO[0] if s == r.predicted else "#9e9e9e"
+        svg.rect(p.px(0), y - 16, p.px(c) - p.px(0), 32, colour, title=f"{s}: cosine {c:.3f}")
+        svg.text(max(p.px(c), p.px(0)) + 5, y, f"{c:.3f}", size=11)
+        svg.line(p.x - 4, y, p.x, y)
+        svg.text(p.x - 8, y - 8, s, anchor="end", size=12, weight="bold" if s == r.predicted else None)
+        svg.text(p.x - 8, y + 8, textwrap.shorten(g, 50, placeholder="…"), anchor="end", size=10, fill="#333333")
+    if lo < 0:
+        svg.line(p.px(0), p.y, p.px(0), p.y + p.h, stroke="#666666")
+    svg.frame(p)
+    svg.x_axis(p, label="cosine with the sense centroid (eq. 11.9)")
+    return svg.bytes()
+
+
+def anisotropy_svg(raw: torch.Tensor, z: torch.Tensor, variance: torch.Tensor, rogue: list[int], title: str) -> bytes:
+    """:func:`draw_anisotropy` as SVG. Left: histogram of pair cosines, raw vs z-scored. Right: variance per
+    dimension, the rogue dimensions marked (a wide bar, a triangle and their number)."""
+    from .svg import Plot, Svg
+
+    svg = Svg(1000, 380, "anisotropy-chart")
+    svg.text(500, 16, title, anchor="middle", size=14)
+    bins = np.linspace(-0.6, 1.0, 65)
+    raw_n, _ = np.histogram(raw.numpy(), bins=bins)
+    z_n, _ = np.histogram(z.numpy(), bins=bins)
+    a = Plot(70, 54, 340, 260, (-0.6, 1.0), (0.0, max(raw_n.max(), z_n.max(), 1) * 1.05))
+    svg.text(a.x + a.w / 2, 40, "anisotropy = mean cosine", anchor="middle", size=12)
+    for k, count in enumerate(raw_n):
+        if count:
+            svg.rect(a.px(bins[k]), a.py(count), a.px(bins[k + 1]) - a.px(bins[k]), a.py(0) - a.py(count), RAW_COLOUR,
+                     extra='fill-opacity="0.75"')
+    step = [(a.px(bins[0]), a.py(0))]
+    for k, count in enumerate(z_n):
+        step += [(a.px(bins[k]), a.py(count)), (a.px(bins[k + 1]), a.py(count))]
+    step.append((a.px(bins[-1]), a.py(0)))
+    svg.polyline(step, stroke=Z_COLOUR, width=2.2, dash="6 3")
+    rm, zm = float(raw.mean()), float(z.mean())
+    svg.line(a.px(rm), a.y, a.px(rm), a.y + a.h, stroke=RAW_COLOUR)
+    svg.line(a.px(zm), a.y, a.px(zm), a.y + a.h, stroke=Z_COLOUR, dash="5 3")
+    svg.frame(a)
+    svg.x_axis(a, label="cosine of a random token pair")
+    svg.y_axis(a, label="number of pairs")
+    svg.legend(a.x + a.w - 172, a.y + 14, [
+        (f'<rect width="14" height="10" fill="{RAW_COLOUR}" fill-opacity="0.75"/>', f"raw (mean {rm:.3f})"),
+        (f'<line x1="0" y1="5" x2="14" y2="5" stroke="{Z_COLOUR}" stroke-width="2.2" stroke-dasharray="4 2"/>',
+         f"z-scored (mean {zm:.3f})")])
+
+    v = variance.numpy()
+    d, top = len(v), float(v.max()) if len(v) else 1.0
+    b = Plot(510, 54, 470, 260, (-0.5, d - 0.5), (0.0, top * (1.25 + 0.08 * len(rogue)) or 1.0))
+    svg.text(b.x + b.w / 2, 40, "per-dimension variance", anchor="middle", size=12)
+    unit = b.w / d
+    bars = "".join(f"M{b.px(i) - unit / 2:.1f} {b.py(0):.1f}V{b.py(x):.1f}h{unit:.2f}V{b.py(0):.1f}z"
+                   for i, x in enumerate(v) if x > 0)
+    svg.add(f'<path d="{bars}" fill="{RAW_COLOUR}"/>')
+    wide = max(3.0, d / 120) * unit
+    for k, dim in enumerate(rogue):
+        x, y = b.px(dim), b.py(v[dim])
+        svg.rect(x - wide / 2, y, wide, b.py(0) - y, ROGUE_COLOUR, title=f"dimension {dim}: variance {v[dim]:.3g}")
+        ym = b.py(v[dim] + 0.03 * top)
+        svg.add(f'<polygon points="{x - 6:.1f},{ym - 10:.1f} {x + 6:.1f},{ym - 10:.1f} {x:.1f},{ym:.1f}" '
+                f'fill="{ROGUE_COLOUR}"/>')
+        svg.text(x, ym - 18 - 13 * k, f"dim {dim}", anchor="middle", size=11, weight="bold", fill=ROGUE_COLOUR)
+    svg.frame(b)
+    svg.x_axis(b, [t for t in (0, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000) if t < d], label="dimension")
+    svg.y_axis(b, label="variance over the corpus")
+    svg.legend(b.x + 10, b.y + 14, [
+        (f'<rect width="14" height="10" fill="{RAW_COLOUR}"/>', "variance"),
+        (f'<polygon points="1,0 13,0 7,10" fill="{ROGUE_COLOUR}"/>', "rogue (largest share of the mean cosine)")])
+    return svg.bytes()

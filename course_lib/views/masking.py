@@ -133,3 +133,95 @@ def draw_language_sampling(names: list[str], counts: list[float], alpha: float) 
     ax.set_xlabel("language")
     ax.legend(fontsize=8)
     return fig
+
+
+# ----------------------------------------------------------------------------- the same charts as SVG (widgets)
+RATE_LABELS = [["selected", "(of eligible)"], ["[MASK]", "(of selected)"], ["random", "(of selected)"],
+               ["unchanged", "(of selected)"]]
+
+
+def rates_svg(totals: dict[str, int], draws: int, targets: dict[str, float] = TARGETS) -> bytes:
+    """:func:`draw_rates` as SVG (what the mask sampler shows): observed rates as bars, targets as black marks."""
+    from .svg import Plot, Svg
+
+    observed = rates(totals)
+    names = list(observed)
+    colours = ["#999999", FATE_STYLE["[MASK]"][0], FATE_STYLE["random token"][0], FATE_STYLE["unchanged, predicted"][0]]
+    svg = Svg(620, 290, "rates-chart")
+    p = Plot(64, 34, 536, 190, (-0.5, len(names) - 0.5), (0.0, 1.0))
+    svg.text(p.x + p.w / 2, 16, f"after {draws} draw{'s' if draws != 1 else ''}, {totals.get('eligible', 0):,} "
+             "eligible tokens", anchor="middle", size=12)
+    svg.y_axis(p, label="share")
+    for i, n in enumerate(names):
+        x, v = p.px(i), observed[n]
+        svg.rect(x - 0.4 * p.w / len(names), p.py(v), 0.8 * p.w / len(names), p.py(0) - p.py(v), colours[i],
+                 stroke="black", title=f"{n}: {v:.1%} observed, target {targets[n]:.0%}")
+        svg.line(x - 0.22 * p.w / len(names), p.py(targets[n]), x + 0.22 * p.w / len(names), p.py(targets[n]),
+                 width=3)
+        svg.text(x, p.py(v) - 8, f"{v:.1%}", anchor="middle", size=10)
+        svg.line(x, p.y + p.h, x, p.y + p.h + 4)
+        svg.lines(x, p.y + p.h + 14, RATE_LABELS[i], anchor="middle", size=10)
+    svg.frame(p)
+    svg.legend(p.x + p.w - 100, p.y + 14, [
+        ('<rect width="14" height="10" fill="#999999" stroke="black"/>', "observed"),
+        ('<line x1="0" y1="5" x2="14" y2="5" stroke="black" stroke-width="3"/>', "target")])
+    return svg.bytes()
+
+
+def top_k_svg(predictions) -> bytes:
+    """:func:`draw_top_k` as SVG: one horizontal bar chart of the top-k tokens per [MASK]."""
+    from .svg import Plot, Svg, esc
+
+    n = max(len(predictions), 1)
+    k = len(predictions[0].tokens) if predictions else 0
+    label_w = max([len(t) for p in predictions for t in p.tokens] + [4]) * 7 + 14
+    panel_w, bar_h = label_w + 330, 22
+    svg = Svg(panel_w * n + 10, 34 + bar_h * k + 46, "topk-chart")
+    for i, p in enumerate(predictions):
+        plot = Plot(i * panel_w + label_w, 30, 300, bar_h * k, (0.0, 1.0), (k - 0.5, -0.5))
+        svg.text(plot.x + plot.w / 2, 14, f"[MASK] #{i + 1} (token position {p.position})", anchor="middle", size=11)
+        for r, (tok, pr) in enumerate(zip(p.tokens, p.probs)):
+            y = plot.py(r)
+            svg.rect(plot.px(0), y - 0.4 * bar_h, plot.px(pr) - plot.px(0), 0.8 * bar_h, "#0072B2",
+                     title=f"{tok}: {pr:.3f}")
+            svg.text(plot.px(pr) + 4, y, f"{pr:.2f}", size=10)
+            svg.line(plot.x - 4, y, plot.x, y)
+            svg.add(f'<text x="{plot.x - 6:.1f}" y="{y:.1f}" text-anchor="end" dominant-baseline="central" '
+                    f'font-size="12" class="topk-token">{esc(tok)}</text>')
+        svg.frame(plot)
+        svg.x_axis(plot, [0, 0.2, 0.4, 0.6, 0.8, 1.0], label="probability")
+    return svg.bytes()
+
+
+def language_sampling_svg(names: list[str], counts: list[float], alpha: float) -> bytes:
+    """:func:`draw_language_sampling` as SVG: data share p_i and sampling probability q_i (eq. 11.7), log scale."""
+    import math
+
+    from ..pretraining.multilingual import language_sampling_probs
+    from .svg import Plot, Svg
+
+    q = language_sampling_probs(counts, alpha).tolist()
+    total = sum(counts)
+    p = [c / total for c in counts]
+    values = [v for v in p + q if v > 0]
+    lo = 10.0 ** math.floor(math.log10(min(values)))
+    svg = Svg(700, 290, "language-chart")
+    plot = Plot(70, 20, 610, 210, (-0.5, len(names) - 0.5), (lo, 1.0), log_y=True)
+    svg.y_axis(plot, label="probability (log scale)", grid=True)
+    hatch = svg.hatch("q-hatch", "#7a3b62", "#CC79A7")
+    bw = 0.4 * plot.w / len(names)
+    for i, name in enumerate(names):
+        x = plot.px(i)
+        svg.rect(x - bw, plot.py(p[i]), bw, plot.py(lo) - plot.py(p[i]), "#999999", stroke="black",
+                 title=f"{name}: p = {p[i]:.3g}")
+        svg.rect(x, plot.py(q[i]), bw, plot.py(lo) - plot.py(q[i]), hatch, stroke="black",
+                 title=f"{name}: q = {q[i]:.3g}")
+        svg.line(x, plot.y + plot.h, x, plot.y + plot.h + 4)
+        svg.text(x, plot.y + plot.h + 14, name, anchor="middle")
+    svg.frame(plot)
+    svg.text(plot.x + plot.w / 2, plot.y + plot.h + 34, "language", anchor="middle")
+    svg.legend(plot.x + plot.w - 250, plot.y + 14, [
+        ('<rect width="14" height="10" fill="#999999" stroke="black"/>', "p_i: share of the data"),
+        (f'<rect width="14" height="10" fill="{hatch}" stroke="black"/>',
+         f"q_i: sampling probability (α = {alpha:g})")])
+    return svg.bytes()

@@ -2,7 +2,10 @@
 
 All numbers come from :mod:`course_lib.views.attention`; this module only wires controls
 to those functions and shows the PNG they draw. The model runs once per text and
-causal setting; changing layer, head, kind or the selected cell only redraws.
+causal setting (one forward keeps every layer's and head's weights and scores; the last few
+inputs are remembered, so toggling the causal mask back and forth does not run it again);
+changing layer, head, kind or the selected cell only redraws, with
+:func:`~course_lib.views.attention.heatmap_png` (a few ms, not a matplotlib figure).
 """
 from __future__ import annotations
 
@@ -10,10 +13,11 @@ import html
 
 import ipywidgets as W
 
-from ..views.attention import ExplorerInputError, attention_maps, draw_view, readout, select_view
-from ..views.common import error_html, figure_png
+from ..views.attention import ExplorerInputError, attention_maps, heatmap_png, readout, select_view
+from ..views.common import error_html
 
 DEFAULT_TEXT = "The bank raised its interest rates. [SEP] Savers were pleased."
+REMEMBERED = 16  # (text, causal) inputs whose maps are kept
 
 
 class AttentionExplorer(W.VBox):
@@ -22,6 +26,7 @@ class AttentionExplorer(W.VBox):
     def __init__(self, model, tokenizer, text: str = DEFAULT_TEXT, layer: int = 0, head: int | str = 0):
         self.model, self.tokenizer = model, tokenizer
         self.maps = None
+        self._maps: dict[tuple[str, bool], object] = {}
         L, H = model.config.num_hidden_layers, model.config.num_attention_heads
         self.text = W.Text(value=text, description="text", continuous_update=False,
                            placeholder="a sentence, or: sentence A [SEP] sentence B",
@@ -61,7 +66,7 @@ class AttentionExplorer(W.VBox):
     # ------------------------------------------------------------------ callbacks
     def _recompute(self, _change=None):
         try:
-            self.maps = attention_maps(self.model, self.tokenizer, self.text.value, causal=self.causal.value)
+            self.maps = self._attention_maps(self.text.value, self.causal.value)
         except ExplorerInputError as err:
             self._show_error(str(err))
             return
@@ -73,6 +78,16 @@ class AttentionExplorer(W.VBox):
             self._updating = False
         self._redraw()
 
+    def _attention_maps(self, text: str, causal: bool):
+        """One forward per (text, causal), remembered for the last REMEMBERED inputs."""
+        key = (text, bool(causal))
+        if key not in self._maps:
+            maps = attention_maps(self.model, self.tokenizer, text, causal=causal)
+            if len(self._maps) >= REMEMBERED:
+                self._maps.pop(next(iter(self._maps)))
+            self._maps[key] = maps
+        return self._maps[key]
+
     def _redraw(self, _change=None):
         if self.maps is None or getattr(self, "_updating", False) or self.query.value is None:
             return
@@ -80,7 +95,7 @@ class AttentionExplorer(W.VBox):
         self.heatmap.layout.display = ""
         q, k = self.query.value, self.key.value
         view = select_view(self.maps, self.layer.value, self.head.value, self.kind.value)
-        self.heatmap.value = figure_png(draw_view(view, cell=(q, k)))
+        self.heatmap.value = heatmap_png(view, cell=(q, k))
         self.readout.value = f"<span style='font-family:monospace'>{html.escape(readout(self.maps, self.layer.value, self.head.value, q, k))}</span>"
 
     def _show_error(self, text: str):

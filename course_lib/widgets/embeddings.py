@@ -1,7 +1,11 @@
 """Widgets for §11.3: UMAP sense clusters, nearest-neighbour WSD, anisotropy and z-scoring.
 
 Thin views: the numbers come from course_lib.embeddings and course_lib.views.embeddings;
-these classes wire controls and show SVG, PNG and HTML.
+these classes wire controls and show SVG and HTML.
+
+Compute once, draw cheaply: the WSD explorer encodes a sentence once (every word of it is then a lookup) and
+fits its sense centroids for every layer choice when it is built; the anisotropy explorer computes every
+layer's statistics when it is built; the charts are SVG, written in about a millisecond.
 """
 from __future__ import annotations
 
@@ -11,10 +15,11 @@ import ipywidgets as W
 import torch
 
 from ..embeddings import (POOLINGS, NearestSenseWSD, ZScorer, combine_layers, dimension_report, layer_name, pair_cosines,
-                          target_states, umap_project, word_states)
-from ..views.embeddings import (draw_anisotropy, draw_sense_scores, find_lemma, marked_html, neighbours_html,
-                              sense_scatter_svg, sentence_words, wsd_readout)
-from ..views.common import error_html, figure_png
+                          target_states, umap_project)
+from ..embeddings.states import find_word, pool, sentence_states, span_tokens
+from ..views.embeddings import (anisotropy_svg, find_lemma, marked_html, neighbours_html, sense_scatter_svg,
+                                sense_scores_svg, sentence_words, wsd_readout)
+from ..views.common import error_html
 from ..embeddings.senses import SenseData
 
 
@@ -117,7 +122,7 @@ class NearestSenseExplorer(W.VBox):
         self.word = W.Dropdown(description="target word")
         self.layer = W.Dropdown(options=_layer_options(n_layers), value=layer, description="layer")
         self.message = W.HTML()
-        self.chart = W.Image(format="png", layout=W.Layout(align_self="flex-start"))  # native size, not stretched
+        self.chart = W.Image(format="svg+xml", layout=W.Layout(align_self="flex-start"))  # native size
         self.neighbours = W.HTML()
         for w, cls in [(self.sentence, "wsd-sentence"), (self.word, "wsd-word"), (self.layer, "wsd-layer"),
                        (self.message, "wsd-message"), (self.chart, "wsd-chart"), (self.neighbours, "wsd-neighbours")]:
@@ -125,15 +130,34 @@ class NearestSenseExplorer(W.VBox):
         super().__init__([self.sentence, W.HBox([self.word, self.layer]), self.message, self.chart, self.neighbours])
         self.add_class("nearest-sense")
         self._busy = False
+        self._encoded: tuple[str, object] | None = None  # (sentence, its states and offsets)
+        # every layer choice's training vectors and sense centroids, fitted once
+        self._fitted = {value: self._fit_layer(value) for _, value in self.layer.options}
         self._fit()
         self.sentence.observe(lambda _: self._words(), "value")
         self.word.observe(self._update, "value")
         self.layer.observe(self._refit, "value")
         self._words(preferred=word)
 
+    def _fit_layer(self, layer):
+        vectors = combine_layers(self.train_states, layer)
+        return vectors, NearestSenseWSD().fit(vectors, self.train)
+
     def _fit(self):
-        self.train_vectors = combine_layers(self.train_states, self.layer.value)
-        self.wsd = NearestSenseWSD().fit(self.train_vectors, self.train)
+        if self.layer.value not in self._fitted:
+            self._fitted[self.layer.value] = self._fit_layer(self.layer.value)
+        self.train_vectors, self.wsd = self._fitted[self.layer.value]
+
+    def _word_states(self, sentence: str, word: str):
+        """(L+1, d) states of ``word`` (its first occurrence): the sentence is encoded once, then looked up."""
+        span = find_word(sentence, word)
+        if self._encoded is None or self._encoded[0] != sentence:
+            self._encoded = (sentence, sentence_states(self.model, self.tokenizer, [sentence])[0])
+        H, offsets = self._encoded[1]
+        idx = span_tokens(offsets, *span)
+        if not idx:
+            raise ValueError(f"no token covers characters {span[0]}-{span[1]} of {sentence!r}")
+        return pool(H[idx], "mean")
 
     def _refit(self, _change=None):
         self._fit()
@@ -169,13 +193,13 @@ class NearestSenseExplorer(W.VBox):
             return self._fail(f"'{word}' has no sense data; choose one of the {len(self.data.lemmas)} words: "
                               f"{', '.join(self.data.lemmas)}")
         try:
-            v = combine_layers(word_states(self.model, self.tokenizer, sentence, word), self.layer.value)
+            v = combine_layers(self._word_states(sentence, word), self.layer.value)
         except ValueError as err:  # over-long text
             return self._fail(str(err))
         self.readout = wsd_readout(self.wsd, self.data, self.train, self.train_vectors, v, lemma)
         self.message.value = ""
         self.chart.layout.display = ""
-        self.chart.value = figure_png(draw_sense_scores(self.readout))
+        self.chart.value = sense_scores_svg(self.readout)
         self.neighbours.value = neighbours_html(self.readout)
 
 
@@ -186,9 +210,10 @@ class AnisotropyExplorer(W.VBox):
         self.states = corpus_states  # (N, L+1, d) token vectors of a corpus
         self.n_pairs, self.n_rogue = n_pairs, n_rogue
         n_layers = corpus_states.size(1)
+        self.stats = [self._statistics(l) for l in range(n_layers)]  # every layer's numbers, computed once
         self.layer = W.IntSlider(value=layer, min=0, max=n_layers - 1, description="layer", continuous_update=False)
         self.readout = W.HTML()
-        self.chart = W.Image(format="png", layout=W.Layout(align_self="flex-start"))  # native size, not stretched
+        self.chart = W.Image(format="svg+xml", layout=W.Layout(align_self="flex-start"))  # native size
         for w, cls in [(self.layer, "aniso-layer"), (self.readout, "aniso-readout"), (self.chart, "aniso-chart")]:
             w.add_class(cls)
         super().__init__([self.layer, self.readout, self.chart])
@@ -196,16 +221,19 @@ class AnisotropyExplorer(W.VBox):
         self.layer.observe(self._update, "value")
         self._update()
 
-    def _update(self, _change=None):
-        l = self.layer.value
+    def _statistics(self, l: int):
+        """Pair cosines raw and z-scored, and the per-dimension report, of layer ``l``."""
         X = self.states[:, l]
         Z = ZScorer().fit(X)(X)
-        raw, z = pair_cosines(X, self.n_pairs), pair_cosines(Z, self.n_pairs)
-        rep = dimension_report(X, self.n_rogue)
+        return pair_cosines(X, self.n_pairs), pair_cosines(Z, self.n_pairs), dimension_report(X, self.n_rogue)
+
+    def _update(self, _change=None):
+        l = self.layer.value
+        raw, z, rep = self.stats[l]
+        n = len(self.states)
         self.values = (float(raw.mean()), float(z.mean()), rep.rogue)
         name = layer_name(l)
         self.readout.value = (f"<b>{name}</b>: anisotropy {raw.mean():.3f} raw, {z.mean():.3f} z-scored; "
                               f"dimensions {', '.join(map(str, rep.rogue))} give {rep.top_share():.0%} of the "
-                              f"expected cosine ({len(X):,} tokens)")
-        self.chart.value = figure_png(draw_anisotropy(raw, z, rep.variance, rep.rogue,
-                                                      f"{name}: {len(X):,} tokens of the Lee news corpus"))
+                              f"expected cosine ({n:,} tokens)")
+        self.chart.value = anisotropy_svg(raw, z, rep.variance, rep.rogue, f"{name}: {n:,} tokens of the Lee news corpus")

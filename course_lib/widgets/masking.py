@@ -1,17 +1,19 @@
 """Widgets for §11.2: the MLM mask sampler, the fill-mask explorer and the α slider of eq. 11.7.
 
 Thin views: the numbers come from course_lib.pretraining.masking, course_lib.pretraining.fill_mask and
-course_lib.views.masking; these classes wire controls and show PNGs and HTML.
+course_lib.views.masking; these classes wire controls and show SVG charts and HTML (drawn in about a
+millisecond, so that every interaction stays well under 100 ms). The fill-mask explorer runs the model once
+per sentence, for the largest k the slider offers; moving the slider only cuts that list.
 """
 from __future__ import annotations
 
 import ipywidgets as W
 import torch
 
-from ..views.common import error_html, figure_png
-from ..views.masking import draw_language_sampling, draw_rates, draw_top_k, fates_html, legend_html, token_fates
+from ..views.common import error_html
+from ..views.masking import fates_html, language_sampling_svg, legend_html, rates_svg, token_fates, top_k_svg
 from ..pretraining.masking import mlm_mask
-from ..pretraining.fill_mask import fill_mask
+from ..pretraining.fill_mask import MaskPrediction, fill_mask
 
 
 class MaskSampler(W.VBox):
@@ -33,7 +35,7 @@ class MaskSampler(W.VBox):
         self.many = W.Button(description="draw 100 more", tooltip="add 100 draws to the running histogram")
         self.tokens = W.HTML()
         self.message = W.HTML()
-        self.histogram = W.Image(format="png", layout=W.Layout(align_self="flex-start"))  # native size, not stretched
+        self.histogram = W.Image(format="svg+xml", layout=W.Layout(align_self="flex-start"))  # native size
         for w, cls in [(self.text, "sampler-text"), (self.resample, "sampler-resample"), (self.many, "sampler-many"),
                        (self.tokens, "sampler-tokens"), (self.message, "sampler-message"),
                        (self.histogram, "sampler-histogram"), (self.select_prob, "sampler-select"),
@@ -72,7 +74,7 @@ class MaskSampler(W.VBox):
         self.message.value = ""
         if show_last:
             self.tokens.value = fates_html(token_fates(batch, self.tokenizer))
-        self.histogram.value = figure_png(draw_rates(self.totals, self.draws))
+        self.histogram.value = rates_svg(self.totals, self.draws)
 
 
 class FillMaskExplorer(W.VBox):
@@ -82,8 +84,9 @@ class FillMaskExplorer(W.VBox):
         self.model, self.tokenizer = model, tokenizer
         self.text = W.Text(value=text, description="text", continuous_update=False, layout=W.Layout(width="95%"))
         self.top_k = W.IntSlider(value=top_k, min=1, max=15, description="top k", continuous_update=False)
+        self._top: dict[str, list] = {}  # text -> predictions for the slider's largest k (the last few texts)
         self.message = W.HTML()
-        self.chart = W.Image(format="png", layout=W.Layout(align_self="flex-start"))  # native size, not stretched
+        self.chart = W.Image(format="svg+xml", layout=W.Layout(align_self="flex-start"))  # native size
         for w, cls in [(self.text, "fillmask-text"), (self.top_k, "fillmask-k"), (self.message, "fillmask-message"),
                        (self.chart, "fillmask-chart")]:
             w.add_class(cls)
@@ -95,14 +98,24 @@ class FillMaskExplorer(W.VBox):
 
     def _update(self, _change=None):
         try:
-            self.predictions = fill_mask(self.model, self.tokenizer, self.text.value, top_k=self.top_k.value)
+            top = self._predictions(self.text.value)
         except ValueError as err:  # no [MASK], empty or over-long text, no MLM head
             self.message.value = error_html(str(err))
             self.chart.layout.display = "none"
             return
+        k = self.top_k.value
+        self.predictions = [MaskPrediction(p.position, p.tokens[:k], p.probs[:k]) for p in top]
         self.message.value = ""
         self.chart.layout.display = ""
-        self.chart.value = figure_png(draw_top_k(self.predictions))
+        self.chart.value = top_k_svg(self.predictions)
+
+    def _predictions(self, text: str):
+        """fill_mask for the slider's largest k, once per text (the first k of them are fill_mask's top k)."""
+        if text not in self._top:
+            if len(self._top) >= 16:
+                self._top.pop(next(iter(self._top)))
+            self._top[text] = fill_mask(self.model, self.tokenizer, text, top_k=self.top_k.max)
+        return self._top[text]
 
 
 class LanguageSampler(W.VBox):
@@ -112,7 +125,7 @@ class LanguageSampler(W.VBox):
         self.names, self.counts = names, counts
         self.alpha = W.FloatSlider(value=alpha, min=0.05, max=1.0, step=0.05, description="α",
                                    continuous_update=False, readout_format=".2f")
-        self.chart = W.Image(format="png", layout=W.Layout(align_self="flex-start"))  # native size, not stretched
+        self.chart = W.Image(format="svg+xml", layout=W.Layout(align_self="flex-start"))  # native size
         self.alpha.add_class("sampler-alpha")
         self.chart.add_class("sampler-alpha-chart")
         super().__init__([self.alpha, self.chart])
@@ -121,4 +134,4 @@ class LanguageSampler(W.VBox):
         self._update()
 
     def _update(self, _change=None):
-        self.chart.value = figure_png(draw_language_sampling(self.names, self.counts, self.alpha.value))
+        self.chart.value = language_sampling_svg(self.names, self.counts, self.alpha.value)
