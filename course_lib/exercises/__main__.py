@@ -41,12 +41,15 @@ def main(argv: list[str] | None = None) -> int:
     batch.add_argument("--jobs", type=int, default=2, help="submissions graded at a time (default 2)")
     _limit_options(batch)
     sub.add_parser("list", help="list the exercises, their points and the functions each one asks for")
-    export = sub.add_parser("export", help="write each exercise's check as an otter-grader test file or an "
-                                           "nbgrader autograder test cell")
-    export.add_argument("format", choices=["otter", "nbgrader"])
+    export = sub.add_parser("export", help="otter: a test file per exercise (EXERCISE ..., default all); nbgrader: "
+                                           "the notebooks NOTEBOOK ... with an autograder test cell per exercise")
     export.add_argument("--out", type=Path, required=True, metavar="DIR")
-    export.add_argument("names", nargs="*", metavar="EXERCISE", help="default: every exercise")
-    args = ap.parse_args(argv)
+    export.add_argument("what", nargs="+", metavar="otter|nbgrader [EXERCISE|NOTEBOOK ...]")
+    args, extra = ap.parse_known_args(argv)
+    if extra and (args.command != "export" or any(x.startswith("-") for x in extra)):
+        ap.error(f"unrecognized arguments: {' '.join(extra)}")
+    if extra:  # export otter --out DIR name name: argparse leaves the names after --out over
+        args.what += extra
 
     if args.command == "list":
         width = max(len(name) for name in EXERCISES) + 2
@@ -56,7 +59,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "export":
         from .interop import export
 
-        for path in export(args.format, args.out, args.names or None):
+        fmt, *items = args.what
+        if fmt not in ("otter", "nbgrader"):
+            ap.error(f"export writes 'otter' test files or 'nbgrader' notebooks, not {fmt!r}")
+        for path in export(fmt, args.out, items or None):
             print(path)
         return 0
     if args.command == "grade-all":
