@@ -1,0 +1,100 @@
+"""Every claim the prose of notebook 11.4a makes, checked against the numbers its own run printed.
+
+The notebook is executed once per session (tests/notebook_runs.py); these tests read its outputs.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+
+from conftest import ROOT
+from notebook_runs import executed
+
+SOURCE = ROOT / "notebooks" / "11_4a_sentence_classification.py"
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def out() -> str:
+    run = executed(SOURCE)
+    errors = run.errors()
+    assert not errors, f"{errors[0].ename}: {errors[0].evalue}"
+    return run.outputs_text()
+
+
+def pct(text: str, label: str) -> float:
+    """The percentage printed after ``label`` (e.g. 'held-out accuracy, full, cls'), as a fraction."""
+    m = re.search(re.escape(label) + r"\s+(\d+(?:\.\d+)?)%", text)
+    assert m, f"the notebook did not print {label!r}"
+    return float(m.group(1)) / 100
+
+
+def test_full_fine_tuning_beats_head_only_and_the_majority_class(out):
+    full = pct(out, "held-out accuracy, full, cls")
+    head = pct(out, "held-out accuracy, head only, cls")
+    majority = pct(out, "held-out accuracy, majority class")
+    assert majority == pytest.approx(0.5)
+    assert full > head > majority
+    assert full > majority + 0.15
+
+
+def test_mean_pooling_is_the_better_frozen_vector_as_predicted(out):
+    from course_lib.exercises import run_exercise
+
+    assert pct(out, "held-out accuracy, head only, mean") > pct(out, "held-out accuracy, head only, cls")
+    assert run_exercise("pooling_prediction", {"pooling_guess": "mean"}).correct
+
+
+def test_each_strategy_trains_more_parameters_than_the_one_before(out):
+    counts = {m.group(1): int(m.group(2).replace(",", ""))
+              for m in re.finditer(r"^(head|last-1|last-2|full)\s+([\d,]+) of ([\d,]+) parameters", out, re.M)}
+    assert list(counts) == ["head", "last-1", "last-2", "full"]
+    assert counts["head"] == 2 * 384 + 2  # W_C and its bias
+    assert counts["head"] < counts["last-1"] < counts["last-2"] < counts["full"]
+
+
+def test_a_too_high_learning_rate_falls_to_the_majority_baseline(out):
+    m = re.search(r"lr 1e-3: held-out accuracy (\d+\.\d)% \(majority class (\d+\.\d)%\); training loss of its "
+                  r"last steps (\d+\.\d+)", out)
+    assert m, "the notebook did not print the lr 1e-3 run"
+    acc, majority, loss = float(m.group(1)) / 100, float(m.group(2)) / 100, float(m.group(3))
+    assert acc <= majority + 0.05
+    assert loss >= math.log(2) - 0.05
+    assert acc < pct(out, "held-out accuracy, full, cls") - 0.15
+
+
+def test_hypothesis_only_beats_the_majority_class_on_nli(out):
+    m = re.search(r"majority class (\d+\.\d)%; hypothesis-only bag of words (\d+\.\d)%", out)
+    assert m
+    majority, hyp = float(m.group(1)) / 100, float(m.group(2)) / 100
+    assert majority == pytest.approx(1 / 3, abs=0.01)
+    assert hyp > majority + 0.1
+
+
+def test_nli_models_beat_the_majority_class(out):
+    majority = pct(out, "NLI held-out accuracy, majority class")
+    for model in ("cross-encoder", "bi-encoder"):
+        assert pct(out, f"NLI held-out accuracy, {model}") > majority + 0.1
+
+
+def test_the_shipped_model_cosine_orders_the_labels(out):
+    m = re.search(r"all-MiniLM-L6-v2 as shipped\s+entailment (-?\d\.\d\d), neutral (-?\d\.\d\d), "
+                  r"contradiction (-?\d\.\d\d)", out)
+    assert m
+    ent, neu, con = map(float, m.groups())
+    assert ent > neu > con
+
+
+def test_the_bi_encoder_scores_all_pairs_far_faster(out):
+    m = re.search(r"the bi-encoder is ([\d,]+)× faster than the cross-encoder", out)
+    assert m
+    assert int(m.group(1).replace(",", "")) >= 10
+    assert "499,500" in out and "49,995,000" in out
+
+
+def test_the_notebook_states_its_own_time(out):
+    m = re.search(r"this notebook ran in (\d+) s", out)
+    assert m
