@@ -8,6 +8,7 @@ import torch.nn.functional as F
 
 from course_lib.model.bert import BertConfig
 from course_lib.model.heads import BertForPreTraining
+from course_lib.pretraining.masking import masked_lm_loss
 from course_lib.spans import SpanBertForPreTraining, sbo_targets
 from course_lib.spans.masking import span_mask
 
@@ -41,6 +42,8 @@ def test_loss_is_mlm_plus_sbo_and_w_v_is_the_mlm_output_matrix():
     targets = sbo_targets(m.spans, m.labels)
     assert out.sbo_logits.shape == (len(targets), 60)
     assert torch.allclose(out.sbo_loss, F.cross_entropy(out.sbo_logits, targets.labels))
+    full = model.mlm(m.input_ids, torch.ones_like(ids)).logits  # the MLM head at every position
+    assert torch.allclose(out.mlm_loss, masked_lm_loss(full, m.labels), atol=1e-6)  # L_MLM of §11.2, same tokens
     assert model.sbo.decoder.weight is model.mlm.cls.predictions.decoder.weight
     assert model.sbo.decoder.weight is model.mlm.bert.embeddings.word_embeddings.weight
 

@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from ..model.heads import BertForPreTraining
-from ..pretraining.masking import IGNORE_INDEX, masked_lm_loss
+from ..pretraining.masking import IGNORE_INDEX
 from .masking import MAX_SPAN_WORDS
 
 __all__ = ["sbo_input", "SBOTargets", "sbo_targets", "sbo_inputs", "SpanBoundaryHead", "SpanBertOutput",
@@ -136,19 +136,24 @@ class SpanBoundaryHead(nn.Module):
 
 @dataclass
 class SpanBertOutput:
-    """loss = mlm_loss + sbo_loss (eq. 11.17); logits (B, T, |V|) of the MLM head; sbo_logits (N, |V|)."""
+    """loss = mlm_loss + sbo_loss (eq. 11.17). Both heads predict the same N span tokens (``targets`` order):
+    logits (N, |V|) from the MLM head at each token's own output z_i, sbo_logits (N, |V|) from its boundaries."""
 
     loss: torch.Tensor | None
     mlm_loss: torch.Tensor | None
     sbo_loss: torch.Tensor | None
     logits: torch.Tensor
     sbo_logits: torch.Tensor
+    targets: SBOTargets
     last_hidden_state: torch.Tensor
 
 
 class SpanBertForPreTraining(nn.Module):
     """A BERT with an MLM head (a :class:`BertForPreTraining`, e.g. ``load_pretrained("course-bert")``) plus a
     :class:`SpanBoundaryHead` whose W_V is the MLM head's output matrix. Trained with L = L_MLM + L_SBO.
+
+    In SpanBERT every masked token is in a span, so L_MLM and L_SBO predict the same tokens; the MLM head is run
+    at those positions only (the vocabulary projection of every other position would be thrown away).
     """
 
     def __init__(self, mlm_model: BertForPreTraining, max_span_len: int = 3 * MAX_SPAN_WORDS):
@@ -161,6 +166,16 @@ class SpanBertForPreTraining(nn.Module):
         self.sbo = SpanBoundaryHead(cfg.hidden_size, cfg.vocab_size, max_span_len,
                                     output_embeddings=mlm_model.cls.predictions.decoder.weight,
                                     layer_norm_eps=cfg.layer_norm_eps)
+        with torch.no_grad():  # start from the MLM head's output bias: it already knows how frequent each token is
+            self.sbo.decoder.bias.copy_(mlm_model.cls.predictions.bias)
+
+    def start_from_unigram(self, unigram: torch.Tensor) -> None:
+        """Make the new SBO head start as the unigram distribution: its output bias = log P(w), and the FFN's
+        last LayerNorm gain = 0, so that s_i = 0 and y_i = softmax(log P) = P at the start. Every nat L_SBO
+        then gains below the unigram loss comes from the boundaries and the position."""
+        with torch.no_grad():
+            self.sbo.decoder.bias.copy_(torch.log(unigram.float().clamp_min(1e-9)))
+            self.sbo.ffn[-1].weight.zero_()
 
     @property
     def device(self) -> torch.device:
@@ -169,16 +184,17 @@ class SpanBertForPreTraining(nn.Module):
     def forward(self, input_ids, attention_mask=None, labels=None, spans=None, targets: SBOTargets | None = None,
                 token_type_ids=None) -> SpanBertOutput:
         """input_ids (B, T) after span masking; labels (B, T) (-100 outside spans); spans: per row the masked
-        (first_token, last_token) pairs, or the prepared ``targets``."""
-        out = self.mlm(input_ids, attention_mask, token_type_ids, output_hidden_states=False)
+        (first_token, last_token) pairs -- or the prepared ``targets`` instead of labels and spans."""
         if targets is None:
             if spans is None or labels is None:
                 raise ValueError("give labels and spans (from span_mask), or targets, to compute the SBO")
             targets = sbo_targets(spans, labels)
-        sbo_logits = self.sbo(out.last_hidden_state, targets)  # (N, |V|)
+        z = self.mlm.bert(input_ids, attention_mask, token_type_ids, output_hidden_states=False).last_hidden_state
+        logits = self.mlm.cls.predictions(z[targets.row, targets.position])  # (N, |V|) from z_i
+        sbo_logits = self.sbo(z, targets)  # (N, |V|) from z_(s-1), z_(e+1), p_(i-s+1)
         mlm_loss = sbo_loss = loss = None
-        if labels is not None:
-            mlm_loss = masked_lm_loss(out.logits, labels)
+        if len(targets):
+            mlm_loss = nn.functional.cross_entropy(logits, targets.labels)  # L_MLM over the masked tokens
             sbo_loss = nn.functional.cross_entropy(sbo_logits, targets.labels)
             loss = mlm_loss + sbo_loss  # eq. 11.17
-        return SpanBertOutput(loss, mlm_loss, sbo_loss, out.logits, sbo_logits, out.last_hidden_state)
+        return SpanBertOutput(loss, mlm_loss, sbo_loss, logits, sbo_logits, targets, z)

@@ -1,0 +1,229 @@
+"""SpanBERT live (SLP3 §11.5, eq. 11.17-11.20): :func:`train_spanbert` continues an MLM model (``course-bert``
+when it is installed, else ``minilm-wordnet-mlm``) with L = L_MLM + L_SBO on span-masked sentences for a few
+steps, and :func:`sbo_position_accuracy` scores MLM and SBO predictions by where a token sits inside its span."""
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+from ..finetuning.labelling import encode_words
+from ..finetuning.training import fingerprint
+from ..model.device import seed_everything
+from ..paths import cache_dir
+from ..pretraining.masking import unigram_distribution
+from .masking import MAX_SPAN_WORDS, P_GEOMETRIC, span_mask
+from .ner import (SpanSentence)
+from .sbo import SpanBertForPreTraining, sbo_targets
+
+CACHE_VERSION = 1  # part of the cache key of a SpanBERT run
+
+
+def sbo_base_model_name() -> str:
+    """'course-bert' once it is installed, else 'minilm-wordnet-mlm' (the course's MLM models)."""
+    from ..checkpoints.registry import shipped_model_dir
+
+    return "course-bert" if shipped_model_dir("course-bert") is not None else "minilm-wordnet-mlm"
+
+
+@dataclass
+class SpanBertRun:
+    """A short SpanBERT run: per step L_MLM, L_SBO and the unigram loss of the same masked tokens (``unigram``:
+    -mean log P(x_i), the loss of a head that ignores the context)."""
+
+    base: str
+    steps: int
+    train_layers: int
+    losses: list = field(default_factory=list)   # dicts: step, mlm, sbo, unigram
+    seconds: float = 0.0
+    cached: bool = False
+
+    def smoothed(self, key: str, window: int = 10) -> list[float]:
+        vals = [r[key] for r in self.losses]
+        return [sum(vals[max(0, k - window + 1):k + 1]) / len(vals[max(0, k - window + 1):k + 1]) for k in range(len(vals))]
+
+    def mean(self, key: str, first: int | None = None, last: int | None = None) -> float:
+        """The mean of ``key`` over the first or the last so many steps."""
+        rows = self.losses[:first] if first is not None else self.losses[-last:] if last is not None else self.losses
+        return sum(r[key] for r in rows) / len(rows)
+
+
+def _sbo_batches(tokenizer, sentences: Sequence[SpanSentence], unigram, batch_size, seed, max_len, p):
+    """Endless span-masked batches of the sentences (a new mask each time: dynamic masking)."""
+    g = torch.Generator().manual_seed(seed)
+    order = torch.randperm(len(sentences), generator=g).tolist()
+    k = 0
+    while True:
+        if k + batch_size > len(order):
+            order, k = torch.randperm(len(sentences), generator=g).tolist(), 0
+        chunk = [list(sentences[i].words) for i in order[k:k + batch_size]]
+        k += batch_size
+        enc = encode_words(tokenizer, chunk, truncation=True, max_length=128)
+        masking = span_mask(enc.input_ids, enc.word_ids, special_ids=tokenizer.special_ids,
+                            mask_token_id=tokenizer.mask_token_id, unigram=unigram, p=p, max_len=max_len,
+                            attention_mask=enc.attention_mask, generator=g)
+        yield enc, masking
+
+
+def _unigram_loss(unigram: torch.Tensor, labels: torch.Tensor) -> float:
+    return float(-unigram[labels].clamp_min(1e-12).log().mean())
+
+
+UNIGRAM_SMOOTHING = 0.1
+
+
+def train_spanbert(sentences: Sequence[SpanSentence], *, base: str | None = None, steps: int = 96,
+                   batch_size: int = 16, pool: int = 32, lr: float = 1e-4, head_lr: float = 2e-3,
+                   train_layers: int = 0, seed: int = 0, start_from_unigram: bool = True, cache: bool = True,
+                   progress: bool = True, callback=None):
+    """Continue an MLM model with L = L_MLM + L_SBO for ``steps`` steps. Returns
+    (SpanBertForPreTraining, tokenizer, unigram, SpanBertRun).
+
+    ``train_layers=0`` (the default, fast on a CPU): the MLM model stays as it is and only the new SBO head
+    learns. Its encoder outputs for a masked batch then never change, so they are computed once for a ``pool``
+    of span-masked batches and the head trains for ``steps`` steps over that pool (L_MLM is then a fixed
+    reference). ``train_layers`` > 0: the top encoder layers and the MLM head's transform and bias train too,
+    with a fresh mask every step (dynamic masking). ``start_from_unigram``: the head starts as the unigram
+    distribution of the text (:meth:`SpanBertForPreTraining.start_from_unigram`).
+
+    Cached in ``cache_dir("spans")`` by configuration and data: a second call loads the trained weights.
+    """
+    from ..checkpoints import load_pretrained
+
+    base = base or sbo_base_model_name()
+    mlm_model, tokenizer = load_pretrained(base, device="cpu")
+    texts = [list(s.words) for s in sentences]
+    # (|V|,): token frequencies of the text, add-0.1 smoothed so that no held-out token gets probability 0
+    unigram = unigram_distribution([" ".join(w) for w in texts], tokenizer=tokenizer, smoothing=UNIGRAM_SMOOTHING)
+    config = dict(base=base, steps=steps, smoothing=UNIGRAM_SMOOTHING, batch_size=batch_size, pool=pool, lr=lr, head_lr=head_lr,
+                  train_layers=train_layers, seed=seed, start_from_unigram=start_from_unigram, p=P_GEOMETRIC,
+                  max_len=MAX_SPAN_WORDS, version=CACHE_VERSION)
+    key = fingerprint([config, texts])[:24]
+    folder = cache_dir("spans", f"spanbert-{key}")
+    seed_everything(seed)
+    model = SpanBertForPreTraining(mlm_model)
+    if start_from_unigram:
+        model.start_from_unigram(unigram)
+    if cache and (folder / "run.json").exists():
+        model.load_state_dict(torch.load(folder / "trainable.pt", weights_only=True), strict=False)
+        run = SpanBertRun(**json.loads((folder / "run.json").read_text()))
+        run.cached = True
+        model.eval()
+        return model, tokenizer, unigram, run
+
+    for prm in model.parameters():
+        prm.requires_grad_(False)
+    layers = model.mlm.bert.encoder.layer
+    if not 0 <= train_layers <= len(layers):
+        raise ValueError(f"train_layers must be between 0 and {len(layers)}, not {train_layers}")
+    trainable = [] if train_layers == 0 else [*layers[len(layers) - train_layers:].parameters(),
+                                              *model.mlm.cls.predictions.transform.parameters(),
+                                              model.mlm.cls.predictions.bias]
+    head = [prm for n, prm in model.sbo.named_parameters() if n != "decoder.weight"]  # W_V stays the shared matrix
+    for prm in trainable + head:
+        prm.requires_grad_(True)
+    groups = [{"params": head, "lr": head_lr}] + ([{"params": trainable, "lr": lr}] if trainable else [])
+    opt = torch.optim.AdamW(groups, weight_decay=0.01)
+    batches = _sbo_batches(tokenizer, sentences, unigram, batch_size, seed, MAX_SPAN_WORDS, P_GEOMETRIC)
+    run = SpanBertRun(base=base, steps=steps, train_layers=train_layers)
+    t0 = time.perf_counter()
+
+    frozen_pool = []
+    if train_layers == 0:  # the encoder's outputs and L_MLM of each pooled batch, computed once
+        model.mlm.eval()
+        with torch.no_grad():
+            for _ in range(pool):
+                enc, masking = next(batches)
+                targets = sbo_targets(masking.spans, masking.labels)
+                z = model.mlm.bert(masking.input_ids, enc.attention_mask, output_hidden_states=False).last_hidden_state
+                mlm_loss = nn.functional.cross_entropy(model.mlm.cls.predictions(z[targets.row, targets.position]),
+                                                       targets.labels)
+                frozen_pool.append((z, targets, float(mlm_loss)))
+    it = range(steps)
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(it, desc="SpanBERT (MLM + SBO)", leave=False)
+    model.sbo.train()
+    if train_layers:
+        model.train()
+    for step in it:
+        if frozen_pool:
+            z, targets, mlm_loss = frozen_pool[step % len(frozen_pool)]
+            sbo_loss = nn.functional.cross_entropy(model.sbo(z, targets), targets.labels)
+            loss = sbo_loss  # + L_MLM, a constant here
+        else:
+            enc, masking = next(batches)
+            targets = sbo_targets(masking.spans, masking.labels)
+            out = model(masking.input_ids, enc.attention_mask, targets=targets)
+            loss, sbo_loss, mlm_loss = out.loss, out.sbo_loss, float(out.mlm_loss)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(trainable + head, 1.0)
+        opt.step()
+        run.losses.append({"step": step + 1, "mlm": mlm_loss, "sbo": sbo_loss.item(),
+                           "unigram": _unigram_loss(unigram, targets.labels)})
+        if callback is not None:
+            callback(run)
+    model.eval()
+    run.seconds = time.perf_counter() - t0
+    if cache:
+        names = {n for n, prm in model.named_parameters() if prm.requires_grad}
+        names.add("sbo.decoder.bias")
+        torch.save({n: t for n, t in model.state_dict().items() if n in names}, folder / "trainable.pt")
+        (folder / "run.json").write_text(json.dumps({k: v for k, v in run.__dict__.items() if k != "cached"}))
+    return model, tokenizer, unigram, run
+
+
+@dataclass
+class PositionAccuracy:
+    """Held-out masked tokens scored by the MLM head (from z_i) and the SBO head (from the boundaries): top-1
+    accuracy by distance from the nearer span boundary (1 = a span's first or last token, 2 = one further in,
+    ...; the last bucket holds everything beyond), and the mean losses against the unigram loss."""
+
+    distance: list
+    mlm: list
+    sbo: list
+    counts: list
+    mlm_loss: float = math.nan
+    sbo_loss: float = math.nan
+    unigram_loss: float = math.nan
+
+
+def sbo_position_accuracy(model: SpanBertForPreTraining, tokenizer, unigram, sentences: Sequence[SpanSentence], *,
+                          draws: int = 2, batch_size: int = 32, seed: int = 1, buckets: int = 3) -> PositionAccuracy:
+    """Mask held-out sentences ``draws`` times (fixed seed) and score every masked token's MLM and SBO guesses."""
+    g = torch.Generator().manual_seed(seed)
+    hit_m, hit_s, n = [0] * buckets, [0] * buckets, [0] * buckets
+    sums = {"mlm": 0.0, "sbo": 0.0, "unigram": 0.0}
+    model.eval()
+    with torch.no_grad():
+        for _ in range(draws):
+            for k in range(0, len(sentences), batch_size):
+                chunk = [list(s.words) for s in sentences[k:k + batch_size]]
+                enc = encode_words(tokenizer, chunk, truncation=True, max_length=128)
+                m = span_mask(enc.input_ids, enc.word_ids, special_ids=tokenizer.special_ids,
+                              mask_token_id=tokenizer.mask_token_id, unigram=unigram,
+                              attention_mask=enc.attention_mask, generator=g)
+                targets = sbo_targets(m.spans, m.labels)
+                if not len(targets):
+                    continue
+                out = model(m.input_ids, enc.attention_mask, targets=targets)
+                sums["mlm"] += float(nn.functional.cross_entropy(out.logits, targets.labels, reduction="sum"))
+                sums["sbo"] += float(nn.functional.cross_entropy(out.sbo_logits, targets.labels, reduction="sum"))
+                sums["unigram"] += _unigram_loss(unigram, targets.labels) * len(targets)
+                dist = targets.from_nearer_boundary.clamp(max=buckets) - 1
+                for d, a, b in zip(dist.tolist(), (out.logits.argmax(-1) == targets.labels).tolist(),
+                                   (out.sbo_logits.argmax(-1) == targets.labels).tolist()):
+                    n[d] += 1
+                    hit_m[d] += a
+                    hit_s[d] += b
+    total = max(sum(n), 1)
+    return PositionAccuracy(list(range(1, buckets + 1)), [h / max(c, 1) for h, c in zip(hit_m, n)],
+                            [h / max(c, 1) for h, c in zip(hit_s, n)], n, sums["mlm"] / total, sums["sbo"] / total,
+                            sums["unigram"] / total)

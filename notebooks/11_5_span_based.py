@@ -1,0 +1,551 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 11.5 Span-based masking and span tasks
+#
+# Question answering, coreference, parsing and named entity recognition are about **spans**: runs of words
+# such as *United Airlines Holding*. §11.5 takes spans seriously twice — when pretraining (mask whole spans
+# and predict them from their boundaries: SpanBERT) and when fine-tuning (classify every span instead of
+# tagging every word).
+#
+# In this notebook:
+# 1. SpanBERT's masking: span lengths from a bounded geometric distribution, whole words, 15% of the tokens,
+#    one 80/10/10 decision per span; the **span mask sampler**;
+# 2. the span boundary objective (eq. 11.17-11.20), and a short live SpanBERT run on CPU;
+# 3. span representations (eq. 11.21-11.26);
+# 4. span-based NER (eq. 11.27) on real nested entities, against a BIO tagger — and why BIO cannot hold
+#    *United Airlines* inside *United Airlines Holding* (eq. 11.28); the **span enumerator**.
+#
+# Five exercises and two predictions are graded with `check("…")`.
+
+# %% tags=["setup"]
+import torch
+from IPython.display import HTML, display
+
+import course_lib
+from course_lib.exercises import check
+
+torch.set_printoptions(precision=3, sci_mode=False)
+
+# %% [markdown]
+# ## 1. Masking spans (§11.5.1)
+#
+# BERT masks 15% of the *tokens*, each chosen on its own. SpanBERT chooses **spans of whole words** (before
+# subword tokenization) and masks each as a unit:
+#
+# 1. a span length ℓ (in words) is drawn from a geometric distribution, $P(\ell) = p\,(1-p)^{\ell-1}$, with
+#    p = 0.2 and an upper bound of 10 words;
+# 2. a start is drawn uniformly among the positions where a span of that length fits;
+# 3. spans are added until 15% of the tokens are covered, and each span gets **one** fate: 80% of the spans
+#    become [MASK] throughout, 10% random tokens, 10% stay as they are.
+#
+# The bound: a geometric draw above 10 is not cut to 10 but drawn again, so the distribution is the geometric
+# one **renormalised** over 1..10:
+
+# %%
+from course_lib.spans import span_length_distribution
+
+probs = span_length_distribution(p=0.2, max_len=10)  # (10,): P(ℓ = 1), …, P(ℓ = 10)
+probs
+
+# %% [markdown]
+# ### Predict before you look
+# The mean of an unbounded Geometric(p) is 1/p = 5 words. What is the mean span length of SpanBERT's bounded
+# distribution? Set `mean_length_guess` to `"2.0"`, `"3.8"`, `"4.5"` or `"5.0"`.
+
+# %% tags=["exercise"]
+### BEGIN SOLUTION
+mean_length_guess = "3.8"
+### END SOLUTION
+
+# %%
+check("mean_span_length")
+
+# %%
+# claim: lengths
+from course_lib.spans import clipped_mean_span_length, mean_span_length, sample_span_lengths
+
+draws = sample_span_lengths(100_000, generator=0)  # (100000,) lengths 1..10
+{"exact mean (renormalised)": round(mean_span_length(), 4),
+ "mean of 100,000 draws": round(draws.double().mean().item(), 4),
+ "mean if long draws were cut to 10": round(clipped_mean_span_length(), 4),
+ "P(1)": round(probs[0].item(), 4), "P(10)": round(probs[-1].item(), 4)}
+
+# %% [markdown]
+# Redrawing removes the long tail, so the mean falls from 5 to 3.8 words — SpanBERT's reported mean. Cutting the
+# draws at 10 instead would leave all the tail's probability on ℓ = 10 and a mean of 4.46. Short spans are the
+# most likely; ℓ = 10 still has its share.
+#
+# ### Exercise `span_lengths`
+# Write `sample_span_lengths(n, p=0.2, max_len=10, generator=None)` returning a tensor of `n` lengths in
+# 1..`max_len` drawn from the renormalised geometric distribution. Pass `generator` to every random call. The
+# check is statistical: 60,000 draws at fixed seeds must pass a chi-square test against the exact
+# probabilities, at two settings.
+
+# %% tags=["exercise"]
+def sample_span_lengths(n, p=0.2, max_len=10, generator=None):
+    """n span lengths from P(ℓ) ∝ p (1-p)^(ℓ-1), ℓ = 1..max_len."""
+    ### BEGIN SOLUTION
+    lengths = torch.arange(1, max_len + 1, dtype=torch.float64)
+    weights = p * (1 - p) ** (lengths - 1)
+    return torch.multinomial(weights / weights.sum(), n, replacement=True, generator=generator) + 1
+    ### END SOLUTION
+
+
+# %%
+check("span_lengths")
+
+# %% [markdown]
+# Your draws against the exact probabilities:
+
+# %%
+from course_lib.views.spans import length_histogram_svg
+
+import course_lib.spans
+
+try:
+    shown, who = sample_span_lengths(20_000, generator=torch.Generator().manual_seed(1)), "your sampler"
+except NotImplementedError:  # not written yet: show the library's
+    shown, who = course_lib.spans.sample_span_lengths(20_000, generator=1), "the library's sampler"
+HTML(length_histogram_svg(torch.bincount(torch.as_tensor(shown).long(), minlength=11)[1:11].tolist(), probs.tolist(),
+                          title=f"{who}: 20,000 span lengths"))
+
+# %% [markdown]
+# **Spans of whole words, 15%, one fate per span.** `span_mask` draws spans over the words of a tokenized
+# sentence (`word_ids` says which subwords form a word) until 15% of the tokens are covered; the last span is
+# cut, word by word, at the budget. Spans never touch, so the two words just outside each span stay visible
+# (the SBO below reads them). The replacement is BERT's own `mlm_mask` with each span as one unit: random
+# replacements come from a unigram distribution and special tokens are never touched.
+
+# %%
+from course_lib.pretraining.masking import unigram_distribution
+from course_lib.spans import load_gum_spans, span_mask
+from course_lib.views.spans import span_mask_html
+
+model, tokenizer = course_lib.load_pretrained()  # the embedded all-MiniLM-L6-v2
+train_sentences = load_gum_spans("train")
+unigram = unigram_distribution([" ".join(s.words) for s in train_sentences[:1000]], tokenizer=tokenizer)
+enc = tokenizer("So long and thanks for all the fish, said the dolphins as they left the Earth for good.")
+masking = span_mask(enc.input_ids, enc.word_ids, special_ids=tokenizer.special_ids,
+                    mask_token_id=tokenizer.mask_token_id, unigram=unigram, generator=4)
+print("spans (first, last token):", masking.spans[0], "  fates:", masking.fates[0])
+HTML(span_mask_html(enc.tokens[0], tokenizer.convert_ids_to_tokens(masking.input_ids[0]), masking.spans[0],
+                    masking.fates[0]))
+
+# %% [markdown]
+# On all 2,983 training sentences of the NER data used below, masked twice: the share of tokens covered, the
+# fates counted per span, and how many spans start or end inside a word.
+
+# %%
+# claim: masking
+from course_lib.spans.masking import word_units
+
+g = torch.Generator().manual_seed(0)
+covered = eligible = splits = multi_token_spans = 0
+span_fates = {"masked": 0, "randomized": 0, "kept": 0}
+for _ in range(2):
+    for k in range(0, len(train_sentences), 64):
+        batch_enc = tokenizer([" ".join(s.words) for s in train_sentences[k:k + 64]], truncation=True)
+        m = span_mask(batch_enc.input_ids, batch_enc.word_ids, special_ids=tokenizer.special_ids,
+                      mask_token_id=tokenizer.mask_token_id, unigram=unigram, generator=g,
+                      attention_mask=batch_enc.attention_mask)
+        covered, eligible = covered + int(m.batch.selected.sum()), eligible + int(m.batch.eligible.sum())
+        for b, row in enumerate(m.spans):
+            starts = {a for a, _ in word_units(batch_enc.word_ids[b])}
+            ends = {z for _, z in word_units(batch_enc.word_ids[b])}
+            splits += sum((s not in starts) + (e not in ends) for s, e in row)
+            multi_token_spans += sum(e > s for s, e in row)
+            for f in m.fates[b]:
+                span_fates[f] += 1
+n_spans = sum(span_fates.values())
+{"tokens": eligible, "share covered": round(covered / eligible, 4), "spans": n_spans,
+ "spans of several tokens": multi_token_spans, "spans that split a word": splits,
+ **{f"share of spans {f}": round(v / n_spans, 4) for f, v in span_fates.items()}}
+
+# %% [markdown]
+# 15% of the tokens, no word split, and 80/10/10 counted over *spans*: every token of a span shares its
+# span's fate (`tests/test_spans_masking.py` checks the same on every span, and the length sampler with a
+# chi-square test).
+#
+# **Span mask sampler.** Type a sentence, resample, change p and the bound: the histogram compares the lengths
+# drawn so far with the exact distribution, whose mean is in its title.
+
+# %%
+from course_lib.widgets.spans import SpanMaskSampler
+
+SpanMaskSampler(tokenizer, unigram)
+
+# %% [markdown]
+# ## 2. The span boundary objective (eq. 11.17-11.20)
+#
+# SpanBERT predicts every token $x_i$ of a masked span $x_s … x_e$ twice: from its own output $\mathbf{z}_i$
+# (the MLM loss), and from the span's **outside** only — the outputs of the two boundary tokens
+# $\mathbf{z}_{s-1}$ and $\mathbf{z}_{e+1}$ and a relative position embedding $\mathbf{p}_{i-s+1}$:
+#
+# $$\mathbf{s}_i = \text{FFN}([\mathbf{z}_{s-1}; \mathbf{z}_{e+1}; \mathbf{p}_{i-s+1}]) \qquad
+#   \mathbf{y}_i = \text{softmax}(\mathbf{W}_V \mathbf{s}_i) \qquad L = L_{MLM} + L_{SBO}$$
+#
+# Fig. 11.12's example: the span *and thanks for* is tokens 3-5 of *So long and thanks for all the fish*
+# (counting [CLS] as 0); *thanks* (token 4) is predicted from $\mathbf{z}_2$ (*long*), $\mathbf{z}_6$ (*all*)
+# and $\mathbf{p}_2$. Position embeddings are a table whose row k-1 holds $\mathbf{p}_k$:
+
+# %%
+from course_lib.spans import sbo_input
+
+fish = tokenizer("So long and thanks for all the fish")
+with torch.no_grad():
+    z = model(fish.input_ids, fish.attention_mask, output_hidden_states=False).last_hidden_state[0]  # (T, d)
+P = torch.randn(10, 384, generator=torch.Generator().manual_seed(0)) * 0.02  # p_1 … p_10, (10, d)
+x = sbo_input(z, s=3, e=5, i=4, positions=P)
+fish.tokens[0][2], fish.tokens[0][6], x.shape  # the boundaries; [z_2; z_6; p_2] has 3 × 384 numbers
+
+# %% [markdown]
+# ### Exercise `sbo_input`
+# Write `build_sbo_input(z, s, e, i, P)`: `z` is (T, d), the span is tokens s..e (both included), i is a
+# token inside it, and row k-1 of `P` is $\mathbf{p}_k$. Return $[\mathbf{z}_{s-1}; \mathbf{z}_{e+1};
+# \mathbf{p}_{i-s+1}]$ as one vector.
+
+# %% tags=["exercise"]
+def build_sbo_input(z, s, e, i, P):
+    """Eq. 11.19's input for token i of the span s..e."""
+    ### BEGIN SOLUTION
+    return torch.cat([z[s - 1], z[e + 1], P[i - s]])
+    ### END SOLUTION
+
+
+# %%
+check("sbo_input")
+
+# %% [markdown]
+# **A short SpanBERT run.** `SpanBertForPreTraining` puts the SBO head (a 2-layer FFN, relative position
+# embeddings, and $\mathbf{W}_V$ shared with the MLM head) on the course's MLM model, with
+# $L = L_{MLM} + L_{SBO}$. To fit a lecture on two CPU cores, the MLM model stays frozen and only the new head
+# learns: the encoder's outputs for a masked batch then never change, so they are computed once for a pool of
+# 32 span-masked batches of GUM sentences, and the head makes three passes over them. (`train_layers=2` trains
+# the top layers too, with a fresh mask every step — slower.)
+#
+# The head starts as the **unigram distribution** of the text: its output bias is log P(w) and its FFN's output
+# is zero, so at the start $L_{SBO}$ equals the unigram loss of the same tokens — the loss of a guess that
+# ignores the context. Every nat below that line comes from the boundaries and the position.
+
+# %%
+from course_lib.spans.experiments import train_spanbert
+
+spanbert, sbo_tokenizer, sbo_unigram, sbo_run = train_spanbert(train_sentences, steps=96, pool=32)
+print(f"continued from {sbo_run.base}; {sbo_run.steps} steps in {sbo_run.seconds:.0f} s"
+      + (" (loaded from the cache)" if sbo_run.cached else ""))
+spanbert.sbo
+
+# %%
+import matplotlib.pyplot as plt
+
+steps = [r["step"] for r in sbo_run.losses]
+fig, ax = plt.subplots(figsize=(7, 3.4))
+ax.plot(steps, sbo_run.smoothed("unigram"), color="#D55E00", ls=":", label="unigram loss of the same tokens")
+ax.plot(steps, sbo_run.smoothed("sbo"), color="#0072B2", label="L_SBO")
+ax.plot(steps, sbo_run.smoothed("mlm"), color="#E69F00", ls="--", label="L_MLM (frozen model)")
+ax.set(xlabel="training step", ylabel="cross-entropy (nats), running mean of 10",
+       title="SpanBERT's boundary objective, trained on GUM")
+ax.legend(fontsize=8)
+fig.tight_layout()
+
+# %% [markdown]
+# The training batches repeat, so the training curve flatters the head. The real test: held-out sentences,
+# masked with a fixed seed, every masked token predicted by the MLM head (from $\mathbf{z}_i$) and by the SBO
+# head (from the boundaries), both losses beside the unigram loss, and top-1 accuracy grouped by the distance
+# to the nearer boundary (1 = a span's first or last token):
+
+# %%
+# claim: sbo
+from course_lib.spans.experiments import sbo_position_accuracy
+
+test_sentences = load_gum_spans("test")
+acc = sbo_position_accuracy(spanbert, sbo_tokenizer, sbo_unigram, test_sentences[:200])
+{"train: L_SBO, first 10 steps": round(sbo_run.mean("sbo", first=10), 3),
+ "train: unigram, first 10 steps": round(sbo_run.mean("unigram", first=10), 3),
+ "train: L_SBO, last 10 steps": round(sbo_run.mean("sbo", last=10), 3),
+ "train: unigram, last 10 steps": round(sbo_run.mean("unigram", last=10), 3),
+ "held out: L_SBO": round(acc.sbo_loss, 3), "held out: unigram": round(acc.unigram_loss, 3),
+ "held out: L_MLM": round(acc.mlm_loss, 3)}
+
+# %% [markdown]
+# $L_{SBO}$ starts at the unigram loss and ends below it — on the training batches and, by less, on held-out
+# sentences: two boundary vectors and a position already say something about the hidden tokens. The MLM head,
+# which reads the output at the token itself (built from the whole context), stays below both.
+
+# %%
+# claim: positions
+{"distance from the nearer boundary": acc.distance, "tokens": acc.counts,
+ "MLM top-1": [round(a, 3) for a in acc.mlm], "SBO top-1": [round(a, 3) for a in acc.sbo]}
+
+# %%
+fig, ax = plt.subplots(figsize=(6, 3.2))
+xs = torch.arange(len(acc.distance)).float()
+ax.bar(xs - 0.2, acc.mlm, width=0.4, color="#E69F00", label="MLM (from z_i)")
+ax.bar(xs + 0.2, acc.sbo, width=0.4, color="#0072B2", label="SBO (from z_(s-1), z_(e+1), p)")
+ax.set_xticks(xs.tolist(), ["1 (edge)", "2", "3 or more"])
+ax.set(xlabel="distance from the nearer span boundary", ylabel="top-1 accuracy", title="held-out masked tokens")
+ax.legend(fontsize=8)
+fig.tight_layout()
+
+# %% [markdown]
+# The tokens next to a boundary are the easiest for both heads; further in, the SBO's accuracy drops: the
+# middle of a span is furthest from both of the vectors it is predicted from.
+#
+# ## 3. Span representations (eq. 11.21-11.26)
+#
+# A classifier over spans needs one vector per span. The simplest: the outputs at the span's first and last
+# tokens and their average, $\mathbf{g}_{ij} = \frac{1}{j-i+1}\sum_{k=i}^{j}\mathbf{z}_k$ (eq. 11.21),
+# $\text{spanRep}_{ij} = [\mathbf{z}_i; \mathbf{z}_j; \mathbf{g}_{ij}]$ (eq. 11.22). Positions count from 0
+# here. On a tiny tensor, by hand:
+
+# %%
+from course_lib.spans import AttentionPooling, StartEndFFN, boundary_representation, span_mean
+
+Z = torch.tensor([[1.0, 0.0], [3.0, 2.0], [5.0, 4.0], [-1.0, 6.0], [0.0, 0.0]])  # z_0 … z_4, d = 2
+span_mean(Z, [(1, 3)]), boundary_representation(Z, [(1, 3)])  # g = ((3+5-1)/3, (2+4+6)/3); [z_1; z_3; g]
+
+# %% [markdown]
+# The same word as a span's start and as its end gets the same vector there. Learned boundaries fix that with
+# two networks, $\mathbf{s}_i = \text{FFN}_{start}(\mathbf{z}_i)$ and $\mathbf{e}_j = \text{FFN}_{end}(\mathbf{z}_j)$
+# (eq. 11.23-11.25); and an average weighs every word alike, where attention pooling learns to weigh the
+# head word: $\mathbf{g}_{ij} = \sum_k a_k \mathbf{z}_k$ with $a = \text{softmax}_{k \in [i, j]}(\mathbf{w} \cdot \mathbf{z}_k)$
+# (eq. 11.26).
+
+# %%
+torch.manual_seed(0)
+start_end = StartEndFFN(d=2, d_boundary=3)
+pool = AttentionPooling(d=2)
+(start_end(Z, [(1, 3), (2, 2)]).shape,  # (2 spans, 3 + 3 + 2)
+ pool.weights(Z, [(1, 3)]))             # attention over the 3 tokens of the span, summing to 1
+
+# %% [markdown]
+# ### Exercise `boundary_rep`
+# Write `span_representation(z, i, j)`: `z` is (T, d); return $[\mathbf{z}_i; \mathbf{z}_j; \mathbf{g}_{ij}]$
+# (3d numbers) for the span i..j, both ends included.
+
+# %% tags=["exercise"]
+def span_representation(z, i, j):
+    """Eq. 11.21-11.22: [z_i; z_j; mean of z_i … z_j]."""
+    ### BEGIN SOLUTION
+    return torch.cat([z[i], z[j], z[i:j + 1].mean(dim=0)])
+    ### END SOLUTION
+
+
+# %%
+check("boundary_rep")
+
+# %% [markdown]
+# ## 4. Span-based NER (eq. 11.27-11.28)
+#
+# Span-based NER labels **every span**: $y_{ij} = \text{softmax}(\text{FFN}(\text{spanRep}_{ij}))$ over the
+# entity types plus **NULL** ("not an entity"). A sentence of T tokens has T(T+1)/2 spans; a length limit L
+# keeps those with $j - i < L$.
+
+# %%
+from course_lib.spans import count_spans, enumerate_spans
+
+jane = "Jane Villanueva of United Airlines Holding discussed".split()
+print(len(enumerate_spans(len(jane))), "spans =", len(jane), "× 8 / 2;", count_spans(len(jane), 3), "with L = 3")
+enumerate_spans(len(jane), 2)
+
+# %% [markdown]
+# ### Exercise `span_enumeration`
+# Write `enumerate_spans(n, max_len=None)`: every (i, j) with 0 ≤ i ≤ j < n, and with a limit only those with
+# j - i < max_len.
+
+# %% tags=["exercise"]
+def enumerate_spans(n, max_len=None):
+    """All spans of n tokens, or those of at most max_len tokens."""
+    ### BEGIN SOLUTION
+    L = n if max_len is None else max_len
+    return [(i, j) for i in range(n) for j in range(i, min(i + L, n))]
+    ### END SOLUTION
+
+
+# %%
+check("span_enumeration")
+
+# %% [markdown]
+# **Nested entities and BIO.** In the chapter's example both *United Airlines* and *United Airlines Holding*
+# are organisations. Span labels hold both; BIO tags give each word one tag.
+
+# %%
+from course_lib.spans import SpanSentence, bio_tags, outermost
+
+jane_gold = SpanSentence(jane, [(0, 1, "PER"), (3, 4, "ORG"), (3, 5, "ORG")])
+try:
+    bio_tags(len(jane), jane_gold.entities)
+except ValueError as err:
+    print(err)
+kept, lost = outermost(jane_gold.entities)
+bio_tags(len(jane), kept), lost
+
+# %% [markdown]
+# ### Predict before you look
+# Take the first six words, *Jane Villanueva of United Airlines Holding*, and every tag sequence over
+# {O, B-ORG, I-ORG, B-PER, I-PER}. How many of them, read as entities, contain both ORG spans? Set
+# `bio_sequences_with_both` to `"0"`, `"1"`, `"6"` or `"25"`.
+
+# %% tags=["exercise"]
+### BEGIN SOLUTION
+bio_sequences_with_both = "0"
+### END SOLUTION
+
+# %%
+check("bio_both_orgs")
+
+# %%
+# claim: bio-limit
+from course_lib.finetuning.ner_eval import get_entities
+from course_lib.spans import bio_sequences_containing
+
+both, total = bio_sequences_containing(6, [(3, 4, "ORG"), (3, 5, "ORG")], ["ORG", "PER"])
+one, _ = bio_sequences_containing(6, [(3, 5, "ORG")], ["ORG", "PER"])
+eq_11_28 = ["B-PER", "I-PER", "O", "I-ORG", "I-ORG", "I-ORG", "O"]  # the first ORG tag is wrong
+{"sequences": total, "holding both ORG spans": both, "holding 'United Airlines Holding'": one,
+ "eq. 11.28, strict reading": get_entities(eq_11_28, "strict"),
+ "eq. 11.28, lenient reading": get_entities(eq_11_28, "lenient")}
+
+# %% [markdown]
+# None of the 15,625 sequences holds both, so no BIO tagger can output them. Eq. 11.28 shows BIO's other
+# weakness: one wrong tag (I-ORG where B-ORG belongs) and a strict reader loses the whole organisation — a
+# span model makes one decision per span.
+#
+# **Real nested entities.** `course_lib/data/gum_spans` holds sentences from the GUM corpus (news, interviews,
+# biographies, travel guides, academic and court texts) with their names of people (PER), places (LOC) and
+# organisations (ORG), nested ones kept (see its DATA_CARD.md):
+
+# %%
+# claim: data
+from course_lib.spans import nesting_depths
+from course_lib.views.spans import nested_spans_svg
+
+
+def depth_counts(sentences):
+    depths = [d for s in sentences for d in nesting_depths(s.entities)]
+    return {"sentences": len(sentences), "entities": len(depths), "inside another entity": sum(d > 1 for d in depths)}
+
+
+example = next(s for s in train_sentences if "Cardinals" in s.words)
+display(HTML(nested_spans_svg(example.words, example.entities)))
+{"train": depth_counts(train_sentences), "test": depth_counts(test_sentences)}
+
+# %% [markdown]
+# **Training.** Both models read the same frozen vectors: the output of the first four of the encoder's six
+# blocks (its last layer was tuned for sentence similarity; notebook 11.3 showed how layers differ), computed
+# once and cached. The **span model** learns start/end FFNs and the classifier of eq. 11.27 over all spans of
+# at most L = 8 words (with a 30% sample of the NULL spans in each batch); the **BIO tagger** is notebook
+# 11.4b's `NerTagger` — one linear layer per token (eq. 11.14) — trained on the outermost entities, the only
+# layer BIO can hold. The first run takes a minute or two (then it is cached).
+
+# %%
+from course_lib.spans import SpanLabels
+from course_lib.spans.experiments import (SpanNERModel, build_bio_tagger, span_examples, tagged, train_span_ner,
+                                          truncated_encoder)
+
+MAX_LEN, N_TRAIN = 8, 1200
+encoder = truncated_encoder(model, layers=4)
+torch.manual_seed(0)
+span_model = SpanNERModel(encoder, SpanLabels(["LOC", "ORG", "PER"]))
+train_examples = span_examples(span_model, tokenizer, train_sentences[:N_TRAIN], MAX_LEN)
+test_examples = span_examples(span_model, tokenizer, test_sentences, MAX_LEN)
+span_run = train_span_ner(span_model, train_examples)
+span_model.classifier
+
+# %%
+from course_lib.spans.experiments import BIO_CONFIG
+
+bio_tagger = build_bio_tagger(encoder, tokenizer)
+bio_train, bio_lost = tagged(train_sentences[:N_TRAIN])
+bio_run = bio_tagger.fit(bio_train, BIO_CONFIG, name="gum-bio-outermost")
+print(f"{bio_lost} training entities left out of the BIO tags (nested inside another)")
+bio_tagger.model.classifier
+
+# %%
+# claim: ner
+from course_lib.spans.experiments import bio_predictions, compare, span_predictions
+
+span_pred = span_predictions(span_model, test_examples)
+bio_pred = bio_predictions(bio_tagger, test_sentences)
+comparison = compare(test_sentences, span_pred, bio_pred, MAX_LEN)
+print(comparison)
+{"span F1, nested": round(comparison.nested["span"].f1, 3), "BIO F1, nested": round(comparison.nested["bio"].f1, 3),
+ "span F1, flat": round(comparison.flat["span"].f1, 3), "BIO F1, flat": round(comparison.flat["bio"].f1, 3),
+ "span recall, depth ≥ 2": round(comparison.inner_recall["span"], 3),
+ "BIO recall, depth ≥ 2": round(comparison.inner_recall["bio"], 3),
+ "held-out entities BIO cannot represent": comparison.n_inner}
+
+# %% [markdown]
+# On the held-out documents the span model beats the tagger on all entities, and it finds entities inside
+# other entities, which the tagger was never shown. (The tagger still finds some of those: when it takes an
+# inner name such as *Hong Kong* for the whole *Hong Kong Island*, the inner one counts as found.) Scored on the
+# outermost entities only — the flat task BIO was trained for, the span model decoded greedily without
+# overlaps — the span model is ahead as well.
+#
+# **The chapter's sentence.** What does the span model make of it?
+
+# %%
+from course_lib.spans.experiments import span_scorer
+from course_lib.spans import decode_spans
+
+scorer = span_scorer(span_model, tokenizer, max_len=MAX_LEN)
+spans, jane_probs, names = scorer(jane)
+jane_pred = decode_spans(jane_probs, spans, span_model.labels)
+display(HTML(nested_spans_svg(jane, [p[:3] for p in jane_pred], probs=[p[3] for p in jane_pred])))
+{f"{' '.join(jane[i:j + 1])}": {n: round(float(jane_probs[spans.index((i, j))][k]), 3) for k, n in enumerate(names)}
+ for i, j in [(0, 1), (3, 4), (3, 5)]}
+
+# %% [markdown]
+# ### Exercise `span_ner_decode` (putting it together)
+# Write `predict_entities(z, max_len, scorer, names)`: `z` is (T, d); enumerate the spans of at most `max_len`
+# tokens (all of them when it is None), represent each as $[\mathbf{z}_i; \mathbf{z}_j; \mathbf{g}_{ij}]$,
+# score it with `scorer` (a function from that vector to K class scores), and return `(i, j, names[k])` for
+# every span whose highest-scoring class k is not NULL (class 0). Your functions from above may help.
+
+# %% tags=["exercise"]
+def predict_entities(z, max_len, scorer, names):
+    """Eq. 11.27 with argmax decoding: every non-NULL span."""
+    ### BEGIN SOLUTION
+    out = []
+    for i, j in enumerate_spans(z.shape[0], max_len):
+        k = int(scorer(span_representation(z, i, j)).argmax())
+        if k != 0:
+            out.append((i, j, names[k]))
+    return out
+    ### END SOLUTION
+
+
+# %%
+check("span_ner_decode")
+
+# %% [markdown]
+# **Span enumerator.** Type a sentence and move the length limit: every span is listed with the trained
+# model's best label and its probability, the spans labelled as entities are drawn as stacked brackets
+# (nested ones below the spans they sit in), and the counts show how fast T(T+1)/2 grows.
+
+# %%
+from course_lib.widgets.spans import SpanEnumerator
+
+SpanEnumerator(span_scorer(span_model, tokenizer, max_len=10), max_len=MAX_LEN)
+
+# %% [markdown]
+# ## Summary
+#
+# * SpanBERT masks whole-word spans with lengths from a geometric distribution (p = 0.2) bounded at 10 words —
+#   mean 3.8 — until 15% of the tokens are covered, deciding [MASK] / random / unchanged once per span.
+# * The span boundary objective predicts each masked token from the two tokens just outside its span and a
+#   relative position; $L = L_{MLM} + L_{SBO}$.
+# * A span is represented by its boundaries and a summary of its contents (eq. 11.21-11.26); classifying every
+#   span up to a length limit (eq. 11.27) handles nested entities that BIO tags cannot express (eq. 11.28).

@@ -1,0 +1,94 @@
+"""Known-wrong answers to the exercises of notebook 11.5 (notebooks/11_5_span_based.py).
+
+Each case is a whole answer cell with one mistake; tests/test_exercise_registry.py runs it after the notebook's
+``setup`` cells and checks that the message contains the hint given here.
+"""
+
+LENGTHS = """\
+def sample_span_lengths(n, p=0.2, max_len=10, generator=None):
+    lengths = torch.arange(1, max_len + 1, dtype=torch.float64)
+    probs = p * (1 - p) ** (lengths - 1)
+    return torch.multinomial(probs / probs.sum(), n, replacement=True, generator=generator) + 1
+"""
+CUT = """\
+import math
+
+
+def sample_span_lengths(n, p=0.2, max_len=10, generator=None):
+    u = torch.rand(n, generator=generator, dtype=torch.float64)
+    raw = torch.floor(torch.log(u) / math.log(1 - p)).long() + 1
+    return raw.clamp(max=max_len)
+"""
+ENUM = """\
+def enumerate_spans(n, max_len=None):
+    L = n if max_len is None else max_len
+    return [(i, j) for i in range(n) for j in range(i, min(i + L, n))]
+"""
+REP = """\
+def span_representation(z, i, j):
+    g = z[i:j + 1].mean(dim=0)
+    return torch.cat([z[i], z[j], g])
+"""
+SBO = """\
+def build_sbo_input(z, s, e, i, P):
+    return torch.cat([z[s - 1], z[e + 1], P[i - s]])
+"""
+COMPOSE = ENUM + REP + """\
+def predict_entities(z, max_len, scorer, names):
+    out = []
+    for i, j in enumerate_spans(z.shape[0], max_len):
+        k = int(scorer(span_representation(z, i, j)).argmax())
+        if k != 0:
+            out.append((i, j, names[k]))
+    return out
+"""
+
+
+def edit(source: str, old: str, new: str) -> str:
+    """The reference answer with one mistake: ``old`` (which must be there) replaced by ``new``."""
+    assert old in source, old
+    return source.replace(old, new)
+
+
+WRONG_ANSWERS = {
+    "span_lengths": [
+        (CUT, "piles all their probability"),
+        (edit(LENGTHS, "replacement=True, generator=generator) + 1", "replacement=True, generator=generator)"),
+         "lengths start at 1"),
+        (edit(LENGTHS, "probs = p * (1 - p) ** (lengths - 1)", "probs = (1 - p) * p ** (lengths - 1)"),
+         "probability of stopping"),
+        (edit(LENGTHS, "probs = p * (1 - p) ** (lengths - 1)", "probs = torch.ones(max_len)"), "look uniform"),
+        (edit(LENGTHS, "generator=generator) + 1", "generator=None) + 1"), "pass `generator`"),
+        (edit(LENGTHS, "lengths = torch.arange(1, max_len + 1, dtype=torch.float64)",
+              "lengths = torch.arange(1, 11, dtype=torch.float64)"), "above the bound of 4"),
+    ],
+    "span_enumeration": [
+        (edit(ENUM, "range(i, min(i + L, n))", "range(i, min(i + L + 1, n))"), "allows j - i < L"),
+        (edit(ENUM, "range(i, min(i + L, n))", "range(i + 1, min(i + L, n))"), "one-token spans"),
+        (edit(ENUM, "range(i, min(i + L, n))", "range(i, min(i + L, n + 1))"), "0 ≤ i ≤ j < n"),
+        (edit(ENUM, "    return [(i, j)", "    return [(0, 0)] * (n > 0) + [(i, j)"), "lists a span twice"),
+    ],
+    "boundary_rep": [
+        (edit(REP, "g = z[i:j + 1].mean(dim=0)", "g = z[i:j].mean(dim=0)"), "stops before z_j"),
+        (edit(REP, "g = z[i:j + 1].mean(dim=0)", "g = z[i:j + 1].sum(dim=0)"), "not their sum"),
+        (edit(REP, "torch.cat([z[i], z[j], g])", "torch.cat([z[j], z[i], g])"), "start z_i comes first"),
+        (edit(REP, "torch.cat([z[i], z[j], g])", "torch.stack([z[i], z[j], g])"), "concatenate three d-vectors"),
+        (edit(REP, "torch.cat([z[i], z[j], g])", "torch.cat([z[i - 1], z[j + 1], g])"), "both inside the span"),
+    ],
+    "sbo_input": [
+        (edit(SBO, "z[s - 1], z[e + 1]", "z[s], z[e]"), "just *outside* the span"),
+        (edit(SBO, "P[i - s]", "P[i - s + 1]"), "p_k is row k - 1 of P"),
+        (edit(SBO, "P[i - s]", "P[i - 1]"), "relative* to the span"),
+        (edit(SBO, "z[s - 1], z[e + 1]", "z[e + 1], z[s - 1]"), "z_(s-1) (left boundary)"),
+    ],
+    "span_ner_decode": [
+        (edit(COMPOSE, "        if k != 0:\n            out.append((i, j, names[k]))", "        out.append((i, j, names[k]))"),
+         "not NULL"),
+        (edit(COMPOSE, "for i, j in enumerate_spans(z.shape[0], max_len):",
+              "for i, j in enumerate_spans(z.shape[0], None):"), "only spans with j - i < L"),
+        (edit(COMPOSE, "k = int(scorer(span_representation(z, i, j)).argmax())",
+              "k = int(scorer(torch.cat([z[i], z[j], z[i]])).argmax())"), "Enumerate the spans, represent each"),
+    ],
+    "mean_span_length": [('mean_length_guess = "5.0"', "unbounded geometric")],
+    "bio_both_orgs": [('bio_sequences_with_both = "1"', "carry two different tags")],
+}

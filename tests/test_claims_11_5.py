@@ -1,0 +1,100 @@
+"""Every number and direction the prose of notebook 11.5 states, read from the executed notebook.
+
+Claim cells carry a marker ``# claim: <name>`` and end in a dict of plain values, read back with
+``ast.literal_eval``. The notebook is executed once per test session (tests/notebook_runs.py).
+"""
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from conftest import ROOT
+from course_lib.spans import clipped_mean_span_length, load_gum_spans, mean_span_length, nesting_depths
+
+SOURCE = ROOT / "notebooks" / "11_5_span_based.py"
+CLAIMS = ("lengths", "masking", "sbo", "positions", "bio-limit", "data", "ner")
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def facts() -> dict:
+    from notebook_runs import executed
+
+    run = executed(SOURCE)
+    assert not run.errors(), run.errors()[0]
+    out = {}
+    for name in CLAIMS:
+        cells = [c for c in run.notebook.cells if c.cell_type == "code" and f"# claim: {name}\n" in c.source + "\n"]
+        assert len(cells) == 1, f"{len(cells)} cells are marked '# claim: {name}'"
+        results = [o for o in cells[0].outputs if o.output_type == "execute_result"]
+        assert results, f"the claim cell {name!r} shows no value"
+        out[name] = ast.literal_eval(results[0].data["text/plain"])
+    return out
+
+
+def test_every_claim_cell_is_read():
+    text = SOURCE.read_text()
+    assert sorted(CLAIMS) == sorted(line.split(": ", 1)[1] for line in text.splitlines() if line.startswith("# claim: "))
+
+
+def test_mean_falls_from_5_to_3_8_and_cutting_would_give_4_46(facts):
+    f = facts["lengths"]
+    assert f["exact mean (renormalised)"] == pytest.approx(3.797, abs=1e-3) == pytest.approx(mean_span_length(), abs=1e-3)
+    assert abs(f["mean of 100,000 draws"] - f["exact mean (renormalised)"]) < 0.03
+    assert f["mean if long draws were cut to 10"] == pytest.approx(4.46, abs=0.01) == pytest.approx(
+        clipped_mean_span_length(), abs=0.01)
+    assert f["P(1)"] > f["P(10)"] > 0  # short spans most likely; 10 keeps a share
+
+
+def test_masking_covers_15_percent_splits_no_word_and_80_10_10_per_span(facts):
+    f = facts["masking"]
+    assert f["tokens"] >= 100_000
+    assert abs(f["share covered"] - 0.15) <= 0.005
+    assert f["spans that split a word"] == 0 and f["spans of several tokens"] > 1000
+    n = f["spans"]
+    for fate, target in (("masked", 0.8), ("randomized", 0.1), ("kept", 0.1)):
+        assert abs(f[f"share of spans {fate}"] - target) <= 6 * (target * (1 - target) / n) ** 0.5
+
+
+def test_sbo_starts_at_the_unigram_loss_ends_below_it_also_held_out_and_mlm_stays_lower(facts):
+    f = facts["sbo"]
+    assert f["train: L_SBO, first 10 steps"] == pytest.approx(f["train: unigram, first 10 steps"], abs=0.05)
+    assert f["train: L_SBO, last 10 steps"] < f["train: unigram, last 10 steps"]
+    assert f["held out: L_SBO"] < f["held out: unigram"]
+    assert f["held out: unigram"] - f["held out: L_SBO"] < f["train: unigram, last 10 steps"] - f[
+        "train: L_SBO, last 10 steps"]  # "by less" held out
+    assert f["held out: L_MLM"] < f["held out: L_SBO"]
+
+
+def test_edge_tokens_are_easiest_and_sbo_drops_further_in(facts):
+    f = facts["positions"]
+    sbo, mlm = f["SBO top-1"], f["MLM top-1"]
+    assert f["distance from the nearer boundary"] == [1, 2, 3]
+    assert min(f["tokens"]) >= 100
+    assert sbo[0] > max(sbo[1:]) and mlm[0] > max(mlm[1:])
+
+
+def test_no_bio_sequence_holds_both_organisations_and_strict_reading_loses_the_org(facts):
+    f = facts["bio-limit"]
+    assert f["sequences"] == 15_625 and f["holding both ORG spans"] == 0 and f["holding 'United Airlines Holding'"] > 0
+    assert f["eq. 11.28, strict reading"] == [("PER", 0, 1)]
+    assert ("ORG", 3, 5) in f["eq. 11.28, lenient reading"]
+
+
+def test_data_counts_match_the_shipped_files(facts):
+    f = facts["data"]
+    for split in ("train", "test"):
+        sents = load_gum_spans(split)
+        depths = [d for s in sents for d in nesting_depths(s.entities)]
+        assert f[split] == {"sentences": len(sents), "entities": len(depths),
+                            "inside another entity": sum(d > 1 for d in depths)}
+
+
+def test_span_model_beats_bio_nested_and_flat_and_finds_inner_entities(facts):
+    f = facts["ner"]
+    assert f["span F1, nested"] > f["BIO F1, nested"]
+    assert f["span F1, flat"] > f["BIO F1, flat"]
+    assert f["span recall, depth ≥ 2"] > f["BIO recall, depth ≥ 2"] > 0  # BIO finds some inner names as whole
+    assert f["held-out entities BIO cannot represent"] == facts["data"]["test"]["inside another entity"]
