@@ -114,6 +114,7 @@ def test_modules_stay_small():
     one_concept = {
         "course_lib.model.bert": "the encoder: config, embeddings, block, pooler, outputs",
         "course_lib.pretraining.masking": "MLM and NSP input construction",
+        "course_lib.pretraining.training": "the live run: recipe, loop, evaluation, cache (its corpus is pretraining.corpus)",
         "course_lib.exercises.ch11_1": "the checks of one notebook",
         "course_lib.exercises.ch11_2": "the checks of one notebook",
         "course_lib.exercises.ch11_3": "the checks of one notebook",

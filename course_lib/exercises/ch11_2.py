@@ -5,15 +5,25 @@ mlm_masking        mask_tokens(input_ids, special_ids, mask_token_id, unigram, s
 mlm_loss           masked_lm_loss(logits, labels) -> the cross-entropy averaged over the selected tokens only
 nsp_input          build_nsp_input(ids_a, ids_b, cls_id, sep_id) -> ([CLS] A [SEP] B [SEP], segment ids) (§11.2.2)
 language_sampling  language_probs(p, alpha) -> q_i = p_i^α / Σ_j p_j^α (eq. 11.7)
+masked_batch       masked_batch_loss(model, tokenizer, texts, unigram, generator) -> (loss, corrupted_ids, labels):
+                   raw texts -> a padded batch -> the 15% / 80-10-10 corruption -> the model -> L_MLM over the
+                   selected tokens only (composes the steps of the notebook)
+
+Prediction questions, asked before the cell that shows the answer: ``unchanged_prediction`` (what the MLM head
+predicts where it sees a real token), ``share_in_loss`` (which share of the tokens the loss is computed on),
+``loss_at_start`` (the MLM loss of an untrained model).
 
 The masking is random, so its check is statistical: it runs the student's function
 on a large batch with fixed generator seeds (so a check always gives the same
 verdict) and accepts shares within six standard deviations of the target rates.
-The other checks compare with ``course_lib``'s reference implementations.
+The other checks compare with ``course_lib``'s reference implementations; ``masked_batch`` recomputes
+the loss from the batch the student's function returns, so any correct masking is accepted. Hints
+explain the idea and name what differs; they never give the code.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import numbers
 import re
@@ -24,7 +34,7 @@ import torch.nn.functional as F
 from ..pretraining.masking import IGNORE_INDEX
 from ..pretraining.masking import masked_lm_loss as reference_mlm_loss
 from ..pretraining.multilingual import language_sampling_probs
-from .core import Wrong, exercise
+from .core import Wrong, exercise, question
 from .hints import close, expect_shape, expect_tensor, first_mismatch, fmt_int, fmt_num, fmt_shape
 
 SIGMAS = 6  # a statistical check fails only beyond this many standard deviations
@@ -81,11 +91,11 @@ def _call_mask_tokens(mask_tokens, input_ids, unigram, select_prob, seed):
     except Wrong as e:
         msg = str(e)
         if "without replacement" in msg:
-            raise Wrong(f"{msg}: pass replacement=True to torch.multinomial (several positions may draw the same "
-                        "token)") from None
+            raise Wrong(f"{msg}: the random tokens are drawn with replacement -- several positions may well draw "
+                        "the same frequent token") from None
         if re.search(r"\bset\b", msg):
-            raise Wrong(f"{msg}: special_ids is a set (as tokenizer.special_ids is); make a tensor of it first, "
-                        "torch.tensor(sorted(special_ids))") from None
+            raise Wrong(f"{msg}: special_ids is a Python set (as tokenizer.special_ids is); tensor operations "
+                        "need the ids as a tensor or a list first") from None
         raise
 
 
@@ -103,7 +113,7 @@ def _unpack_masking(answer, input_ids):
         raise Wrong(f"corrupted_ids has dtype {corrupted.dtype}; token ids are integers: keep the dtype of "
                     f"input_ids ({input_ids.dtype})")
     if labels.dtype != torch.long:
-        raise Wrong(f"labels have dtype {labels.dtype}; F.cross_entropy needs torch.long (int64) labels")
+        raise Wrong(f"labels have dtype {labels.dtype}; cross-entropy needs 64-bit integer (long) class labels")
     return corrupted, labels
 
 
@@ -115,7 +125,8 @@ def _check_masking_run(mask_tokens, select_prob: float | None, seed: int):
     answer = _call_mask_tokens(mask_tokens, input_ids, unigram, select_prob, seed)
     corrupted, labels = _unpack_masking(answer, original)
     if not torch.equal(input_ids, original):
-        raise Wrong("mask_tokens changed input_ids in place: work on a copy, corrupted = input_ids.clone()")
+        raise Wrong("mask_tokens changed input_ids in place: corrupt a copy, so that the caller keeps the original "
+                    "ids (the labels are taken from them)")
 
     special = torch.isin(original, torch.tensor(sorted(SPECIAL_IDS)))
     eligible = ~special
@@ -127,7 +138,7 @@ def _check_masking_run(mask_tokens, select_prob: float | None, seed: int):
         where = (sel & ~changed & eligible).nonzero()
         b, t = (where if len(where) else (sel & eligible).nonzero())[0].tolist()
         raise Wrong(f"labels should be -100 at unselected positions; found {int(labels[b, t])} at ({b}, {t}): "
-                    "labels = torch.where(selected, input_ids, -100)")
+                    "a label keeps the original id only where the token was selected for the loss")
     if (sel & special).any():
         b, t = (sel & special).nonzero()[0].tolist()
         raise Wrong(f"special token {int(original[b, t])} was selected at position ({b}, {t}) (its label is "
@@ -162,7 +173,8 @@ def _check_masking_run(mask_tokens, select_prob: float | None, seed: int):
         if select_prob is not None and abs(share - 0.15) < 0.01:
             hint += ": use the select_prob argument, not a fixed 0.15"
         elif _within(share, 1 - p, n_eligible):
-            hint += ": select a token when its random number is below select_prob (torch.rand(…) < select_prob)"
+            hint += (": a token should be selected when its uniform random number falls below select_prob, which "
+                     "happens with probability select_prob")
         elif _within(share, 0.9 * p, n_eligible):
             hint += (": are the selected tokens that stay unchanged missing from the labels? They get their "
                      "original id as label too")
@@ -179,12 +191,12 @@ def _check_masking_run(mask_tokens, select_prob: float | None, seed: int):
         hint = (f"{m:.0%} of the selected tokens became [MASK], {r:.0%} random tokens and {k:.0%} stayed unchanged; "
                 "expected about 80%, 10% and 10%")
         if r < 0.02:
-            hint += ": replace 10% of the selected tokens by tokens drawn with torch.multinomial(unigram, …)"
+            hint += ": 10% of the selected tokens should become a token drawn from the unigram distribution"
         elif k < 0.02:
             hint += ": leave 10% of the selected tokens unchanged"
         else:
-            hint += (": draw one more random number per token: below 0.8 -> [MASK], 0.8 to 0.9 -> a random token, "
-                     "above 0.9 -> unchanged")
+            hint += (": each selected token needs its own fate, decided by a second uniform number per token: 80% "
+                     "of its range means [MASK], 10% a random token, 10% unchanged")
         raise Wrong(hint)
 
     # the random tokens come from unigram
@@ -192,25 +204,25 @@ def _check_masking_run(mask_tokens, select_prob: float | None, seed: int):
     counts = torch.bincount(drawn.clamp(0, VOCAB - 1), minlength=VOCAB)
     if len(drawn) > len(UNIGRAM_IDS) and int(counts[UNIGRAM_IDS].max()) <= 1:
         raise Wrong("no token was drawn twice as a random replacement, although unigram has only "
-                    f"{len(UNIGRAM_IDS)} tokens of non-zero probability: torch.multinomial draws without replacement "
-                    "unless you pass replacement=True")
+                    f"{len(UNIGRAM_IDS)} tokens of non-zero probability: the draws were made without replacement; "
+                    "each replaced position needs an independent draw, so a frequent token can be drawn many times")
     outside = (drawn < 0) | (drawn >= VOCAB)
     outside[~outside] = unigram[drawn[~outside]] == 0
     if outside.any():
         b, t = rnd.nonzero()[int(outside.nonzero()[0])].tolist()
         raise Wrong(f"position ({b}, {t}) became token {int(corrupted[b, t])} as a random replacement, but unigram "
-                    "gives that token probability 0: draw the random tokens from unigram, "
-                    "torch.multinomial(unigram, n, replacement=True, generator=generator)")
+                    "gives that token probability 0: the random tokens must be drawn from the unigram distribution, "
+                    "not uniformly from the vocabulary")
     counts = counts[UNIGRAM_IDS]
     n_rnd = len(drawn)
     if (counts == n_rnd).any():
         raise Wrong(f"every random replacement is token {UNIGRAM_IDS[int((counts == n_rnd).nonzero()[0])]}: draw one "
-                    "token per replaced position, torch.multinomial(unigram, n, replacement=True, generator=generator)")
+                    "token for every replaced position, each one drawn on its own")
     for i, prob in zip(UNIGRAM_IDS, UNIGRAM_PROBS):
         f = int(counts[UNIGRAM_IDS.index(i)]) / n_rnd
         if not _within(f, prob, n_rnd):
             raise Wrong(f"the random replacements do not follow unigram: token {i} has probability {prob:.0%} but "
-                        f"replaced {f:.0%} of them; draw them with torch.multinomial(unigram, n, replacement=True)")
+                        f"replaced {f:.0%} of them; draw each one with the unigram probabilities as weights")
     return corrupted, labels, (n_eligible, n_sel)
 
 
@@ -246,11 +258,12 @@ def _check_mlm_masking(mask_tokens):
     again = _unpack_masking(_call_mask_tokens(mask_tokens, input_ids, unigram, None, seed), input_ids)
     if not (torch.equal(again[0], corrupted) and torch.equal(again[1], labels)):
         raise Wrong(f"two calls with the same generator, torch.Generator().manual_seed({seed}), gave different results: "
-                    "pass generator=generator to every random call (torch.rand, torch.multinomial)")
+                    "every random number (the selection, the fates, the random tokens) must come from the generator "
+                    "you are given")
     other = _unpack_masking(_call_mask_tokens(mask_tokens, input_ids, unigram, None, seed + 1), input_ids)
     if torch.equal(other[1], labels):
         raise Wrong(f"generators seeded {seed} and {seed + 1} gave the same selection: draw every random number "
-                    "from generator (and do not call torch.manual_seed)")
+                    "from the generator you are given, and do not reseed torch's global one")
     # without a generator (the default): it runs and returns a pair
     small = input_ids[:2, :20].clone()
     _unpack_masking(mask_tokens(small, set(SPECIAL_IDS), MASK, unigram.clone()), small)
@@ -290,21 +303,22 @@ def _loss_variants(logits, labels) -> list[tuple[torch.Tensor, str]]:
     return [
         (tok.sum(), f"your loss is the sum over the {n} selected tokens: L_MLM is their mean (divide by |M| = {n})"),
         (tok.sum() / (B * T), f"your loss is averaged over all B·T = {B * T} positions: average over the {n} "
-                              "selected positions only (labels != -100)"),
+                              "selected positions only, those whose label is not -100"),
         (F.cross_entropy(lg.reshape(-1, V), labels.clamp(min=0).reshape(-1)),
-         "your loss includes the unselected positions (label -100): keep only the positions where labels != -100"),
+         "your loss includes the unselected positions (label -100): only the selected positions, the set M, count"),
         (torch.stack(per_row).mean(), "you averaged each sequence's loss, then the sequences: L_MLM averages over "
                                       "all the selected tokens of the batch at once"),
-        (F.cross_entropy(probs[keep], labels[keep]), "you gave probabilities (after a softmax) to F.cross_entropy, "
-                                                     "which applies log-softmax itself: give it the logits"),
-        (-probs[keep].gather(-1, labels[keep, None]).mean(), "F.nll_loss expects log-probabilities, not "
-                                                             "probabilities: use F.cross_entropy on the logits"),
-        (-lg[keep].gather(-1, labels[keep, None]).mean(), "you took minus the logit of the label, without the "
-                                                          "log-softmax: use F.cross_entropy on the logits"),
+        (F.cross_entropy(probs[keep], labels[keep]), "you gave probabilities (after a softmax) to a cross-entropy "
+                                                     "that applies the log-softmax itself: give it the raw scores"),
+        (-probs[keep].gather(-1, labels[keep, None]).mean(), "you averaged minus the probability of the label; the "
+                                                             "loss is minus its *log*-probability"),
+        (-lg[keep].gather(-1, labels[keep, None]).mean(), "you took minus the logit of the label: a logit becomes a "
+                                                          "log-probability only after the log-softmax over the "
+                                                          "vocabulary"),
         (F.cross_entropy(lg[positive], labels[positive]),
          "your loss skips the positions whose label is 0, a real token id: only -100 marks the unselected positions"),
-        (F.cross_entropy(lg[keep], labels[keep]) / math.log(2), "your loss is in bits (log base 2): use the natural "
-                                                                "logarithm, as F.cross_entropy does"),
+        (F.cross_entropy(lg[keep], labels[keep]) / math.log(2), "your loss is in bits (log base 2): the chapter's "
+                                                                "loss, like PyTorch's, uses the natural logarithm"),
     ]
 
 
@@ -317,8 +331,8 @@ def _check_loss_case(masked_lm_loss, logits, labels, case):
         got = masked_lm_loss(lg, lb)
     except Wrong as e:
         if "Expected target size" in str(e):
-            raise Wrong(f"{e} ({case}): F.cross_entropy wants the classes on axis 1; select the positions first, "
-                        "logits[keep] (|M|, |V|) and labels[keep] (|M|,)") from None
+            raise Wrong(f"{e} ({case}): cross-entropy expects the classes on the second axis; picking out the "
+                        "selected positions first gives an (|M|, |V|) matrix of scores and |M| labels") from None
         raise
     if not torch.equal(lb, labels):
         raise Wrong(f"masked_lm_loss changed labels in place ({case}): work on a copy, or select with a mask")
@@ -326,7 +340,7 @@ def _check_loss_case(masked_lm_loss, logits, labels, case):
         raise Wrong(f"masked_lm_loss changed logits in place ({case})")
     if isinstance(got, numbers.Real):
         raise Wrong(f"masked_lm_loss should return a tensor (the loss backward() starts from), got "
-                    f"{type(got).__name__} {got!r}: drop .item() / float(…)")
+                    f"{type(got).__name__} {got!r}: a plain Python number cannot carry a gradient")
     got = expect_tensor(got, "the loss")
     if got.dim() != 0:
         shape = fmt_shape(got.shape)
@@ -334,8 +348,8 @@ def _check_loss_case(masked_lm_loss, logits, labels, case):
             raise Wrong(f"masked_lm_loss should return a scalar, got shape {shape} ({case}): these look like the "
                         f"losses of the {n} selected tokens; return their mean")
         if tuple(got.shape) == (B, T):
-            raise Wrong(f"masked_lm_loss should return a scalar, got shape {shape} ({case}): one loss per position "
-                        "(reduction='none'?); average over the selected positions only")
+            raise Wrong(f"masked_lm_loss should return a scalar, got shape {shape} ({case}): these look like one loss "
+                        "per position; L_MLM is one number, the mean over the selected positions only")
         raise Wrong(f"masked_lm_loss should return a scalar (shape ()), got shape {shape} ({case})")
     if not got.is_floating_point():
         raise Wrong(f"the loss has dtype {got.dtype} ({case}); it should be a float")
@@ -361,8 +375,9 @@ def check_mlm_loss(masked_lm_loss):
         logits.requires_grad_(True)
         loss = masked_lm_loss(logits, labels)
         if not loss.requires_grad:
-            raise Wrong("the loss is not connected to the logits (no gradient would flow): compute it with torch "
-                        "operations on the logits, without .item(), float() or torch.tensor(…)")
+            raise Wrong("the loss is not connected to the logits (no gradient would flow): it must be computed from "
+                        "the logits by tensor operations all the way, never through a plain Python number or a "
+                        "tensor built anew from one")
     return (f"matches course_lib.pretraining.masking.masked_lm_loss on {len(LOSS_CASES)} batches, gradient included")
 
 
@@ -377,8 +392,8 @@ def _nsp_reference(a, b, cls_id, sep_id):
 
 def _check_int_list(x, what: str, case: str) -> list[int]:
     if not isinstance(x, list):
-        raise Wrong(f"{what} should be a list of ints, got {type(x).__name__} ({case}): build it with list "
-                    "concatenation, e.g. [cls_id] + list(ids_a) + [sep_id] + …")
+        raise Wrong(f"{what} should be a plain Python list of ints, got {type(x).__name__} ({case}): the ids "
+                    "go in as lists and come out as one list")
     for v in x:
         if isinstance(v, bool) or not isinstance(v, numbers.Integral):
             raise Wrong(f"{what} should hold ints, found {v!r} of type {type(v).__name__} ({case})")
@@ -433,8 +448,8 @@ def check_nsp_input(build_nsp_input):
         answer = build_nsp_input(arg_a, arg_b, cls_id, sep_id)
         if (arg_a, arg_b) != (a, b):
             which = "ids_a" if arg_a != a else "ids_b"
-            raise Wrong(f"build_nsp_input changed {which} in place (append / extend / insert?) ({case}): build new "
-                        "lists, e.g. [cls_id] + list(ids_a) + [sep_id] + …")
+            raise Wrong(f"build_nsp_input changed {which} in place ({case}): the caller's lists must stay as they "
+                        "were, so build a new list instead of adding to the one you were given")
         if not isinstance(answer, (tuple, list)) or len(answer) != 2:
             raise Wrong(f"build_nsp_input should return a pair (input_ids, token_type_ids), got "
                         f"{type(answer).__name__} ({case})")
@@ -480,15 +495,15 @@ def _diagnose_q(q, p, alpha, expected, case):
         if close(q, P.pow(alpha)) or close(q, torch.as_tensor(p, dtype=torch.float64).pow(alpha)):
             hint += ": you computed p^α; now divide by Σ_j p_j^α"
         elif close(q, alpha * P):
-            hint += ": you computed α·p; eq. 11.7 raises p to the power α (p ** alpha), then normalises"
+            hint += ": you computed α·p; eq. 11.7 raises each p_i to the power α, then normalises"
         else:
             hint += ": divide by Σ_j p_j^α (eq. 11.7)"
         raise Wrong(f"{hint} ({case})")
     if alpha != 1 and close(q, P):
-        raise Wrong(f"your q is p normalised, as if α were 1 (α·p normalised is p again) ({case}): raise p to the "
-                    "power α, p ** alpha, before normalising")
+        raise Wrong(f"your q is p normalised, as if α were 1 (α·p normalised is p again) ({case}): each p_i must "
+                    "be raised to the power α before normalising")
     variants = [
-        (_normalised(torch.full_like(P, alpha).pow(P)), "you computed α^p; eq. 11.7 needs p^α: p ** alpha"),
+        (_normalised(torch.full_like(P, alpha).pow(P)), "you computed α^p; eq. 11.7 needs p^α, the share raised to the power α"),
         (_normalised(P.pow(1 / alpha)), "you raised p to the power 1/α; eq. 11.7 uses p^α"),
         (torch.softmax(alpha * P, 0), "you took a softmax of α·p; eq. 11.7 is p^α / Σ_j p_j^α, without exponentials"),
     ]
@@ -510,20 +525,20 @@ def check_language_sampling(language_probs):
             q = language_probs(arg, alpha)
         except Wrong as e:
             if isinstance(p, list):
-                raise Wrong(f"{e} (with {case}): p may be a list; convert it first, "
-                            "torch.as_tensor(p, dtype=torch.float64)") from None
+                raise Wrong(f"{e} (with {case}): p may be a plain list of counts; turn it into a floating-point "
+                            "tensor before computing with it") from None
             if isinstance(p, torch.Tensor) and not p.is_floating_point():
-                raise Wrong(f"{e} (with {case}): p may hold integer counts; convert it first, "
-                            "torch.as_tensor(p, dtype=torch.float64)") from None
+                raise Wrong(f"{e} (with {case}): p may hold integer counts; powers and shares need floating-point "
+                            "numbers, so convert them first") from None
             raise
         if isinstance(p, torch.Tensor) and not torch.equal(arg, p):
-            raise Wrong(f"language_probs changed p in place (p /= … ?) ({case}): compute a new tensor, "
-                        "p = p / p.sum()")
+            raise Wrong(f"language_probs changed p in place ({case}): the caller's p must stay as it was, so "
+                        "normalise into a new tensor")
         if isinstance(p, list) and arg != p:
             raise Wrong(f"language_probs changed the list p in place ({case})")
         if isinstance(q, (list, tuple)):
-            raise Wrong(f"language_probs should return a tensor, got a {type(q).__name__} ({case}): "
-                        "torch.as_tensor(p) first, then compute with tensors")
+            raise Wrong(f"language_probs should return a tensor, got a {type(q).__name__} ({case}): turn p into a "
+                        "tensor first and compute with tensors throughout")
         q = expect_tensor(q, f"q (for {case})")
         expect_shape(q, expected.shape, f"q ({case})")
         if not q.is_floating_point():
@@ -532,3 +547,191 @@ def check_language_sampling(language_probs):
             _diagnose_q(q, p, alpha, expected, case)
     return f"matches eq. 11.7 (course_lib.pretraining.multilingual.language_sampling_probs) on {len(LANGUAGE_CASES)} inputs, " \
            "counts and probabilities, lists and tensors"
+
+
+# ----------------------------------------------------------------------------- masked_batch (composing)
+
+BATCH_TEXTS = [  # lengths from 3 to 25 words, so that the batch is padded
+    "Please turn your homework in.",
+    "So long and thanks for all the fish.",
+    "The cloze task asks for a missing word given the words on both sides of it.",
+    "Mt. Sanitas is in Sunshine Canyon.",
+    "Bidirectional encoders see the whole sentence at once.",
+    "A token is selected for the loss with probability fifteen percent, and most selected tokens become masks.",
+    "It rained.",
+    "The model predicts the original token at every selected position.",
+    "Random replacements are drawn from the unigram distribution of the corpus, so frequent words are drawn "
+    "more often than rare ones.",
+    "Special tokens are never selected.",
+    "The river bank was steep and muddy after the storm.",
+    "She deposited the cheque at the bank on Monday morning before the lecture started.",
+    "Next sentence prediction asks whether the second sentence followed the first.",
+    "Padding fills the shorter sentences of a batch.",
+    "Only the selected tokens contribute to the loss, the others are context.",
+    "We stayed in.",
+    "Attention lets every token look at every other token in both directions, which a causal model cannot do.",
+    "The last hidden state of the classification token summarises the input.",
+    "Word pieces split rare words into frequent parts.",
+    "Thanks!",
+]
+BATCH_SEEDS = (0, 1, 2)
+
+
+@functools.cache
+def batch_model_and_tokenizer():
+    """A small random BERT with an MLM head over the embedded model's WordPiece vocabulary (seeded, dropout off).
+
+    Its initialisation is wider than BERT's, so that its attention is far from uniform and the answer
+    changes visibly when the padding is not masked.
+    """
+    from ..checkpoints import embedded_model_dir
+    from ..model.bert import BertConfig
+    from ..model.heads import BertForPreTraining
+    from ..tokenization.bert_tokenizer import BertTokenizer
+
+    tok = BertTokenizer.from_dir(embedded_model_dir())
+    config = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=64, hidden_dropout_prob=0.0,
+                        attention_probs_dropout_prob=0.0, initializer_range=0.5)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(11)
+        model = BertForPreTraining(config, nsp=False).eval()
+    model.name_or_path = "a small random BERT with an MLM head (the exercise's model)"
+    return model, tok
+
+
+def _batch_unigram(tok) -> torch.Tensor:
+    from ..pretraining.masking import unigram_distribution
+
+    return unigram_distribution(BATCH_TEXTS, tokenizer=tok)
+
+
+def _call_batch_loss(masked_batch_loss, model, tok, unigram, seed):
+    answer = masked_batch_loss(model, tok, list(BATCH_TEXTS), unigram.clone(), torch.Generator().manual_seed(seed))
+    if not isinstance(answer, (tuple, list)) or len(answer) != 3:
+        got = type(answer).__name__ if not isinstance(answer, (tuple, list)) else f"{len(answer)} values"
+        raise Wrong(f"masked_batch_loss should return three things, (loss, corrupted_ids, labels); got {got}")
+    loss, corrupted, labels = answer
+    if isinstance(loss, numbers.Real):
+        raise Wrong(f"the loss should be a tensor, got {type(loss).__name__} {loss!r}: a plain Python number cannot "
+                    "carry a gradient back to the model")
+    loss = expect_tensor(loss, "the loss (the first value returned)")
+    corrupted = expect_tensor(corrupted, "corrupted_ids (the second value returned)")
+    labels = expect_tensor(labels, "labels (the third value returned)")
+    return loss, corrupted, labels
+
+
+def _selected_loss(logits, labels) -> torch.Tensor:
+    keep = labels != IGNORE_INDEX
+    return F.cross_entropy(logits[keep].double(), labels[keep])
+
+
+def _check_batch_run(masked_batch_loss, model, tok, unigram, seed):
+    enc = tok(list(BATCH_TEXTS))
+    original, att = enc.input_ids, enc.attention_mask
+    loss, corrupted, labels = _call_batch_loss(masked_batch_loss, model, tok, unigram, seed)
+    if tuple(corrupted.shape) != tuple(original.shape):
+        raise Wrong(f"corrupted_ids has shape {fmt_shape(corrupted.shape)}; the {len(BATCH_TEXTS)} texts tokenized "
+                    f"together, padded to the longest, make a batch of shape {fmt_shape(original.shape)}: tokenize "
+                    "the whole list at once")
+    expect_shape(labels, original.shape, "labels")
+    pad = att == 0
+    special = torch.isin(original, torch.tensor(sorted(tok.special_ids))) & ~pad
+    sel = labels != IGNORE_INDEX
+    if (sel & pad).any():
+        raise Wrong(f"{int((sel & pad).sum())} padding positions were selected for the loss: padding is not text. "
+                    "The attention mask says which positions are padding; they must never be selected")
+    if (sel & special).any():
+        raise Wrong("[CLS] or [SEP] was selected for the loss: special tokens are never selected")
+    if (sel & (labels != original)).any():
+        raise Wrong("a label differs from the original token at its position: labels hold the original ids of "
+                    "the selected tokens (and -100 elsewhere)")
+    if ((corrupted != original) & ~sel).any():
+        raise Wrong("a position that was not selected was changed: only selected tokens are corrupted")
+    if not (corrupted == tok.mask_token_id).any():
+        raise Wrong("corrupted_ids contains no [MASK] at all: the model must be given the corrupted input, in which "
+                    "most selected tokens are [MASK]")
+    eligible = ~pad & ~special
+    n_eligible, n_sel = int(eligible.sum()), int(sel.sum())
+    if not _within(n_sel / n_eligible, 0.15, n_eligible):
+        raise Wrong(f"{n_sel} of the {n_eligible} text tokens were selected ({n_sel / n_eligible:.0%}); about 15% "
+                    "should be")
+    with torch.no_grad():
+        ref = _selected_loss(model(corrupted, att, enc.token_type_ids).logits, labels)
+    if loss.dim() != 0:
+        raise Wrong(f"the loss should be a single number (shape ()), got shape {fmt_shape(loss.shape)}: average "
+                    "over the selected tokens")
+    if close(loss, ref):
+        return n_eligible, n_sel
+    with torch.no_grad():
+        logits_no_mask = model(corrupted).logits
+        logits_original = model(original, att, enc.token_type_ids).logits
+        logits = model(corrupted, att, enc.token_type_ids).logits
+    keep = labels != IGNORE_INDEX
+    every = F.cross_entropy(logits.double().reshape(-1, logits.size(-1)), original.reshape(-1))
+    variants = [
+        (_selected_loss(logits_no_mask, labels), "your loss is what the model gives when it also attends to the "
+         "padding: give it the attention mask of the padded batch, so that no token looks at [PAD] positions"),
+        (_selected_loss(logits_original, labels), "your loss is the model's loss on the original, uncorrupted "
+         "text: the model must see the corrupted ids (else it can simply copy the answer it is shown)"),
+        (F.cross_entropy(logits[keep].double(), labels[keep], reduction="sum"), "your loss is the sum over the "
+         "selected tokens; L_MLM is their mean"),
+        (every, "your loss averages over every position of the batch, padding included: only the selected tokens "
+         "count"),
+        (F.cross_entropy(logits[eligible].double(), original[eligible]), "your loss averages over every text "
+         "token; only the selected tokens (the set M) count"),
+    ]
+    for value, hint in variants:
+        if close(loss, value):
+            raise Wrong(hint)
+    raise Wrong(f"your loss is {float(loss):.4f}; the model's mean cross-entropy over the {n_sel} selected tokens of "
+                f"your corrupted batch is {float(ref):.4f}")
+
+
+@exercise("masked_batch", needs=["masked_batch_loss"])
+def check_masked_batch(masked_batch_loss):
+    model, tok = batch_model_and_tokenizer()
+    unigram = _batch_unigram(tok)
+    n_eligible = n_sel = 0
+    first = None
+    for seed in BATCH_SEEDS:
+        e, s = _check_batch_run(masked_batch_loss, model, tok, unigram, seed)
+        n_eligible, n_sel = n_eligible + e, n_sel + s
+        if first is None:
+            first = _call_batch_loss(masked_batch_loss, model, tok, unigram, seed)
+    again = _call_batch_loss(masked_batch_loss, model, tok, unigram, BATCH_SEEDS[0])
+    if not (torch.equal(again[2], first[2]) and torch.equal(again[1], first[1])):
+        raise Wrong("two calls with the same seeded generator gave different batches: every random draw must come "
+                    "from the generator you are given")
+    return (f"{len(BATCH_TEXTS)} texts → a padded batch, {n_sel} of {n_eligible} text tokens selected over "
+            f"{len(BATCH_SEEDS)} seeds, no padding or special token selected, the loss the model gives on your "
+            "corrupted batch")
+
+
+# ----------------------------------------------------------------------------- predictions
+
+question(
+    "unchanged_prediction", variable="at_unchanged", choices=["the token it sees", "[MASK]", "the most frequent token"],
+    answer="the token it sees",
+    why="10% of the selected tokens stay as they are and must still be predicted, so the model learns that an "
+        "observed token is usually right: where it sees a real token, it mostly predicts that very token. That "
+        "keeps its output at real tokens meaningful, which matters because after pretraining its inputs contain "
+        "no [MASK] at all",
+    hint="think about what the 10% unchanged tokens teach: the model is asked to predict a token it can see. "
+         "Which answer is right there most of the time?")
+
+question(
+    "share_in_loss", variable="share_in_loss", choices=["1.5%", "12%", "15%", "85%", "100%"], answer="15%",
+    why="every selected token is predicted, whatever its fate: 80% of them are [MASK]ed (12% of the text), but the "
+        "10% random and the 10% unchanged ones are in the loss too; the other 85% of the tokens are only context. "
+        "That is the inefficiency the chapter points out (ELECTRA learns from every position)",
+    hint="the loss runs over the set M of selected tokens. Are the selected tokens that were not replaced by "
+         "[MASK] in M?")
+
+question(
+    "loss_at_start", variable="loss_at_start", choices=["ln|V|", "the unigram entropy", "0"], answer="ln|V|",
+    why="random weights give nearly equal scores to every token of the vocabulary, so the probability of the right "
+        "one is about 1/|V| and the cross-entropy about ln|V|. Learning how frequent each token is brings it down "
+        "to the unigram entropy; only the context can bring it below",
+    hint="with random, small weights, how different are the scores of the |V| tokens? What probability does that "
+         "give the right one, and what is minus its logarithm?")

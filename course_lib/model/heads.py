@@ -41,13 +41,24 @@ class PreTrainingOutput:
 
 
 class BertPredictionHeadTransform(nn.Module):
-    """h = LayerNorm(GELU(W z)): the MLM head's hidden layer."""
+    """h = LayerNorm(GELU(W z + b)): the MLM head's hidden layer, (B, T, d) -> (B, T, d).
+
+    Why a layer here at all, when the chapter writes y = softmax(W_V z)? The last encoder layer must serve
+    every position, selected or not, and (after pretraining) every task; this small transform lets the
+    MLM head reshape z into the space of the output embeddings without bending the encoder's states
+    towards the vocabulary. The output matrix is the word-embedding table itself (weight tying), so
+    ``h`` is compared with the same vectors the input looks words up in.
+    """
 
     def __init__(self, config: BertConfig):
         super().__init__()
         self.dense = nn.Linear(config.hidden_size, config.hidden_size)
         self.act = ACTIVATIONS[config.hidden_act]
+        self.act_name = config.hidden_act
         self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+
+    def extra_repr(self) -> str:  # the activation is a function, not a module: name it in the printout
+        return f"dense -> {self.act_name.upper()} -> LayerNorm"
 
     def forward(self, z):
         return self.LayerNorm(self.act(self.dense(z)))
@@ -130,3 +141,34 @@ class BertForPreTraining(nn.Module):
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
+
+
+PRETRAINING_PARTS = {  # part -> prefixes of its parameter names (Hugging Face names)
+    "embeddings (word, position, segment, LayerNorm)": ("bert.embeddings.",),
+    "transformer blocks": ("bert.encoder.",),
+    "pooler (W, b of tanh(W z_CLS + b))": ("bert.pooler.",),
+    "MLM head: transform (dense + LayerNorm)": ("cls.predictions.transform.",),
+    "MLM head: output bias b": ("cls.predictions.bias", "cls.predictions.decoder.bias"),
+    "MLM head: output matrix (tied: the word embeddings)": ("cls.predictions.decoder.weight",),
+    "NSP head W_NSP": ("cls.seq_relationship.",),
+}
+
+
+def pretraining_parameter_breakdown(config: BertConfig, nsp: bool = True) -> dict[str, int]:
+    """Part -> parameters of ``BertForPreTraining(config)``, built on the meta device (nothing allocated).
+
+    Tied tensors are counted once, where PyTorch lists them first: the MLM output matrix *is* the word-embedding
+    table, so its part counts 0 (an untied one would add vocab_size × hidden_size). The values sum to
+    ``model.num_parameters()``.
+    """
+    with torch.device("meta"):
+        model = BertForPreTraining(config, nsp=nsp)
+    counts = dict.fromkeys(PRETRAINING_PARTS, 0)
+    for name, p in model.named_parameters():  # named_parameters lists a shared tensor once
+        part = next((k for k, pre in PRETRAINING_PARTS.items() if name.startswith(pre)), None)
+        if part is None:
+            raise ValueError(f"parameter {name!r} belongs to no part of {list(PRETRAINING_PARTS)}")
+        counts[part] += p.numel()
+    if not nsp:
+        del counts["NSP head W_NSP"]
+    return counts

@@ -5,15 +5,19 @@ unigram distribution, 10% unchanged, special tokens never chosen, whole-word mas
 averaged over the selected tokens only (``masking``, §11.2.1); next-sentence-prediction pairs with
 segment ids (§11.2.2); RoBERTa's dynamic masking and packing to a fixed length; BART's corruptions
 (``noising``); multilingual sampling with q_i = p_i^α / Σ_j p_j^α, eq. 11.7 (``multilingual``); the
-live pretraining of a tiny BERT (``training``) and fill-mask with a model's MLM head (``fill_mask``).
+live pretraining of a tiny BERT (``training``), MLM domain adaptation (``adaptation``, lecture 003) and
+fill-mask with a model's MLM head, with what it predicts at each fate of the 80/10/10 corruption
+(``fill_mask``).
 """
-from .fill_mask import ClozeAccuracy, MaskPrediction, NoMLMHeadError, fill_mask, masked_token_accuracy
+from .fill_mask import (ClozeAccuracy, ClozeRow, FateStats, MaskPrediction, NoMLMHeadError, cloze_table, fill_mask,
+                        masked_token_accuracy, predictions_by_fate)
 from .masking import (IGNORE_INDEX, DynamicMasker, MaskedBatch, NSPPair, StaticMasker, encode_nsp, masked_lm_loss,
                       mlm_mask, nsp_pairs, pack_sequences, unigram_distribution)
 from .multilingual import language_sampling_probs
 
 __all__ = [
-    "ClozeAccuracy", "MaskPrediction", "NoMLMHeadError", "fill_mask", "masked_token_accuracy", "IGNORE_INDEX",
+    "ClozeAccuracy", "ClozeRow", "FateStats", "MaskPrediction", "NoMLMHeadError", "cloze_table", "fill_mask",
+    "masked_token_accuracy", "predictions_by_fate", "IGNORE_INDEX",
     "DynamicMasker", "MaskedBatch", "NSPPair", "StaticMasker", "encode_nsp", "masked_lm_loss", "mlm_mask",
     "nsp_pairs", "pack_sequences", "unigram_distribution", "language_sampling_probs",
 ]

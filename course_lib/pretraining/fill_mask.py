@@ -104,3 +104,131 @@ def masked_token_accuracy(model, tokenizer, texts, unigram: torch.Tensor, *, sel
     if n == 0:
         raise ValueError("the texts are too short: no token was selected for masking")
     return ClozeAccuracy(n, hit1 / n, hit5 / n, b1 / n, b5 / n)
+
+
+FATES = ("[MASK]", "random token", "unchanged", "not selected")
+
+
+@dataclass
+class FateStats:
+    """What the MLM head predicts at the positions that met one fate of the 80/10/10 corruption.
+
+    n:               number of positions
+    top1_original:   share where the top-1 prediction is the original token
+    p_original:      mean probability of the original token
+    top1_shown:      share where the top-1 prediction is the token the model was shown (for [MASK]: 0)
+    """
+
+    fate: str
+    n: int
+    top1_original: float
+    p_original: float
+    top1_shown: float
+
+    def __str__(self) -> str:
+        return (f"{self.fate:13s} {self.n:6,d} positions: top-1 = original {self.top1_original:6.1%}, "
+                f"mean P(original) {self.p_original:.3f}, top-1 = the token shown {self.top1_shown:6.1%}")
+
+
+@torch.no_grad()
+def predictions_by_fate(model, tokenizer, texts, unigram: torch.Tensor, *, seed: int = 0,
+                        batch_size: int = 64) -> dict[str, FateStats]:
+    """Corrupt ``texts`` as in training (15%; 80/10/10) and ask the MLM head about every position.
+
+    Why 80/10/10 (§11.2.1)? If every selected token became [MASK], the head would only ever be trained
+    where it sees [MASK], and could ignore what a real token tells it; but after pretraining there is no
+    [MASK] in the input. The 10% random tokens teach it not to trust a token blindly, the 10% unchanged
+    ones that an observed token is usually right. The result shows both at once: at "unchanged" (and at
+    "not selected") positions the head predicts the token it sees; at "random token" positions it often
+    recovers the original instead of copying what it was shown. A random replacement that happened to
+    draw the original token counts as "unchanged".
+
+    Returns {fate: FateStats} for "[MASK]", "random token", "unchanged" and "not selected".
+    """
+    from .masking import mlm_mask
+
+    if not getattr(model, "has_mlm_head", False):
+        raise NoMLMHeadError(f"{getattr(model, 'name_or_path', 'this model')} has no MLM head to ask")
+    texts = list(texts)
+    if not texts:
+        raise ValueError("no texts to corrupt")
+    g = torch.Generator().manual_seed(seed)
+    sums = {f: torch.zeros(4, dtype=torch.float64) for f in FATES}  # n, top1 == original, P(original), top1 == shown
+    dev = model.device
+    for i in range(0, len(texts), batch_size):
+        enc = tokenizer(texts[i:i + batch_size])
+        b = mlm_mask(enc.input_ids, special_ids=tokenizer.special_ids, mask_token_id=tokenizer.mask_token_id,
+                     unigram=unigram, generator=g, attention_mask=enc.attention_mask)
+        out = model.bert(b.input_ids.to(dev), enc.attention_mask.to(dev), enc.token_type_ids.to(dev))
+        original, shown = enc.input_ids.to(dev), b.input_ids.to(dev)
+        swapped = b.randomized.to(dev) & (shown != original)
+        groups = {"[MASK]": b.masked.to(dev), "random token": swapped,
+                  "unchanged": (b.kept.to(dev) | (b.randomized.to(dev) & ~swapped)),
+                  "not selected": (b.eligible & ~b.selected).to(dev)}
+        for fate, where in groups.items():
+            if not where.any():
+                continue
+            p = model.cls.predictions(out.last_hidden_state[where]).softmax(-1)  # (n, |V|)
+            orig, seen = original[where], shown[where]
+            top1 = p.argmax(-1)
+            sums[fate] += torch.tensor([where.sum().item(), (top1 == orig).sum().item(),
+                                        p.gather(1, orig[:, None]).sum().item(), (top1 == seen).sum().item()],
+                                       dtype=torch.float64)
+    stats = {}
+    for fate, (n, t1, po, ts) in ((f, s.tolist()) for f, s in sums.items()):
+        n = int(n)
+        stats[fate] = FateStats(fate, n, t1 / n if n else float("nan"), po / n if n else float("nan"),
+                                ts / n if n else float("nan"))
+    return stats
+
+
+@dataclass
+class ClozeRow:
+    """One [MASK] of a cloze sentence: the model's top-k, and where it ranks the word the text had there."""
+
+    text: str
+    mask: int                  # which [MASK] of the text (0-based)
+    word: str | None           # the word the original text has there (None: not known)
+    tokens: list[str]
+    probs: list[float]
+    word_rank: int | None      # 1 = the model's first guess; None when the word is not one token of the vocabulary
+    word_prob: float | None
+
+    def summary(self) -> str:
+        """The top-k with probabilities, and the rank and probability of the word (without the text)."""
+        top = ", ".join(f"{t} {p:.3f}" for t, p in zip(self.tokens, self.probs))
+        if self.word is None:
+            about = ""
+        elif self.word_rank is None:
+            about = f"  | {self.word!r} is not a single token of the vocabulary"
+        else:
+            about = f"  | {self.word!r}: rank {self.word_rank:,}, p = {self.word_prob:.4f}"
+        return top + about
+
+    def __str__(self) -> str:
+        return f"{self.text}  [MASK] #{self.mask + 1}: {self.summary()}"
+
+
+@torch.no_grad()
+def cloze_table(model, tokenizer, items, top_k: int = 5) -> list[ClozeRow]:
+    """Fill-mask on cloze sentences whose answers are known: ``items`` is a list of (text, words), one word
+    (or None) per [MASK] of the text. Each row has the top-k and the rank and probability of the word."""
+    rows = []
+    for text, words in items:
+        words = list(words)
+        enc = tokenizer(text, device=model.device)
+        positions = (enc.input_ids[0] == tokenizer.mask_token_id).nonzero().flatten().tolist()
+        if len(words) != len(positions):
+            raise ValueError(f"{text!r} has {len(positions)} [MASK]s but {len(words)} words were given for them")
+        logits = model(**enc).logits[0]  # (T, |V|)
+        for i, (pos, word) in enumerate(zip(positions, words)):
+            p = logits[pos].softmax(-1)
+            top = p.topk(top_k)
+            rank = prob = None
+            wid = tokenizer.token_to_id(word.lower()) if word is not None else None
+            if wid is not None:
+                prob = float(p[wid])
+                rank = int((p > p[wid]).sum()) + 1
+            rows.append(ClozeRow(text, i, word, tokenizer.convert_ids_to_tokens(top.indices), top.values.tolist(),
+                                 rank, prob))
+    return rows

@@ -59,63 +59,68 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
         "([CLS], [SEP], padding) are never selected" + WITH_015),
     "labels are the input ids everywhere": ("mlm_masking", masking(
         "labels = torch.where(selected, input_ids, torch.full_like(input_ids, -100))", "labels = input_ids.clone()"),
-        "labels should be -100 at unselected positions; found 1171 at (0, 1): "
-        "labels = torch.where(selected, input_ids, -100)" + WITH_015),
+        'labels should be -100 at unselected positions; found 1171 at (0, 1): a label keeps the original id '
+        'only where the token was selected for the loss (with the default select_prob=0.15)'),
     "labels -100 only at the special tokens": ("mlm_masking", masking(
         "labels = torch.where(selected, input_ids, torch.full_like(input_ids, -100))",
         "labels = torch.where(eligible, input_ids, torch.full_like(input_ids, -100))"),
-        "labels should be -100 at unselected positions; found 1171 at (0, 1): "
-        "labels = torch.where(selected, input_ids, -100)" + WITH_015),
+        'labels should be -100 at unselected positions; found 1171 at (0, 1): a label keeps the original id '
+        'only where the token was selected for the loss (with the default select_prob=0.15)'),
     "a default select_prob of 0.5": ("mlm_masking", masking("select_prob=0.15, generator", "select_prob=0.5, generator"),
         "50.0% of the tokens were selected, expected about 15%" + WITH_015),
     "select_prob hard-coded to 0.15": ("mlm_masking", masking("< select_prob)", "< 0.15)"),
         "14.8% of the tokens were selected, expected about 30%: use the select_prob argument, not a fixed 0.15"
         + WITH_03),
     "selected above select_prob": ("mlm_masking", masking("< select_prob)", "> select_prob)"),
-        "85.0% of the tokens were selected, expected about 15%: select a token when its random number is below "
-        "select_prob (torch.rand(…) < select_prob)" + WITH_015),
+        '85.0% of the tokens were selected, expected about 15%: a token should be selected when its uniform '
+        'random number falls below select_prob, which happens with probability select_prob (with the default '
+        'select_prob=0.15)'),
     "unchanged tokens without labels": ("mlm_masking", masking(
         "    return corrupted, labels", "    return corrupted, torch.where(selected & (fate < 0.9), input_ids, -100)"),
         "13.6% of the tokens were selected, expected about 15%: are the selected tokens that stay unchanged missing "
         "from the labels? They get their original id as label too" + WITH_015),
     "no random tokens (80/0/20)": ("mlm_masking", masking("    if n_random:", "    if False:"),
-        "80% of the selected tokens became [MASK], 0% random tokens and 20% stayed unchanged; expected about 80%, "
-        "10% and 10%: replace 10% of the selected tokens by tokens drawn with torch.multinomial(unigram, …)"
-        + WITH_015),
+        '80% of the selected tokens became [MASK], 0% random tokens and 20% stayed unchanged; expected about '
+        '80%, 10% and 10%: 10% of the selected tokens should become a token drawn from the unigram '
+        'distribution (with the default select_prob=0.15)'),
     "no unchanged tokens (80/20/0)": ("mlm_masking", masking("(fate < 0.9)", "(fate <= 1)"),
         "80% of the selected tokens became [MASK], 20% random tokens and 0% stayed unchanged; expected about 80%, "
         "10% and 10%: leave 10% of the selected tokens unchanged" + WITH_015),
     "fates from independent draws": ("mlm_masking", masking(
         "randomized = selected & (fate >= 0.8) & (fate < 0.9)",
         "randomized = selected & ~masked & (torch.rand(input_ids.shape, generator=generator) < 0.1)"),
-        "80% of the selected tokens became [MASK], 2% random tokens and 18% stayed unchanged; expected about 80%, "
-        "10% and 10%: draw one more random number per token: below 0.8 -> [MASK], 0.8 to 0.9 -> a random token, "
-        "above 0.9 -> unchanged" + WITH_015),
+        '80% of the selected tokens became [MASK], 2% random tokens and 18% stayed unchanged; expected about '
+        '80%, 10% and 10%: each selected token needs its own fate, decided by a second uniform number per '
+        'token: 80% of its range means [MASK], 10% a random token, 10% unchanged (with the default '
+        'select_prob=0.15)'),
     "random tokens uniform over the vocabulary": ("mlm_masking", masking(
         MULTINOMIAL, "torch.randint(len(unigram), (n_random,), generator=generator)"),
-        "position (0, 77) became token 1685 as a random replacement, but unigram gives that token probability 0: "
-        "draw the random tokens from unigram, torch.multinomial(unigram, n, replacement=True, generator=generator)"
-        + WITH_015),
+        'position (0, 77) became token 1685 as a random replacement, but unigram gives that token probability '
+        '0: the random tokens must be drawn from the unigram distribution, not uniformly from the vocabulary '
+        '(with the default select_prob=0.15)'),
     "random tokens uniform over unigram's support": ("mlm_masking", masking(
         MULTINOMIAL, "torch.multinomial((unigram > 0).float(), n_random, replacement=True, generator=generator)"),
-        "the random replacements do not follow unigram: token 200 has probability 30% but replaced 14% of them; "
-        "draw them with torch.multinomial(unigram, n, replacement=True)" + WITH_015),
+        'the random replacements do not follow unigram: token 200 has probability 30% but replaced 14% of '
+        'them; draw each one with the unigram probabilities as weights (with the default select_prob=0.15)'),
     "one random token for all": ("mlm_masking", masking(MULTINOMIAL, "torch.multinomial(unigram, 1, generator=generator)"),
-        "every random replacement is token 200: draw one token per replaced position, "
-        "torch.multinomial(unigram, n, replacement=True, generator=generator)" + WITH_015),
+        'every random replacement is token 200: draw one token for every replaced position, each one drawn on '
+        'its own (with the default select_prob=0.15)'),
     "multinomial without replacement": ("mlm_masking", masking(", replacement=True", ""),
-        "no token was drawn twice as a random replacement, although unigram has only 8 tokens of non-zero "
-        "probability: torch.multinomial draws without replacement unless you pass replacement=True" + WITH_015),
+        'no token was drawn twice as a random replacement, although unigram has only 8 tokens of non-zero '
+        'probability: the draws were made without replacement; each replaced position needs an independent '
+        'draw, so a frequent token can be drawn many times (with the default select_prob=0.15)'),
     "multinomial without the generator": ("mlm_masking", masking(
         "replacement=True, generator=generator)", "replacement=True)"),
-        "two calls with the same generator, torch.Generator().manual_seed(0), gave different results: pass "
-        "generator=generator to every random call (torch.rand, torch.multinomial)"),
+        'two calls with the same generator, torch.Generator().manual_seed(0), gave different results: every '
+        'random number (the selection, the fates, the random tokens) must come from the generator you are '
+        'given'),
     "generator ignored, global seed": ("mlm_masking", masking(
         "    eligible =", "    torch.manual_seed(0)\n    generator = None\n    eligible ="),
-        "generators seeded 0 and 1 gave the same selection: draw every random number from generator (and do not "
-        "call torch.manual_seed)"),
+        'generators seeded 0 and 1 gave the same selection: draw every random number from the generator you '
+        "are given, and do not reseed torch's global one"),
     "input modified in place": ("mlm_masking", masking("corrupted = input_ids.clone()", "corrupted = input_ids"),
-        "mask_tokens changed input_ids in place: work on a copy, corrupted = input_ids.clone()" + WITH_015),
+        'mask_tokens changed input_ids in place: corrupt a copy, so that the caller keeps the original ids '
+        '(the labels are taken from them) (with the default select_prob=0.15)'),
     "labels from the corrupted ids": ("mlm_masking", masking(
         "    return corrupted, labels", "    return corrupted, torch.where(selected, corrupted, -100)"),
         "the label at (0, 2) is 103, the corrupted id, instead of the original id 1806: take the labels from "
@@ -130,42 +135,46 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
         "labels should hold the original token ids at the selected positions, not 0/1 flags; found 1 at (0, 2) "
         "where the original id is 1806" + WITH_015),
     "float labels": ("mlm_masking", masking("    return corrupted, labels", "    return corrupted, labels.float()"),
-        "labels have dtype torch.float32; F.cross_entropy needs torch.long (int64) labels" + WITH_015),
+        'labels have dtype torch.float32; cross-entropy needs 64-bit integer (long) class labels (with the '
+        'default select_prob=0.15)'),
     "returns (labels, corrupted)": ("mlm_masking", masking("return corrupted, labels", "return labels, corrupted"),
         "return (corrupted_ids, labels) in this order: yours look like (labels, corrupted_ids)" + WITH_015),
     "returns only the corrupted ids": ("mlm_masking", masking("return corrupted, labels", "return corrupted"),
         "mask_tokens should return a pair (corrupted_ids, labels), got a single tensor" + WITH_015),
     "special_ids (a set) straight into a tensor": ("mlm_masking", masking(
         "torch.tensor(sorted(special_ids))", "torch.tensor(special_ids)"),
-        "your function mask_tokens raised RuntimeError: Could not infer dtype of set: special_ids is a set (as "
-        "tokenizer.special_ids is); make a tensor of it first, torch.tensor(sorted(special_ids))" + WITH_015),
+        'your function mask_tokens raised RuntimeError: Could not infer dtype of set: special_ids is a Python '
+        'set (as tokenizer.special_ids is); tensor operations need the ids as a tensor or a list first (with '
+        'the default select_prob=0.15)'),
     # ------------------------------------------------------------------ mlm_loss
     "loss summed": ("mlm_loss", LOSS + "    return F.cross_entropy(logits[keep], labels[keep], reduction='sum')",
         "your loss is the sum over the 10 selected tokens: L_MLM is their mean (divide by |M| = 10)" + LOSS_CASE),
     "loss averaged over all positions": ("mlm_loss", LOSS + """\
     return F.cross_entropy(logits.flatten(0, 1), labels.flatten(), reduction="sum") / labels.numel()""",
-        "your loss is averaged over all B·T = 21 positions: average over the 10 selected positions only "
-        "(labels != -100)" + LOSS_CASE),
+        'your loss is averaged over all B·T = 21 positions: average over the 10 selected positions only, '
+        'those whose label is not -100 (logits (3, 7, 11), 10 selected tokens)'),
     "per-token losses": ("mlm_loss", LOSS + "    return F.cross_entropy(logits[keep], labels[keep], reduction='none')",
         "masked_lm_loss should return a scalar, got shape (10,)" + LOSS_CASE + ": these look like the losses of the "
         "10 selected tokens; return their mean"),
     "per-position losses": ("mlm_loss", LOSS + """\
     return F.cross_entropy(logits.transpose(1, 2), labels.clamp(min=0), reduction="none")""",
-        "masked_lm_loss should return a scalar, got shape (3, 7)" + LOSS_CASE + ": one loss per position "
-        "(reduction='none'?); average over the selected positions only"),
+        'masked_lm_loss should return a scalar, got shape (3, 7) (logits (3, 7, 11), 10 selected tokens): '
+        'these look like one loss per position; L_MLM is one number, the mean over the selected positions '
+        'only'),
     "probabilities instead of logits": ("mlm_loss", LOSS + """\
     return F.cross_entropy(logits.softmax(-1)[keep], labels[keep])""",
-        "you gave probabilities (after a softmax) to F.cross_entropy, which applies log-softmax itself: give it the "
-        "logits" + LOSS_CASE),
+        'you gave probabilities (after a softmax) to a cross-entropy that applies the log-softmax itself: '
+        'give it the raw scores (logits (3, 7, 11), 10 selected tokens)'),
     "nll_loss of probabilities": ("mlm_loss", LOSS + "    return F.nll_loss(logits.softmax(-1)[keep], labels[keep])",
-        "F.nll_loss expects log-probabilities, not probabilities: use F.cross_entropy on the logits" + LOSS_CASE),
+        'you averaged minus the probability of the label; the loss is minus its *log*-probability (logits (3, '
+        '7, 11), 10 selected tokens)'),
     "nll_loss of logits": ("mlm_loss", LOSS + "    return F.nll_loss(logits[keep], labels[keep])",
-        "you took minus the logit of the label, without the log-softmax: use F.cross_entropy on the logits"
-        + LOSS_CASE),
+        'you took minus the logit of the label: a logit becomes a log-probability only after the log-softmax '
+        'over the vocabulary (logits (3, 7, 11), 10 selected tokens)'),
     "unselected positions included as label 0": ("mlm_loss", LOSS + """\
     return F.cross_entropy(logits.flatten(0, 1), labels.clamp(min=0).flatten())""",
-        "your loss includes the unselected positions (label -100): keep only the positions where labels != -100"
-        + LOSS_CASE),
+        'your loss includes the unselected positions (label -100): only the selected positions, the set M, '
+        'count (logits (3, 7, 11), 10 selected tokens)'),
     "label 0 taken for unselected": ("mlm_loss", "def masked_lm_loss(logits, labels):\n    keep = labels > 0\n"
                                      "    return F.cross_entropy(logits[keep], labels[keep])",
         "your loss skips the positions whose label is 0, a real token id: only -100 marks the unselected positions"
@@ -175,17 +184,19 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
         "you averaged each sequence's loss, then the sequences: L_MLM averages over all the selected tokens of the "
         "batch at once" + LOSS_CASE),
     "loss in bits": ("mlm_loss", "import math\n" + LOSS + "    return F.cross_entropy(logits[keep], labels[keep]) / math.log(2)",
-        "your loss is in bits (log base 2): use the natural logarithm, as F.cross_entropy does" + LOSS_CASE),
+        "your loss is in bits (log base 2): the chapter's loss, like PyTorch's, uses the natural logarithm "
+        '(logits (3, 7, 11), 10 selected tokens)'),
     "a float": ("mlm_loss", LOSS + "    return F.cross_entropy(logits[keep], labels[keep]).item()",
         "masked_lm_loss should return a tensor (the loss backward() starts from), got float"),
     "a new tensor without gradient": ("mlm_loss", LOSS + """\
     return torch.tensor(F.cross_entropy(logits[keep], labels[keep]).item())""",
-        "the loss is not connected to the logits (no gradient would flow): compute it with torch operations on the "
-        "logits, without .item(), float() or torch.tensor(…)"),
+        'the loss is not connected to the logits (no gradient would flow): it must be computed from the '
+        'logits by tensor operations all the way, never through a plain Python number or a tensor built anew '
+        'from one'),
     "classes on the last axis": ("mlm_loss", LOSS + "    return F.cross_entropy(logits, labels)",
-        "your function masked_lm_loss raised RuntimeError: Expected target size [3, 11], got [3, 7]" + LOSS_CASE
-        + ": F.cross_entropy wants the classes on axis 1; select the positions first, logits[keep] (|M|, |V|) and "
-          "labels[keep] (|M|,)"),
+        'your function masked_lm_loss raised RuntimeError: Expected target size [3, 11], got [3, 7] (logits '
+        '(3, 7, 11), 10 selected tokens): cross-entropy expects the classes on the second axis; picking out '
+        'the selected positions first gives an (|M|, |V|) matrix of scores and |M| labels'),
     "labels changed in place": ("mlm_loss", "def masked_lm_loss(logits, labels):\n"
                                 "    labels[labels == -100] = 0\n"
                                 "    return F.cross_entropy(logits[labels > 0], labels[labels > 0])",
@@ -222,25 +233,28 @@ def build_nsp_input(ids_a, ids_b, cls_id, sep_id):
     ids_a.insert(0, cls_id)
     ids_a.append(sep_id)
     return ids_a + ids_b + [sep_id], [0] * (n_a + 2) + [1] * (len(ids_b) + 1)""",
-        "build_nsp_input changed ids_a in place (append / extend / insert?)" + NSP_CASE + ": build new lists, e.g. "
-        "[cls_id] + list(ids_a) + [sep_id] + …"),
+        'build_nsp_input changed ids_a in place (A = [7, 8, 9], B = [4, 5], cls_id = 101, sep_id = 102): the '
+        "caller's lists must stay as they were, so build a new list instead of adding to the one you were "
+        'given'),
     "tensors instead of lists": ("nsp_input", nsp("return input_ids, token_type_ids",
                                                   "return torch.tensor(input_ids), torch.tensor(token_type_ids)"),
-        "input_ids (the first value returned) should be a list of ints, got Tensor" + NSP_CASE + ": build it with "
-        "list concatenation, e.g. [cls_id] + list(ids_a) + [sep_id] + …"),
+        'input_ids (the first value returned) should be a plain Python list of ints, got Tensor (A = [7, 8, '
+        '9], B = [4, 5], cls_id = 101, sep_id = 102): the ids go in as lists and come out as one list'),
     # ------------------------------------------------------------------ language_sampling
     "not normalised": ("language_sampling", PROBS + "    return p ** alpha",
         "your q sums to 2.43, expected 1: you computed p^α; now divide by Σ_j p_j^α" + PROB_CASE),
     "alpha ignored": ("language_sampling", PROBS + "    return p",
-        "your q is p normalised, as if α were 1 (α·p normalised is p again)" + PROB_CASE + ": raise p to the power α, "
-        "p ** alpha, before normalising"),
+        'your q is p normalised, as if α were 1 (α·p normalised is p again) (p = [0.6, 0.25, 0.1, 0.05] '
+        '(probabilities, a torch.float32 tensor), α = 0.3): each p_i must be raised to the power α before '
+        'normalising'),
     "alpha times p, normalised": ("language_sampling", PROBS + "    return alpha * p / (alpha * p).sum()",
         "your q is p normalised, as if α were 1 (α·p normalised is p again)" + PROB_CASE),
     "alpha times p": ("language_sampling", PROBS + "    return alpha * p",
-        "your q sums to 0.30, expected 1: you computed α·p; eq. 11.7 raises p to the power α (p ** alpha), then "
-        "normalises" + PROB_CASE),
+        'your q sums to 0.30, expected 1: you computed α·p; eq. 11.7 raises each p_i to the power α, then '
+        'normalises (p = [0.6, 0.25, 0.1, 0.05] (probabilities, a torch.float32 tensor), α = 0.3)'),
     "alpha to the power p": ("language_sampling", PROBS + "    q = alpha ** p\n    return q / q.sum()",
-        "you computed α^p; eq. 11.7 needs p^α: p ** alpha" + PROB_CASE),
+        'you computed α^p; eq. 11.7 needs p^α, the share raised to the power α (p = [0.6, 0.25, 0.1, 0.05] '
+        '(probabilities, a torch.float32 tensor), α = 0.3)'),
     "p to the power 1/alpha": ("language_sampling", PROBS + "    q = p ** (1 / alpha)\n    return q / q.sum()",
         "you raised p to the power 1/α; eq. 11.7 uses p^α" + PROB_CASE),
     "softmax of alpha p": ("language_sampling", PROBS + "    return torch.softmax(alpha * p, 0)",
@@ -249,25 +263,97 @@ def build_nsp_input(ids_a, ids_b, cls_id, sep_id):
 def language_probs(p, alpha):
     q = (p / p.sum()) ** alpha
     return q / q.sum()""",
-        "your function language_probs raised AttributeError: 'list' object has no attribute 'sum'" + LIST_CASE
-        + ": p may be a list; convert it first, torch.as_tensor(p, dtype=torch.float64)"),
+        "your function language_probs raised AttributeError: 'list' object has no attribute 'sum' (with p = "
+        '[3e+09, 1.2e+09, 8e+08, 9e+07, 1.5e+07, 800000] (a list of counts), α = 0.3): p may be a plain list '
+        'of counts; turn it into a floating-point tensor before computing with it'),
     "p divided in place": ("language_sampling", """\
 def language_probs(p, alpha):
     p = torch.as_tensor(p, dtype=torch.float64)
     p /= p.sum()
     q = p ** alpha
     return q / q.sum()""",
-        "language_probs changed p in place (p /= … ?) (p = [20, 50, 30] (counts, a torch.float64 tensor), α = 1.0): "
-        "compute a new tensor, p = p / p.sum()"),
+        'language_probs changed p in place (p = [20, 50, 30] (counts, a torch.float64 tensor), α = 1.0): the '
+        "caller's p must stay as it was, so normalise into a new tensor"),
     "a list returned": ("language_sampling", """\
 def language_probs(p, alpha):
     p = [float(x) for x in p]
     q = [(x / sum(p)) ** alpha for x in p]
     return [x / sum(q) for x in q]""",
-        "language_probs should return a tensor, got a list" + PROB_CASE + ": torch.as_tensor(p) first, then compute "
-        "with tensors"),
+        'language_probs should return a tensor, got a list (p = [0.6, 0.25, 0.1, 0.05] (probabilities, a '
+        'torch.float32 tensor), α = 0.3): turn p into a tensor first and compute with tensors throughout'),
 }
 
+
+# ------------------------------------------------------------------ masked_batch (composing): a right answer with
+# one mistake; it uses only what the notebook's setup cell imports (mlm_mask, F, torch)
+BATCH = """\
+def masked_batch_loss(model, tokenizer, texts, unigram, generator):
+    enc = tokenizer(texts)
+    b = mlm_mask(enc.input_ids, special_ids=tokenizer.special_ids, mask_token_id=tokenizer.mask_token_id,
+                 unigram=unigram, attention_mask=enc.attention_mask, generator=generator)
+    logits = model(b.input_ids, enc.attention_mask, enc.token_type_ids).logits
+    keep = b.labels != -100
+    return F.cross_entropy(logits[keep], b.labels[keep]), b.input_ids, b.labels
+"""
+
+
+def batch(old: str, new: str) -> str:
+    return edit(BATCH, old, new)
+
+
+CASES.update({
+    "padding attended to": ("masked_batch", batch("model(b.input_ids, enc.attention_mask, enc.token_type_ids)",
+                                                  "model(b.input_ids)"),
+        "your loss is what the model gives when it also attends to the padding: give it the attention mask of the "
+        "padded batch, so that no token looks at [PAD] positions"),
+    "the model sees the original text": ("masked_batch", batch("model(b.input_ids, enc.attention_mask",
+                                                               "model(enc.input_ids, enc.attention_mask"),
+        "your loss is the model's loss on the original, uncorrupted text: the model must see the corrupted ids"),
+    "loss summed": ("masked_batch", batch("F.cross_entropy(logits[keep], b.labels[keep])",
+                                          "F.cross_entropy(logits[keep], b.labels[keep], reduction='sum')"),
+        "your loss is the sum over the selected tokens; L_MLM is their mean"),
+    "loss over every position": ("masked_batch", batch(
+        "F.cross_entropy(logits[keep], b.labels[keep])",
+        "F.cross_entropy(logits.flatten(0, 1), enc.input_ids.flatten())"),
+        "your loss averages over every position of the batch, padding included: only the selected tokens count"),
+    "loss over every text token": ("masked_batch", batch(
+        "F.cross_entropy(logits[keep], b.labels[keep])",
+        "F.cross_entropy(logits[b.eligible], enc.input_ids[b.eligible])"),
+        "your loss averages over every text token; only the selected tokens (the set M) count"),
+    "padding may be selected": ("masked_batch", batch(
+        "special_ids=tokenizer.special_ids, mask_token_id=tokenizer.mask_token_id,\n"
+        "                 unigram=unigram, attention_mask=enc.attention_mask,",
+        "special_ids=tokenizer.special_ids - {tokenizer.pad_token_id},\n"
+        "                 mask_token_id=tokenizer.mask_token_id, unigram=unigram,"),
+        "padding positions were selected for the loss: padding is not text. The attention mask says which "
+        "positions are padding; they must never be selected"),
+    "one text only": ("masked_batch", batch("enc = tokenizer(texts)", "enc = tokenizer(texts[0])"),
+        "texts tokenized together, padded to the longest, make a batch of shape (20, 27): tokenize the whole list "
+        "at once"),
+    "a float": ("masked_batch", batch("F.cross_entropy(logits[keep], b.labels[keep]), b.input_ids",
+                                      "F.cross_entropy(logits[keep], b.labels[keep]).item(), b.input_ids"),
+        "the loss should be a tensor, got float"),
+    "the generator ignored": ("masked_batch", batch("generator=generator)", "generator=None)"),
+        "two calls with the same seeded generator gave different batches: every random draw must come from the "
+        "generator you are given"),
+    "two values returned": ("masked_batch", batch("return F.cross_entropy(logits[keep], b.labels[keep]), b.input_ids, "
+                                                  "b.labels", "return F.cross_entropy(logits[keep], b.labels[keep]), "
+                                                  "b.labels"),
+        "masked_batch_loss should return three things, (loss, corrupted_ids, labels); got 2 values"),
+    # ------------------------------------------------------------------ the predictions
+    "[MASK] where a real token is seen": ("unchanged_prediction", 'at_unchanged = "[MASK]"',
+        "not '[MASK]'. think about what the 10% unchanged tokens teach"),
+    "the most frequent token": ("unchanged_prediction", 'at_unchanged = "the most frequent token"',
+        "the model is asked to predict a token it can see"),
+    "only the [MASK]ed tokens": ("share_in_loss", 'share_in_loss = "12%"',
+        "not '12%'. the loss runs over the set M of selected tokens"),
+    "every token": ("share_in_loss", 'share_in_loss = "100%"', "Are the selected tokens that were not replaced"),
+    "not a choice": ("share_in_loss", 'share_in_loss = "20%"',
+        "`share_in_loss` is '20%'; choose one of '1.5%', '12%', '15%', '85%', '100%'"),
+    "the unigram entropy at the start": ("loss_at_start", 'loss_at_start = "the unigram entropy"',
+        "with random, small weights, how different are the scores of the |V| tokens?"),
+    "zero at the start": ("loss_at_start", 'loss_at_start = "0"', "not '0'."),
+})
 
 WRONG_ANSWERS: dict[str, list[tuple[str, str]]] = {}
 for _exercise, _source, _hint in CASES.values():

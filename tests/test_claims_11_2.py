@@ -1,0 +1,278 @@
+"""Every number and direction the prose of notebook 11.2 states, read from the executed notebook.
+
+Each claim cell of notebooks/11_2_masked_language_modeling.py carries a marker ``# claim: <name>``; the tests
+below read that cell's printed output and assert what the prose around it says, so a change of model, recipe
+or code that breaks a sentence of the notebook fails here. Claims that need no notebook run (BERT-base's
+parameter count, the recipe the prose describes) are recomputed directly and are not marked slow.
+"""
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from notebook_runs import executed
+
+NOTEBOOK = ROOT / "notebooks" / "11_2_masked_language_modeling.py"
+MARKER = re.compile(r"^# claim: ([\w-]+)\s*$", re.M)
+FREQUENT = {'"', "the", "a", ".", ",", "is", "of", "*", "-", "_", "to", "and", "in"}  # the corpus's most frequent
+
+
+@pytest.fixture(scope="module")
+def run():
+    r = executed(Path(NOTEBOOK))
+    errors = r.errors()
+    assert not errors, f"{NOTEBOOK.name}: {errors[0].ename}: {errors[0].evalue}"
+    return r
+
+
+def output(run, name: str) -> str:
+    cells = [c for c in run.notebook.cells if c.cell_type == "code" and f"# claim: {name}\n" in c.source + "\n"]
+    assert len(cells) == 1, f"{len(cells)} cells are marked '# claim: {name}'"
+    return run.outputs_text(cells)
+
+
+def prose(run) -> str:
+    return "\n".join(c.source for c in run.notebook.cells if c.cell_type == "markdown")
+
+
+def number(pattern: str, text: str) -> float:
+    found = re.search(pattern, text)
+    assert found, f"{pattern!r} not found in {text!r}"
+    return float(found.group(1).replace(",", ""))
+
+
+def cloze_rows(text: str) -> dict[tuple[str, int], dict]:
+    """(sentence, [MASK] number) -> {"top": [(token, p), ...], "rank": int | None, "p": float | None}."""
+    rows = {}
+    for line in text.strip().splitlines():
+        m = re.match(r"(.*?)  \[MASK\] #(\d+): (.*?)(?:  \| '(\w+)': rank ([\d,]+), p = ([\d.]+))?$", line)
+        assert m, f"unexpected cloze line {line!r}"
+        top = [(t.rsplit(" ", 1)[0], float(t.rsplit(" ", 1)[1])) for t in m.group(3).split(", ")]
+        rank = int(m.group(5).replace(",", "")) if m.group(5) else None
+        rows[(m.group(1), int(m.group(2)))] = {"top": top, "word": m.group(4), "rank": rank,
+                                               "p": float(m.group(6)) if m.group(6) else None}
+    return rows
+
+
+def test_every_claim_cell_has_a_test():
+    source = NOTEBOOK.read_text()
+    here = Path(__file__).read_text()
+    for name in MARKER.findall(source):
+        assert f'"{name}"' in here, f"claim cell {name!r} has no test"
+
+
+# ----------------------------------------------------------------------------- §1 the cloze task
+
+@pytest.mark.slow
+def test_cloze_the_model_prefers_the_over_the_chapters_your(run):
+    rows = cloze_rows(output(run, "cloze"))
+    homework = rows[("Please turn [MASK] homework in.", 1)]
+    assert homework["top"][0][0] == "the", "the prose: *the* gets the most probability"
+    assert homework["word"] == "your" and homework["rank"] > 5, "the prose: *your* is not among the first five"
+    assert 0.005 <= homework["p"] <= 0.02, "…though it keeps about 1% of the probability"
+
+
+@pytest.mark.slow
+def test_cloze_fig_11_4_gaps_get_fish_guesses_with_apricot_or_the(run):
+    rows = cloze_rows(output(run, "cloze"))
+    for text in ("So [MASK] and [MASK] for all apricot fish.", "So [MASK] and [MASK] for all the fish."):
+        for i, word in ((1, "long"), (2, "thanks")):
+            row = rows[(text, i)]
+            assert "fish" in row["top"][0][0], f"{text} #{i}: the first guess should be fish-related: {row['top']}"
+            assert row["word"] == word and row["rank"] > 50, f"{word} is far down the list"
+
+
+@pytest.mark.slow
+def test_model_beats_the_unigram_baseline_on_held_out_glosses(run):
+    text = output(run, "heldout-accuracy")
+    top1, base1 = number(r"top-1 ([\d.]+)%", text), number(r"unigram baseline ([\d.]+)%", text)
+    top5, base5 = number(r"top-5 ([\d.]+)%", text), number(r"\(baseline ([\d.]+)%\)", text)
+    assert top1 > 2 * base1 and top5 > base5
+
+
+# ----------------------------------------------------------------------------- §2 the MLM head
+
+@pytest.mark.slow
+def test_the_output_matrix_is_the_embedding_matrix(run):
+    text = output(run, "tied")
+    assert "the output matrix is the embedding matrix: True | same memory: True" in text
+
+
+@pytest.mark.slow
+def test_the_head_by_hand_gives_the_models_logits(run):
+    assert "equal to the model's logits: True" in output(run, "head-by-hand")
+
+
+def test_bert_base_pretraining_count_and_where_it_is():
+    """Recomputed: the prose's 110.1M, three quarters in the blocks, a fifth in the embeddings, 0.6M head, 23.4M."""
+    from course_lib.model.bert import BertConfig
+    from course_lib.model.heads import pretraining_parameter_breakdown
+
+    parts = pretraining_parameter_breakdown(BertConfig())
+    total = sum(parts.values())
+    assert round(total / 1e6, 1) == 110.1 and round(total / 1e8) == 1  # "110M" and "about 100M"
+    assert parts["transformer blocks"] / total > 0.75
+    assert 0.19 < parts["embeddings (word, position, segment, LayerNorm)"] / total < 0.25
+    assert round(parts["MLM head: transform (dense + LayerNorm)"] / 1e6, 1) == 0.6
+    assert parts["MLM head: output matrix (tied: the word embeddings)"] == 0
+    assert round(30522 * 768 / 1e6, 1) == 23.4
+
+
+@pytest.mark.slow
+def test_the_notebook_prints_the_same_count(run):
+    text = output(run, "bert-base-count")
+    assert number(r"total\s+([\d.]+)M", text) == 110.11
+    assert number(r"an untied output matrix would add\s+([\d.]+)M", text) == 23.44
+
+
+# ----------------------------------------------------------------------------- §3 why 80/10/10
+
+def fate_stats(text: str) -> dict[str, dict[str, float]]:
+    stats = {}
+    for line in text.strip().splitlines():
+        m = re.match(r"(.+?)\s+([\d,]+) positions: top-1 = original\s+([\d.]+)%, mean P\(original\) ([\d.]+), "
+                     r"top-1 = the token shown\s+([\d.]+)%", line)
+        assert m, line
+        stats[m.group(1).strip()] = {"n": int(m.group(2).replace(",", "")), "original": float(m.group(3)) / 100,
+                                     "p": float(m.group(4)), "shown": float(m.group(5)) / 100}
+    return stats
+
+
+@pytest.mark.slow
+def test_where_it_sees_a_real_token_it_predicts_that_token_nine_times_in_ten(run):
+    stats = fate_stats(output(run, "fates"))
+    for fate in ("unchanged", "not selected"):
+        assert 0.83 <= stats[fate]["shown"] <= 0.95, f"{fate}: {stats[fate]}"
+
+
+@pytest.mark.slow
+def test_at_random_tokens_it_copies_four_times_in_ten_and_recovers_one_in_five(run):
+    stats = fate_stats(output(run, "fates"))
+    rnd = stats["random token"]
+    assert 0.33 <= rnd["shown"] <= 0.5, f"about four cases in ten: {rnd}"
+    assert 0.14 <= rnd["original"] <= 0.25, f"about one in five: {rnd}"
+    assert rnd["shown"] > rnd["original"]
+    assert 0.2 <= stats["[MASK]"]["original"] <= 0.3, "at [MASK] it gets about a quarter right"
+
+
+# ----------------------------------------------------------------------------- §4 the loss
+
+@pytest.mark.slow
+def test_fifteen_percent_of_the_text_is_in_the_loss_twelve_percent_masked(run):
+    text = output(run, "share-in-loss")
+    assert 14.0 <= number(r"in the loss \(selected\): ([\d.]+)%", text) <= 16.0
+    assert 11.0 <= number(r"\[MASK\] in the input: ([\d.]+)%", text) <= 13.0
+
+
+# ----------------------------------------------------------------------------- §5/§6 pretraining
+
+def test_the_recipe_is_what_the_prose_describes():
+    from course_lib.pretraining.training import PretrainingRecipe
+
+    r = PretrainingRecipe()
+    assert (r.num_hidden_layers, r.hidden_size, r.num_attention_heads, r.vocab_size) == (2, 64, 4, 1000)
+    assert (r.max_length, r.batch_size, r.dropout, r.held_out_every) == (32, 32, 0.0, 10)
+    assert r.warmup < r.steps // 10 and r.lr_at(r.steps) == 0.0
+
+
+@pytest.mark.slow
+def test_the_run_reports_its_time(run):
+    text = output(run, "pretraining-run")
+    assert number(r"training took (\d+) s", text) > 0
+    assert re.search(r"\((loaded from the cache|just now), ", text)
+
+
+def pretraining_numbers(run):
+    text = output(run, "pretraining-numbers")
+    return {
+        "ln_v": number(r"ln\|V\| = ([\d.]+)", text),
+        "entropy": number(r"unigram entropy of the training text = ([\d.]+)", text),
+        "held_unigram": number(r"unigram guess on the held-out text = ([\d.]+)", text),
+        "start": number(r"MLM loss at step 0: ([\d.]+)", text),
+        "train_end": number(r"training pairs ([\d.]+), held-out", text),
+        "held_end": number(r"held-out ([\d.]+); held-out top-1", text),
+        "nsp_acc_held": number(r"NSP accuracy at step \d+: held-out pairs ([\d.]+)%", text) / 100,
+        "nsp_loss_end": number(r"NSP loss \(mean of the last 100 steps\) ([\d.]+)", text),
+    }
+
+
+@pytest.mark.slow
+def test_mlm_loss_starts_at_ln_v_and_ends_far_below_the_unigram_lines(run):
+    n = pretraining_numbers(run)
+    assert n["start"] == pytest.approx(n["ln_v"], abs=0.1)
+    assert n["train_end"] < n["entropy"] - 1.5, "far below the unigram entropy"
+    assert n["held_end"] < n["held_unigram"] - 1.0, "on held-out text as well"
+    assert n["held_unigram"] > n["entropy"], "the unigram guess does worse on held-out text"
+
+
+@pytest.mark.slow
+def test_the_loss_plateaus_near_the_unigram_entropy_before_falling(run):
+    text = output(run, "pretraining-numbers")
+    first = number(r"within half a nat of the unigram entropy: from step (\d+)", text)
+    last = number(r"within half a nat of the unigram entropy: from step \d+ to step (\d+)", text)
+    assert first <= 450, "the loss reaches the unigram entropy within a few hundred steps"
+    assert last - first >= 300, "and stays near that line for several hundred steps"
+    running = number(r"the running training loss at step (\d+)", text)
+    cloze = number(r"the cloze loss at step (\d+)", text)
+    assert running < cloze, "the running training loss (with its copyable unchanged tokens) leaves the line earlier"
+
+
+@pytest.mark.slow
+def test_nsp_sits_at_ln2_then_learns_a_little(run):
+    text = output(run, "pretraining-numbers")
+    assert number(r"NSP loss, mean of steps 1-600: ([\d.]+)", text) == pytest.approx(math.log(2), abs=0.01)
+    n = pretraining_numbers(run)
+    assert n["nsp_loss_end"] < math.log(2) - 0.15 and n["nsp_acc_held"] > 0.55, "then falls, above chance"
+    assert 0.58 <= n["nsp_acc_held"] <= 0.75, "about two pairs in three"
+    text = output(run, "pretraining-numbers")
+    assert number(r"training pairs ([\d.]+)%; NSP loss", text) / 100 > n["nsp_acc_held"], "better on its own pairs"
+
+
+@pytest.mark.slow
+def test_probe_goes_from_a_frequent_token_to_a_plausible_word(run):
+    text = output(run, "probes")
+    table = [line for line in text.splitlines() if line.startswith("step")]
+    steps = [int(line.split(":")[0].split()[1]) for line in table]
+    first_probe = [line.split(":", 1)[1].split("|")[0].strip() for line in table]
+    early = [t for s, t in zip(steps, first_probe) if 0 < s <= 1050]
+    assert sum(t in FREQUENT for t in early) > len(early) / 2, f"early on, mostly a frequent token: {early}"
+    assert first_probe[-1] in {"if", "while", "for", "with", "try", "elif"}, first_probe
+    said = re.findall(r"-> \[(.*?)\]; .* is (not )?in the training text", text)
+    assert len(said) == 3
+    assert said[0][1] == "" and said[1][1] == "not " and said[2][1] == "not ", "which probes the model has read"
+    for top3, _ in said[1:]:
+        assert top3.split(", ")[0].strip("'") not in FREQUENT
+
+
+@pytest.mark.slow
+def test_nsp_reads_the_pooler_not_the_raw_cls_vector(run):
+    text = output(run, "pooler")
+    assert "NSP scores from the pooler: True" in text
+    assert "NSP scores from the raw z_CLS instead: False" in text
+
+
+# ----------------------------------------------------------------------------- §7 domain adaptation
+
+@pytest.mark.slow
+def test_adaptation_lowers_in_domain_loss_by_more_than_a_nat_and_costs_a_little_on_general_text(run):
+    text = output(run, "adaptation")
+    dom = re.search(r"in-domain \(held-out Python manual\)\s+held-out cloze loss ([\d.]+) -> ([\d.]+)", text)
+    gen = re.search(r"general English \(held-out glosses\)\s+held-out cloze loss ([\d.]+) -> ([\d.]+)", text)
+    assert dom and gen, text
+    assert 1.0 <= float(dom.group(1)) - float(dom.group(2)) <= 2.0, "more than a nat"
+    assert 0 < float(gen.group(2)) - float(gen.group(1)) < 0.4, "general English slightly worse"
+
+
+@pytest.mark.slow
+def test_adaptation_moves_the_domain_words_up_but_few_first_choices(run):
+    text = output(run, "adaptation-probes")
+    found = re.findall(r"before: (\S+) .*?'(\w+)': rank ([\d,]+), p = [\d.]+\n\s+after:\s+(\S+) .*?'\w+': rank ([\d,]+)",
+                       text)
+    assert len(found) == 6, text
+    ranks = [(int(b.replace(",", "")), int(a.replace(",", ""))) for _, _, b, _, a in found]
+    assert all(a < b for b, a in ranks), f"every programmer's word climbs: {ranks}"
+    assert any(b >= 10 * a for b, a in ranks), f"some by a factor of ten or more: {ranks}"
+    changed = sum(first_before != first_after for first_before, _, _, first_after, _ in found)
+    assert changed < len(found) / 2, "most first choices stay as they were"
