@@ -120,3 +120,27 @@ def test_qa_span_viewer_widget():
     assert w.view["span"] == (6, 6) and FakeReader.max_answer_len == 30  # the slider does not leak
     w.question.value = " "
     assert "type a question" in w.message.value and w.strips.layout.display == "none"
+
+
+def test_picking_an_example_redraws_once_with_its_gold_tags():
+    """The browser sees every intermediate value: a pick must not show the new sentence without its gold rows."""
+    from course_lib.widgets.labelling import AlignmentViewer
+
+    w = AlignmentViewer(FakeTagger(), examples=[("Jane flew", "B-PER O")])
+    w.gold.value = "B-PER"  # a bad state first: one tag for seven words
+    assert w.message.value
+    seen = []
+    w.table.observe(lambda change: seen.append(change["new"]), "value")
+    w.pick.value = 1
+    assert len(seen) == 1 and "gold, first subword only" in seen[0] and "jane" in seen[0]
+    assert w.message.value == "" and w.text.value == "Jane flew" and w.gold.value == "B-PER O"
+
+
+def test_picking_a_question_redraws_once():
+    from course_lib.widgets.labelling import QASpanViewer
+
+    w = QASpanViewer(FakeReader(), examples=[("Who?", "Jane flew to Chicago.")])
+    seen = []
+    w.strips.observe(lambda change: seen.append(change["new"]), "value")
+    w.pick.value = 1
+    assert len(seen) <= 1 and w.question.value == "Who?" and w.context.value == "Jane flew to Chicago."

@@ -5,9 +5,10 @@ control changes, and shows bad input as a message inside the widget.
 """
 from .attention import AttentionExplorer
 from .embeddings import AnisotropyExplorer, NearestSenseExplorer, SenseClusters
+from .labelling import AlignmentViewer, QASpanViewer
 from .masking import FillMaskExplorer, LanguageSampler, MaskSampler
 from .spans import SpanEnumerator, SpanMaskSampler
 from .tokenization import SubwordExplorer
 
-__all__ = ["AttentionExplorer", "MaskSampler", "FillMaskExplorer", "LanguageSampler", "SenseClusters",
+__all__ = ["AlignmentViewer", "QASpanViewer", "AttentionExplorer", "MaskSampler", "FillMaskExplorer", "LanguageSampler", "SenseClusters",
            "NearestSenseExplorer", "AnisotropyExplorer", "SubwordExplorer", "SpanMaskSampler", "SpanEnumerator"]

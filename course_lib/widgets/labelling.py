@@ -47,12 +47,16 @@ class AlignmentViewer(W.VBox):
         if change["new"] is None:
             return
         text, gold = self.examples[change["new"]]
-        with self.hold_trait_notifications():
-            self.gold.value = ""  # no stale gold while the text changes
-            self.text.value = text
-        self.gold.value = gold
+        self._quiet = True  # one redraw with both new values, never a table for the new text without its gold
+        try:
+            self.text.value, self.gold.value = text, gold
+        finally:
+            self._quiet = False
+        self._update()
 
     def _update(self, _change=None):
+        if getattr(self, "_quiet", False):
+            return
         try:
             words = split_words(self.text.value)
             if not words:
@@ -111,11 +115,16 @@ class QASpanViewer(W.VBox):
         if change["new"] is None:
             return
         q, c = self.examples[change["new"]]
-        with self.hold_trait_notifications():
-            self.context.value = c
-        self.question.value = q
+        self._quiet = True  # one redraw with the new question and its context
+        try:
+            self.context.value, self.question.value = c, q
+        finally:
+            self._quiet = False
+        self._update()
 
     def _update(self, _change=None):
+        if getattr(self, "_quiet", False):
+            return
         old = self.reader.max_answer_len
         try:
             self.reader.max_answer_len = int(self.max_len.value)

@@ -22,8 +22,6 @@ def _clean(page, name):
     assert not jl.page_tracebacks(page), f"a Python traceback is on the page: {jl.page_tracebacks(page)[0]}"
 
 
-@pytest.mark.xfail(reason="known failure, to fix next session: after picking a wikigold sentence the alignment "
-                          "table does not show the 'gold, first subword only' row the test expects", strict=False)
 def test_alignment_and_qa_viewers_respond(executed):
     page, result = executed(NOTEBOOK)
     assert not result.problems(), "\n".join(result.problems())
