@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: rise
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -9,9 +10,12 @@
 #     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
+#   rise:
+#     scroll: true
+#     transition: none
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # Start here: a pretrained BERT, cell by cell
 #
 # These notebooks follow chapter 11 of Jurafsky & Martin, *Speech and Language Processing*
@@ -34,7 +38,7 @@ import course_lib
 model, tokenizer = course_lib.load_pretrained()  # the embedded model; pass a directory for another BERT
 model.config
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Tokens, subwords and words
 # BERT does not see words but WordPiece **subwords**. The chapter's example splits the unfamiliar
 # name *Sanitas* into `san` + `##itas` (this model lower-cases its input first); `word_ids` maps every subword
@@ -45,7 +49,7 @@ model.config
 enc = tokenizer("Mt. Sanitas is in Sunshine Canyon.")
 list(zip(enc.tokens[0], enc.word_ids[0]))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Contextual embeddings
 # The encoder turns every input token into a vector $\mathbf{z}_i$ of size d that depends on the
 # whole sentence (§11.1). The output has shape (batch B, tokens T, d).
@@ -56,7 +60,7 @@ with torch.no_grad():
     out = model(**enc.to(model.device))
 out.last_hidden_state.shape
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The same word gets different vectors in different contexts. Compare *bank* in three sentences, two about
 # money and one about a river:
 
@@ -75,11 +79,11 @@ cos = torch.nn.functional.cosine_similarity
 print(f"river vs money: {cos(river, money, dim=0):.2f}   river vs loan: {cos(river, loan, dim=0):.2f}   "
       f"money vs loan: {cos(money, loan, dim=0):.2f}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The two money *banks* are closer to each other than either is to the river *bank*: the vector depends on
 # the sentence, not only on the word. Notebook 11.3 builds word-sense disambiguation on this.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## One attention head
 # Each layer's attention weights form a T×T matrix per head: row *i* says how much token *i* draws
 # on every other token (eq. 11.3). Rows sum to 1. Layers and heads count from 0: layer 2 is the third block.
@@ -102,7 +106,7 @@ fig.colorbar(im, ax=ax, label="weight")
 fig.tight_layout()
 w.sum(-1)  # every row sums to 1
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Where next
 #
 # | notebook | what it covers |

@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: rise
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -9,9 +10,12 @@
 #     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
+#   rise:
+#     scroll: true
+#     transition: none
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # 11.1 Bidirectional transformer encoders
 #
 # A causal (decoder-only) transformer computes the representation of token *i* from tokens
@@ -49,7 +53,7 @@ from course_lib.exercises import check
 torch.set_printoptions(precision=3, sci_mode=False)
 model, tokenizer = course_lib.load_pretrained()  # all-MiniLM-L6-v2: 6 layers, d = 384, 12 heads
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 1. Self-attention from scratch
 #
 # Each input vector $\mathbf{x}_i$ is projected into three roles (eq. 11.1):
@@ -68,7 +72,7 @@ W_Q, W_K, W_V = (torch.randn(d, d) for _ in range(3))
 Q, K, V = X @ W_Q, X @ W_K, X @ W_V                     # eq. 11.5, each (N, d)
 Q.shape, K.shape, V.shape
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Every query is compared with every key by a dot product, $\text{score}_{ij} = \mathbf{q}_i\cdot\mathbf{k}_j$
 # (eq. 11.4). $\mathbf{QK}^\mathsf{T}$ computes all $N \times N$ comparisons at once (Fig. 11.2).
 
@@ -76,7 +80,7 @@ Q.shape, K.shape, V.shape
 scores = Q @ K.T / math.sqrt(d)                          # (N, N)
 scores
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Why divide by $\sqrt{d_k}$? A dot product sums d_k products, so for random vectors its spread grows like
 # $\sqrt{d_k}$, and such large scores push the softmax to put nearly all the weight on one key. Divided by
 # $\sqrt{d_k}$, the spread stays near 1 whatever the dimension. Measured on random queries, each compared with
@@ -93,7 +97,7 @@ for d_k in (4, 64, 1024):
           f"mean largest weight {dots.softmax(-1).max(-1).values.mean():.2f} unscaled, "
           f"{scaled.softmax(-1).max(-1).values.mean():.2f} scaled")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # A softmax over each **row** turns the scores of query *i* into weights $\alpha_{ij}$ that are
 # positive and sum to 1 (eq. 11.3); the output $\mathbf{y}_i$ is the weighted sum of the values
 # (eq. 11.2). Together: $\text{SelfAttention}(\mathbf{Q},\mathbf{K},\mathbf{V}) =
@@ -105,7 +109,7 @@ alpha = scores.softmax(dim=-1)                           # (N, N), each row sums
 Y = alpha @ V                                            # (N, d)
 alpha.sum(dim=-1), Y.shape
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # `course_lib.model.attention.attention` does the same and returns the output, the raw scores and the weights:
 
 # %%
@@ -113,7 +117,7 @@ alpha.sum(dim=-1), Y.shape
 out = A.attention(Q, K, V)
 torch.allclose(out.output, Y, atol=1e-6), torch.allclose(out.weights, alpha, atol=1e-6)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `attention`: scaled dot-product attention
 # Write `scaled_dot_product_attention(Q, K, V, mask=None)` returning `(output, weights)`.
 # `Q` is (…, T_q, d_k), `K` is (…, T_k, d_k), `V` is (…, T_k, d_v): it must also work with
@@ -136,14 +140,14 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
 # %%
 check("attention")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2. Causal vs bidirectional (Fig. 11.1)
 #
 # A causal model must not see the future: query *i* may only attend to keys $j \le i$. That is
 # a lower-triangular **mask** over the $N \times N$ matrix. A bidirectional encoder simply leaves
 # the mask out.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `causal_mask`
 # Write `causal_mask(T)` returning a (T, T) boolean tensor that is `True` where query *i* may
 # attend to key *j*, i.e. on and below the diagonal.
@@ -159,7 +163,7 @@ def causal_mask(T):
 # %%
 check("causal_mask")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Prediction `lose_most`
 # Put the causal mask on a sentence of T tokens. Which position loses the **most** context, that is, the most
 # of the keys it could attend to without the mask: the `"first"`, a `"middle"` one, the `"last"`, or
@@ -173,7 +177,7 @@ lose_most = "first"
 # %%
 check("lose_most")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Under the mask, position *i* keeps keys 0 … *i*: a share (i + 1)/T of the sentence. The library's mask on
 # our toy input: every weight above the diagonal is exactly 0, so *so* draws on nothing but itself, while
 # *for* may still attend to all five words.
@@ -189,7 +193,7 @@ for word, share in zip(words, causal_reach(N)):
     print(f"{word:>7s} may attend to {share:.0%} of the sentence")
 causal.weights
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Now the same sentence through the pretrained encoder, once bidirectionally (how it was trained) and once with
 # the causal mask added in every layer. First, one head's weights: the causal map keeps only the lower
 # triangle.
@@ -210,7 +214,7 @@ for ax, is_causal in zip(axes, (False, True)):
     ax.set_title(("causal" if is_causal else "bidirectional") + ": layer 1, head 4")
 fig.colorbar(im, ax=axes, label="attention weight", shrink=0.8)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # What does the mask do to the vectors? `compare_causal` encodes the sentence both ways and measures, for every
 # layer and position, how far the causal vector lies from the bidirectional one (‖h_causal − h_bidir‖ divided
 # by ‖h_bidir‖; 0 means unchanged). The top panel is the share of keys each position keeps.
@@ -237,7 +241,7 @@ for layer in range(1, cmp.num_layers):
     moved = cmp.layer_change(layer)
     print(f"layer {layer}: smallest change {float(moved.min()):.3g}, last position {float(moved[-1]):.3g}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Read the numbers:
 #
 # * In **layer 0** the **last** position is exactly unchanged: it keeps every key, and the keys and values it
@@ -259,7 +263,7 @@ spread_causal = first_token_spread(model, tokenizer, others, causal=True)
 print(f"largest distance between the three [CLS] vectors: bidirectional {spread_bidir:.3f}, "
       f"causal {spread_causal:.2e}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Bidirectionally, the three `[CLS]` vectors differ; under the causal mask they are the same vector (up to
 # rounding): the first token has lost all of its context.
 #
@@ -278,7 +282,7 @@ mean_cos = cmp.cosine.mean(dim=1)  # (L+1,): mean over the positions
 for label, c in zip(layer_labels(cmp.num_layers), mean_cos):
     print(f"{label:>10s}: mean cosine(causal, bidirectional) = {c:.3f}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # **Padding masks.** Sentences in a batch have different lengths; the tokenizer pads the short
 # ones with `[PAD]` and returns `attention_mask` (1 = real token, 0 = padding). The encoder turns
 # it into a key mask, so no real token attends to padding:
@@ -293,7 +297,7 @@ print("largest weight on a padded key, any layer and head:",
       max(float(a[0, :, :, pad_keys].abs().max()) for a in out.attentions))
 batch.tokens[0]
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `self_attention`: one head, from the inputs to the outputs
 # Put the pieces together. Write `single_head_self_attention(X, W_Q, W_K, W_V, causal=False,
 # attention_mask=None)` returning `(output, weights)`:
@@ -325,7 +329,7 @@ def single_head_self_attention(X, W_Q, W_K, W_V, causal=False, attention_mask=No
 # %%
 check("self_attention")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The library's `self_attention` does the same. On two toy sentences of 4 and 2 real tokens with the causal
 # mask, the second sentence's queries never look at its two `[PAD]` keys, nor at any later token:
 
@@ -339,7 +343,7 @@ hidden = ~(A.causal_mask(4) & pad.bool()[:, None, :])   # (2, 4, 4): True where 
 print("largest weight on a hidden key:", float(toy.weights[hidden].abs().max()))
 toy.weights[1]
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3. Multi-head attention
 #
 # A transformer layer runs H attention **heads** in parallel, each on its own slice of
@@ -348,7 +352,7 @@ toy.weights[1]
 # After attention, the heads are **merged** back: (B, H, T, d_h) → (B, T, d), and $\mathbf{W^O}$
 # mixes them.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `heads`
 # Write `split_heads(X, n_heads)`: (B, T, d) → (B, H, T, d/H), where head *h* holds dimensions
 # $h\,d_h \dots (h+1)\,d_h - 1$ of every token, and `merge_heads(X)`: (B, H, T, d_h) → (B, T, H·d_h),
@@ -375,7 +379,7 @@ def merge_heads(X):
 # %%
 check("heads")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Shapes inside the pretrained model (d = 384, H = 12, so d_h = 32):
 
 # %%
@@ -385,7 +389,7 @@ x = model.embeddings(enc.input_ids, enc.token_type_ids)          # (1, T, 384)
 q = A.split_heads(model.encoder.layer[0].attention.self.query(x), 12)
 x.shape, q.shape, A.merge_heads(q).shape
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4. The transformer block (Fig. 11.3)
 #
 # Each of BERT's layers is the same block: multi-head attention, a residual connection and layer
@@ -410,14 +414,14 @@ with torch.no_grad():
     layer0_output = model(**enc, output_hidden_states=True).hidden_states[1]
 torch.allclose(y, layer0_output, atol=1e-5)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5. How many parameters?
 #
 # BERT-base has a 30,522-token WordPiece vocabulary, d = 768 and 12 layers of 12 heads; XLM-RoBERTa large has
 # 250,002 tokens, d = 1024 and 24 layers of 16 heads. The chapter says "about 100M" parameters for the first and
 # "about 550M" for the second; the slides say 110M for BERT-base and 340M for BERT-large (24 layers, d = 1024).
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Prediction `bert_base_size`
 # How many parameters does BERT-base have: `"10M"`, `"110M"`, `"340M"` or `"1B"`? (A d × d matrix of
 # d = 768 holds 0.59M numbers.)
@@ -430,7 +434,7 @@ bert_base_size = "110M"
 # %%
 check("bert_base_size")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Counting by building each model on PyTorch's `meta` device (no memory is allocated):
 
 # %%
@@ -446,7 +450,7 @@ configs = [("BERT-base", bert_base), ("BERT-large", bert_large), ("XLM-R large",
 for name, cfg in configs:
     print(f"{name:18s} {parameter_count(cfg) / 1e6:7.1f}M parameters")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # So BERT-base has 109.5M parameters: the chapter's "about 100M" and the slides' "110M" are the same number
 # rounded two ways. Where are they? `parameter_breakdown` sums them by component:
 
@@ -460,7 +464,7 @@ for part, n in parts.items():
     print(f"{part:28s} {n / 1e6:6.2f}M  {n / total:6.1%}")
 print(f"{'total':28s} {total / 1e6:6.2f}M")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Half of BERT-base is feed-forward weights (two d × 4d matrices per layer), a quarter is attention (four d × d
 # matrices per layer), and a fifth is the word-embedding table alone; positions, segments, layer norms and
 # the pooler are small change. XLM-R large's 250,002-token table (256M numbers at d = 1024) is why it is so much
@@ -476,7 +480,7 @@ from course_lib.checkpoints import embedded_model_dir, read_state_dict
 stored = sum(t.numel() for k, t in read_state_dict(embedded_model_dir()).items() if not k.endswith("position_ids"))
 stored, model.num_parameters(), parameter_count(model.config)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `param_count`
 # Write `bert_parameter_count(config)` that computes the number of parameters of a BERT **from
 # the config alone**: embeddings (word, position, segment, and their LayerNorm), each layer
@@ -501,13 +505,13 @@ def bert_parameter_count(config):
 # %%
 check("param_count")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6. Why 512 tokens?
 #
 # BERT and XLM-R read at most 512 subword tokens (§11.1). Two different things are behind that number: what
 # stops a trained model at 512, and why its designers chose a fixed length at all.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Prediction `limit_512`
 # What stops a trained BERT from reading a 513th token: `"the position table"`, `"the quadratic cost"` or
 # `"the vocabulary"`?
@@ -520,7 +524,7 @@ limit_512 = "the position table"
 # %%
 check("limit_512")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # **The position table.** Each input vector is the sum of a word embedding, a segment embedding and a learned
 # **position embedding**: row *i* of a table with one row per position, trained with the rest of the model.
 # The table has `config.max_position_embeddings` rows:
@@ -531,7 +535,7 @@ table = model.embeddings.position_embeddings.weight
 print("max_position_embeddings:", model.config.max_position_embeddings)
 print("position table:", tuple(table.shape), "(one row per position, d =", model.config.hidden_size, "columns)")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # There is no row for a 513th position, so the model refuses the input with a clear error, however much
 # memory the machine has:
 
@@ -543,7 +547,7 @@ try:
 except ValueError as err:
     print("ValueError:", err)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The tokenizer checks the same limit before the model runs, and cuts the text (with a warning) only if asked
 # with `truncation=True`:
 
@@ -554,7 +558,7 @@ try:
 except ValueError as err:
     print("ValueError:", err)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # A longer model needs a longer table, trained: a model cannot be given positions it never learnt. Long
 # documents are read in windows of at most 512 tokens instead.
 #
@@ -586,7 +590,7 @@ ax1.set_title("time")
 ax2.set_title("memory")
 fig.tight_layout()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Memory is counted exactly, so read it first. The exponent *p* in memory ∝ N^p between successive lengths
 # climbs towards 2: at small N the inputs and fixed costs weigh as much as the N × N matrices, at large N the
 # matrices (the scores and the weights) are nearly all of it. Times depend on the machine and on whatever
@@ -599,11 +603,11 @@ print("memory exponent between successive lengths:", ", ".join(f"{e:.2f}" for e 
 print(f"at N = 512 the peak is {points[-1].peak_bytes / points[-1].matrix_bytes:.2f} × one (12, N, N) float32 matrix")
 print(f"one token more than 512 costs (513/512)² = {(513 / 512) ** 2:.4f} times as much")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Nothing about the cost changes at 512: one token more costs 0.4% more. The cost made 512 a sensible
 # choice when BERT was designed; the position table is what turns the choice into a hard limit.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 7. The attention explorer
 #
 # Heads specialise. `strongest_heads` looks through every layer and head of the model for four patterns found
@@ -620,7 +624,7 @@ found = {h.pattern: h for h in strongest_heads(pair_maps.weights, pair_maps.toke
 for h in found.values():
     print(h)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # In this model one head attends almost only to the previous token and another parks most of its attention on
 # `[CLS]`; no head leans on `[SEP]` as much (the numbers above). The explorer opens on the previous-token head.
 #

@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: rise
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -9,9 +10,12 @@
 #     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
+#   rise:
+#     scroll: true
+#     transition: none
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # 11.1b Subword tokenization: BPE, WordPiece and Unigram LM, from scratch
 #
 # A BERT never sees words. Before its first layer, text is cut into **subwords** from a fixed
@@ -54,7 +58,7 @@ from course_lib.tokenization.wordpiece import WordPiece, train_wordpiece, wordpi
 from course_lib.views.common import figure_png
 from course_lib.views.tokenization import draw_fertility, draw_fragmentation, draw_segmentation_probs, merges_html
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 1. Before subwords: words
 #
 # Every subword tokenizer starts from *words*. BERT's pre-tokenizer first normalises the text
@@ -68,7 +72,7 @@ normalize(text), split_words(normalize(text))
 # %%
 basic_tokenize("Björk's café isn't in Zürich, 2,000 km away!")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The accents are gone, and the apostrophe and both commas, even the one inside *2,000*, are words of
 # their own.
 #
@@ -90,7 +94,7 @@ len(train), len(counts), sum(counts.values()), counts.most_common(6)
 # %%
 initial_symbols("lowest")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `bpe_merge_step`
 # Write `bpe_merge_step(words)`. `words` maps each word, spelt as a tuple of symbols, to its count:
 # `{('l', 'o', 'w', '</w>'): 5, ('n', 'e', 'w', 'e', 's', 't', '</w>'): 6, …}`. Count every pair of
@@ -126,7 +130,7 @@ def bpe_merge_step(words):
 # %%
 check("bpe_merge_step")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The library's learner does this step thousands of times, but it never recounts the corpus: it
 # keeps the count of every pair and, per merge, updates only the words that contain the pair
 # (`course_lib/tokenization/merges.py`). The first merges on the news corpus, with their counts:
@@ -137,7 +141,7 @@ learning = learn_bpe(counts, 2000)
 print(f"2,000 merges in {time.perf_counter() - start:.1f} s")
 [(m.left, m.right, m.token, m.count) for m in learning.merges[:8]]
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # **Ties.** Two pairs often occur equally often. The rule here is the one of `tokenizers`' BpeTrainer:
 # the pair whose symbols come first in the vocabulary wins (characters in code-point order, then the
 # characters with `</w>`, then the merged symbols in the order they were made). BpeTrainer numbers the
@@ -155,7 +159,7 @@ bpe_facts = {"ties among the first 200 merges": sum(m.tied > 1 for m in learning
              "pairs tied at that merge": learning.merges[first].tied if first is not None else None}
 bpe_facts
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # **Encoding** a new word: split it into characters and apply the learnt merges in the order they were
 # learnt (the earliest-learnt pair present first), until none applies. The vocabulary grows with every
 # merge; move through the merges and watch *Sunshine* come together:
@@ -172,7 +176,7 @@ encode_facts = {"Mt. Sanitas …": bpe.tokenize(text), "times 'Sanitas' occurs i
                 **{w: bpe.encode_word(w) for w in ("Sydney", "bushfires", "unaffable")}}
 encode_facts
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Frequent words of the news are single pieces; *Sanitas*, never seen, falls apart into pieces that
 # were learnt for other words.
 #
@@ -183,7 +187,7 @@ encode_facts
 # %%
 bpe.tokenize("Zürich ☃")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Byte-level BPE starts from the 256 possible *bytes* of UTF-8 instead, so its alphabet is complete: no
 # string ever needs an unknown token. To reuse string code, GPT-2 maps every byte to a printable
 # character; a space becomes `Ġ`, and `ü`, two bytes, becomes two characters:
@@ -197,7 +201,7 @@ byte_bpe = ByteLevelBPE.from_learning(byte_learning)
 pieces = byte_bpe.tokenize("Zürich ☃ is at 4°C.")
 pieces, byte_bpe.decode(pieces)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3. WordPiece (Wu et al. 2016; BERT)
 #
 # BERT's WordPiece *encodes* greedily: from the start of a word, take the longest vocabulary entry that
@@ -209,7 +213,7 @@ pieces, byte_bpe.decode(pieces)
 wp = WordPiece.from_tokenizer_json(embedded_model_dir() / "tokenizer.json")
 len(wp.vocab), [wp.encode_word(w) for w in ("sanitas", "tokenization", "unaffable", "snow☃man")]
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Greedy is not morphology: *unaffable* becomes *una ##ffa ##ble*, not *un ##aff ##able*, because
 # `una` is the longest entry that starts the word.
 #
@@ -242,7 +246,7 @@ def wordpiece_tokenize(word, vocab, unk="[UNK]", max_chars=100):
 # %%
 check("wordpiece_encode")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Pieces back to words (§11.4.3)
 # Labels are given per word, the model works per piece. The real tokenizer returns, for each piece,
 # the index of the word it came from (`word_ids`; `None` for `[CLS]` and `[SEP]`). For training, the
@@ -258,7 +262,7 @@ list(zip(enc.tokens[0], enc.word_ids[0]))
 seg = wp.encode(text)
 seg.tokens == enc.tokens[0][1:-1], seg.word_ids == enc.word_ids[0][1:-1], seg.pieces_per_word()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `wordpiece_word_ids` (puts it together)
 # Write `wordpiece_word_ids(text, vocab)` returning `(tokens, word_ids)` for a whole text, as the
 # embedded model's tokenizer does without `[CLS]`/`[SEP]`: BERT's pre-tokenizer (`basic_tokenize`),
@@ -281,7 +285,7 @@ def wordpiece_word_ids(text, vocab):
 # %%
 check("wordpiece_word_ids")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Training WordPiece: a likelihood score instead of a count
 # WordPiece *trains* like BPE, merging pairs, but it picks the pair that raises the likelihood of the
 # corpus most, which comes down to the score count(ab) / (count(a) · count(b)). A pair of frequent
@@ -295,7 +299,7 @@ bpe_lower = learn_bpe(lower, 1000, end_of_word=None)
 for b, w in zip(bpe_lower.merges[:10], wordpiece_merges[:10]):
     print(f"BPE {b.token:>6s} {b.count:6d}     WordPiece {w.token:>8s} {w.count:4d}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # BPE merges the most frequent letter pairs first; the score picks pairs made of rare symbols, digits
 # above all. With 1,000 merges each, the score's vocabulary is spent on rarer pieces, and on held-out
 # news it needs more pieces per word (the real BERT vocabulary was built from far more text, with
@@ -317,7 +321,7 @@ training_facts = {
 }
 training_facts
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4. Unigram language model (Kudo 2018)
 #
 # A unigram LM gives each piece x a probability p(x), and a segmentation the product of its pieces'
@@ -333,14 +337,14 @@ unigram_training = train_unigram(corpora.word_counts(train, split=str.split), 20
 uni = unigram_training.model
 [(size, round(ll, 2)) for size, ll in unigram_training.history], list(uni.scores)[:10]
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # To encode, take the most probable segmentation: **Viterbi**, dynamic programming over the word's
 # lattice, best[i] = max over j of best[j] + log p(word[j:i]).
 
 # %%
 uni.tokenize(text), uni.viterbi("▁unrelated")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `viterbi`
 # Write `viterbi_segment(word, log_probs)`: the segmentation of `word` into keys of `log_probs` whose
 # log-probabilities have the largest sum. (Every character of the words graded is a key.) Careful:
@@ -374,7 +378,7 @@ def viterbi_segment(word, log_probs):
 # %%
 check("viterbi")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Subword regularization: sampling segmentations
 # Instead of always the best segmentation, a model in training can see a *sampled* one each time it
 # meets a word, drawn with probability ∝ P(x)^α (Kudo 2018). The sampler is exact: forward filtering
@@ -393,7 +397,7 @@ len(exact), draws.most_common(3)
 Image(figure_png(draw_segmentation_probs(exact, {k: v / 2000 for k, v in draws.items()}, top=8,
                                          title=f"segmentations of {word}, α = {alpha}: exact vs 2,000 samples")))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # **Predict.** If α is raised from 0.1 to 1.0, the share of samples that equal the Viterbi segmentation
 # (`▁un related`)… goes up, goes down, or stays the same? Set `viterbi_share` to `"goes up"`,
 # `"goes down"` or `"stays the same"`.
@@ -414,7 +418,7 @@ alpha_facts = {"Viterbi": " ".join(viterbi_pieces),
                                         for a in (0.1, 0.5, 1.0)}}
 alpha_facts
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5. On real text
 #
 # All the tokenizers side by side: type a sentence; move the BPE merges to see the vocabulary and the
@@ -426,7 +430,7 @@ from course_lib.widgets import SubwordExplorer
 course = compare.CourseTokenizers(bpe=learning, byte_bpe=byte_learning, unigram=unigram_training, wordpiece=wp)
 SubwordExplorer(course)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # **Fertility** is the number of pieces per word: more pieces mean more of BERT's 512 positions and
 # more compute for the same text. The texts shipped with the project (at most 500 lines of each):
 # held-out news, WordNet glosses, Wikipedia sentences (wikigold), Python code, numbers and dates, and a
@@ -463,7 +467,7 @@ fertility_facts
 # %%
 Image(figure_png(draw_fertility(table)))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The 30,522 pieces of BERT's WordPiece beat the 2,000 learnt here on every kind of text; code,
 # numbers and German cost every tokenizer more than news. Byte-level BPE pays for its complete
 # alphabet on code and German: where character-level BPE writes one unknown token, it needs a piece per
@@ -482,7 +486,7 @@ fragment_facts
 # %%
 Image(figure_png(draw_fragmentation(bins, title="rare words fragment (Lee news, words by frequency)")))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # For both, the rarer the word, the more pieces: BPE's merges were made for the words that occur
 # often in its corpus, so these are whole pieces while words seen once are cut into several. This is
 # what subwords buy: no word is unknown, and frequent words cost one position.

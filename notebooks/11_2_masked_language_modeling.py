@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: rise
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -9,9 +10,12 @@
 #     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
+#   rise:
+#     scroll: true
+#     transition: none
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # 11.2 Training bidirectional encoders: masked language modelling
 #
 # A causal language model learns by predicting the next word. With bidirectional attention that
@@ -47,7 +51,7 @@ torch.set_printoptions(precision=3, sci_mode=False)
 # %%
 # %matplotlib inline
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 1. The cloze task (§11.2)
 #
 # The embedded all-MiniLM-L6-v2 was trained for sentence embeddings and has no MLM head, so the course ships
@@ -60,7 +64,7 @@ mlm_model, tokenizer = course_lib.load_pretrained(MLM_MODEL)
 print(MLM_MODEL, "-", course_lib.shipped_models()[MLM_MODEL])
 print(f"{mlm_model.num_parameters():,} parameters, vocabulary of {tokenizer.vocab_size:,} WordPiece tokens")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The chapter's cloze sentences, with the word the original text had at each `[MASK]`: *Please turn ___ homework
 # in* (§11.2: *your*), the causal model's version *Please turn your homework ___* (*in*), and Fig. 11.4's
 # *So long and thanks for all the fish*, where *long* and *thanks* are masked and *the* was replaced by the
@@ -81,7 +85,7 @@ cloze = cloze_table(mlm_model, tokenizer, CLOZE, top_k=5)
 for row in cloze:
     print(row)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Read the numbers before the words. The model gives *the* the most probability in *Please turn ___ homework
 # in*, and the chapter's *your* is not among its first five guesses, though it keeps about 1% of the
 # probability: a model that has read dictionary glosses (see its card,
@@ -98,7 +102,7 @@ from course_lib.widgets import FillMaskExplorer
 
 FillMaskExplorer(mlm_model, tokenizer, "The capital of France is [MASK].")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # How good is it beyond single sentences? On 400 WordNet glosses held out from its training, mask 15% of the
 # tokens and count how often the original token is the top guess (top-1) or among the top five — beside a
 # baseline that ignores the context and always guesses the most frequent tokens (counted on other held-out
@@ -114,7 +118,7 @@ glosses = (shipped_model_dir("minilm-wordnet-mlm") / "heldout.txt").read_text().
 gloss_unigram = unigram_distribution(glosses[400:], tokenizer=tokenizer)   # (|V|,) from other glosses
 print(masked_token_accuracy(mlm_model, tokenizer, glosses[:400], gloss_unigram, seed=0))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2. The MLM head (§11.2.1)
 #
 # The chapter writes the head as $\mathbf{y}_i = \text{softmax}(\mathbf{W}_V \mathbf{z}_i)$ with
@@ -138,7 +142,7 @@ W_V = mlm_model.cls.predictions.decoder.weight                    # (|V|, d)
 print("the output matrix is the embedding matrix:", W_V is E, "| same memory:", W_V.data_ptr() == E.data_ptr())
 print("shape", tuple(W_V.shape))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The head by hand, on the first sentence above: transform, then scores against every row of $\mathbf{E}$.
 
 # %%
@@ -152,7 +156,7 @@ with torch.no_grad():
     by_hand = h @ E.T + head.bias                                  # (T, |V|)
 print(tuple(by_hand.shape), "equal to the model's logits:", torch.allclose(by_hand, out.logits[0], atol=1e-4))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # **How many parameters?** The chapter says BERT-base has "about 100M" parameters; the lecture slides say
 # 110M. Counted from the config, for the model BERT was pretrained as (encoder + MLM head + NSP head), built on
 # PyTorch's `meta` device so that nothing is allocated:
@@ -170,13 +174,13 @@ for part, n in parts.items():
 print(f"{'total':55s} {total / 1e6:7.2f}M")
 print(f"{'an untied output matrix would add':55s} {bert_base.vocab_size * bert_base.hidden_size / 1e6:7.2f}M")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # 110.1M in all: the slides' 110M is this number, and the chapter's "about 100M" rounds it to one significant
 # figure. More than three quarters sit in the 12 transformer blocks; a fifth is the embedding tables (almost
 # all of it the 30,522 word vectors). The MLM head adds only its 0.6M-parameter transform and a bias, because
 # its |V| × d output matrix is the embedding table again; untied it would add another 23.4M.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3. Corrupting the input (§11.2.1)
 #
 # BERT selects 15% of the input tokens for the loss. Of the selected tokens, 80% are replaced by
@@ -194,7 +198,7 @@ batch = mlm_mask(enc.input_ids, special_ids=tokenizer.special_ids, mask_token_id
                  unigram=unigram, generator=3)
 tokenizer.convert_ids_to_tokens(batch.input_ids[0]), batch.labels[0]
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # **Mask sampler.** Resample to see a new corruption of the same sentence; *draw 100 more* adds
 # draws to the running histogram, which converges to the target rates (15%; 80/10/10).
 
@@ -203,7 +207,7 @@ from course_lib.widgets import MaskSampler
 
 MaskSampler(tokenizer, unigram)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `mlm_masking`
 # Write `mask_tokens(input_ids, special_ids, mask_token_id, unigram, select_prob=0.15, generator=None)`
 # returning `(corrupted_ids, labels)`. Select each token that is not in `special_ids` with probability
@@ -233,7 +237,7 @@ def mask_tokens(input_ids, special_ids, mask_token_id, unigram, select_prob=0.15
 # %%
 check("mlm_masking")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Why not [MASK] every selected token?
 #
 # The model is trained only where it must predict, and after pretraining its inputs contain no `[MASK]` at all.
@@ -263,14 +267,14 @@ fates = predictions_by_fate(mlm_model, tokenizer, glosses[:400], gloss_unigram, 
 for stats in fates.values():
     print(stats)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Where the head sees a real token — left unchanged, or never selected — its first guess is that token about
 # nine times in ten. At the positions that got a random token, the token it was shown is still its first guess
 # in about four cases in ten, and the original word in about one in five: it copies what it sees when that
 # looks plausible, and otherwise falls back on the context. At `[MASK]` it can only use the context, and it gets
 # about a quarter right.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4. The MLM loss (§11.2.1)
 #
 # The loss is the cross-entropy of the original token, averaged over the selected set M only:
@@ -299,12 +303,12 @@ print(counts)
 print(f"in the loss (selected): {counts['selected'] / counts['eligible']:.1%} of the text tokens; "
       f"[MASK] in the input: {counts['masked'] / counts['eligible']:.1%}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Every selected token is in M, whatever its fate: about 15% of the text, although only about 12% of it shows a
 # `[MASK]`. The other 85% of the positions teach nothing directly — one reason why MLM needs a lot of data
 # (ELECTRA's replaced-token detection learns from every position instead).
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `mlm_loss`
 # Write `masked_lm_loss(logits, labels)`: logits (B, T, |V|), labels (B, T) with -100 at unselected
 # positions; return the mean cross-entropy over the selected positions only.
@@ -321,7 +325,7 @@ def masked_lm_loss(logits, labels):
 # %%
 check("mlm_loss")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `masked_batch`: from raw text to L_MLM
 # Put the pieces together. Write `masked_batch_loss(model, tokenizer, texts, unigram, generator)` that
 # 1. tokenizes the list `texts` into one padded batch;
@@ -348,7 +352,7 @@ def masked_batch_loss(model, tokenizer, texts, unigram, generator):
 # %%
 check("masked_batch")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5. Next sentence prediction (§11.2.2)
 #
 # BERT's second objective: given two sentences, did B follow A in the text (50% of the pairs) or
@@ -364,7 +368,7 @@ for a, b, is_next in pairs:
 nsp_enc, nsp_labels = encode_nsp(tokenizer, pairs[:1])
 list(zip(nsp_enc.tokens[0], nsp_enc.token_type_ids[0].tolist()))[:12]
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `nsp_input`
 # Write `build_nsp_input(ids_a, ids_b, cls_id, sep_id)` that takes two lists of token ids (without
 # special tokens) and returns `(input_ids, token_type_ids)` as lists: `[CLS] A [SEP] B [SEP]`, with
@@ -383,13 +387,13 @@ def build_nsp_input(ids_a, ids_b, cls_id, sep_id):
 # %%
 check("nsp_input")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The chapter applies $\mathbf{W}_{NSP}$ to the raw `[CLS]` vector. BERT puts one more layer in between, the
 # **pooler**: $\mathbf{p} = \tanh(\mathbf{W}\mathbf{z}_{CLS} + \mathbf{b})$, and the NSP head reads $\mathbf{p}$:
 # $\mathbf{y} = \text{softmax}(\mathbf{W}_{NSP}\,\mathbf{p})$. The pooler is pretrained with NSP, and it is what
 # "the [CLS] output" means in many fine-tuning recipes. It is shown at work on the tiny BERT trained below.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6. Pretraining a tiny BERT, live
 #
 # Everything together: a 2-layer BERT (d = 64, 4 heads) starts from random weights and learns
@@ -408,7 +412,7 @@ loss_at_start = "ln|V|"
 # %%
 check("loss_at_start")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The recipe below is what makes a model this small learn something visible in a couple of minutes of CPU:
 # many small steps (pairs cut to 32 tokens, 32 pairs a step, 3,000 steps), a high learning rate with a short
 # warm-up and a linear decay, no dropout, and the output layer computed at the selected positions only. (With
@@ -451,7 +455,7 @@ print(f"NSP accuracy at step {last['step']}: held-out pairs {last['heldout_nsp_a
       f"training pairs {last['train_nsp_acc']:.1%}; NSP loss (mean of the last 100 steps) "
       f"{sum(r['nsp'] for r in run.losses[-100:]) / 100:.2f}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The MLM loss starts at ln|V| (a uniform guess), then drops within a few hundred steps to the unigram entropy:
 # the model has learnt how frequent each token is, and guesses *"* or *the* almost everywhere. The cloze loss
 # (every selected token `[MASK]`ed) stays near that line for several hundred steps — learning to *use* the
@@ -471,7 +475,7 @@ for probe, top3 in zip(recipe.probes, run.evals[-1]["probes"]):
     said = probe.replace("[MASK]", top3[0])
     print(f"{probe!r} -> {top3}; {said!r} is {'' if training_text_contains(said) else 'not '}in the training text")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The first probe is a sentence of the manual (*The "if" statement is used for conditional execution*), which
 # the model has read; the others it has not seen word for word, and it fills them with content words of the
 # manual instead of the frequent tokens it guessed on the plateau.
@@ -505,7 +509,7 @@ print("NSP scores from the pooler:", torch.allclose(nsp_by_hand, out.seq_relatio
 print("NSP scores from the raw z_CLS instead:", torch.allclose(tiny.cls.seq_relationship(z_cls),
                                                                 out.seq_relationship_logits, atol=1e-5))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 7. MLM domain adaptation (lecture 003)
 #
 # A pretrained BERT has domain-general weights. To orient it towards one domain (movies, medicine, law,
@@ -531,7 +535,7 @@ from course_lib.views.pretraining import draw_adaptation
 
 draw_adaptation(adaptation)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Fill-mask on sentences in the manual's style (written for this notebook, not in the manual), each with the
 # word a Python programmer would put in the gap: the top 3 and that word's rank, before and after.
 
@@ -550,13 +554,13 @@ rows_after = cloze_table(adaptation.model, tokenizer, DOMAIN_CLOZE, top_k=3)
 for before, after in zip(rows_before, rows_after):
     print(f"{before.text}\n    before: {before.summary()}\n    after:  {after.summary()}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The held-out in-domain loss falls by more than a nat, while general English gets slightly worse: the model
 # has moved towards the manual. In the sentences above every programmer's word climbs the ranking, some by a
 # factor of ten or more, but most first choices stay as they were: a minute of training on the top layers
 # shifts probabilities before it overturns what the model found most likely.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 8. RoBERTa and BART: other ways to corrupt and train
 #
 # **RoBERTa** (lecture) keeps MLM but drops NSP, trains longer on more data, and uses **dynamic
@@ -573,7 +577,7 @@ dynamic, static = DynamicMasker(blocks, generator=0, **mask_args), StaticMasker(
 same = lambda m: torch.equal(m().selected, m().selected)  # noqa: E731
 f"{tuple(blocks.shape)} blocks; static masks repeat: {same(static)}; dynamic masks repeat: {same(dynamic)}"
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # **BART** is an encoder-decoder trained to repair many kinds of corruption:
 
 # %%
@@ -584,7 +588,7 @@ for f in (token_mask, token_delete, text_infill, document_rotate):
     print(f"{f.__name__:15s} {f(text, generator=4)}")
 print(f"{'sentence_permute':15s} {sentence_permute(['It rained.', 'We stayed in.', 'The end.'], generator=1)}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 9. Multilingual models: which language to sample (eq. 11.7)
 #
 # Training data is very unevenly spread over languages. Sampling sentences in proportion to their
@@ -592,7 +596,7 @@ print(f"{'sentence_permute':15s} {sentence_permute(['It rained.', 'We stayed in.
 # $q_i = \frac{p_i^\alpha}{\sum_j p_j^\alpha}$, with α = 0.3. α = 1 keeps the data proportions;
 # α → 0 samples every language equally often. The sizes below are illustrative.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `language_sampling`
 # Write `language_probs(p, alpha)`: `p` is a 1-D tensor of probabilities or counts per language;
 # return $q$ of eq. 11.7 as a tensor.

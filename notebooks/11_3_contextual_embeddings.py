@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: rise
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -9,9 +10,12 @@
 #     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
+#   rise:
+#     scroll: true
+#     transition: none
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # 11.3 Contextual embeddings
 #
 # A static embedding (word2vec, GloVe) gives *bank* one vector, whatever the sentence. The output of
@@ -40,7 +44,7 @@ torch.set_printoptions(precision=3, sci_mode=False)
 model, tokenizer = course_lib.load_pretrained()  # all-MiniLM-L6-v2: 6 layers, d = 384
 L = model.config.num_hidden_layers
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 1. A vector for a word in context
 #
 # The forward pass returns the embedding layer and the output of each of the L = 6 blocks
@@ -55,7 +59,7 @@ L = model.config.num_hidden_layers
 enc = tokenizer("The unaffordable rent near the river bank shocked us.")
 list(zip(enc.tokens[0], enc.word_ids[0]))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `word_vector`
 # Write `word_vector(hidden_states, word_ids, word)`: `hidden_states` is a tuple of L + 1 tensors
 # (T, d) for **one** sentence (embeddings first), `word_ids` the T word indices (None for [CLS] and
@@ -75,7 +79,7 @@ def word_vector(hidden_states, word_ids, word):
 # %%
 check("word_vector")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The library does the same for many sentences at once, for every layer: `target_states` returns
 # (N, L + 1, d), and `combine_layers` picks a layer, the last, or the mean/sum of the last four.
 # Same word, two senses, three contexts — static (layer 0) vs contextual:
@@ -93,13 +97,13 @@ for name, layers in [("embedding layer (static)", 0), ("last layer", "last"), ("
     V = F.normalize(combine_layers(S, layers), dim=-1)
     print(f"{name:25s} cos(money, money) = {V[0] @ V[1]:.3f}   cos(money, river) = {V[0] @ V[2]:.3f}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # At the embedding layer a token's vector is its word embedding plus its position and segment
 # embeddings — nothing else. The first and third *bank* sit at the same position, so their vectors are
 # identical (cosine 1) although they mean different things. After the blocks have attended to the
 # context, the two financial banks are closer to each other than to the river bank.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2. Word senses as clusters (Fig. 11.7)
 #
 # To see senses we need many labelled instances. No sense-annotated corpus (SemCor) installs
@@ -114,7 +118,7 @@ print(f"{len(data.lemmas)} words, {len(data.senses)} senses, {len(data.train)} t
 for s in data.senses_of("die"):
     print(f"  {s.label:20s} {s.sense_key:16s} {s.gloss}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Every instance of every word, at every layer, in one pass (about 20 seconds on a CPU):
 
 # %%
@@ -123,7 +127,7 @@ is_train = torch.tensor([e.split == "train" for e in data.examples])
 train_states, test_states = states[is_train], states[~is_train]
 tuple(states.shape)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # UMAP squeezes the 384-dimensional vectors of one word into 2-D, keeping near neighbours near.
 # Here is *die* — the textbook's example — at the embedding layer and at the last layer:
 
@@ -146,7 +150,7 @@ axes[1].legend(loc="best")
 fig.suptitle("every instance of 'die' in the project's sentences")
 fig.tight_layout()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # At the embedding layer the points group by *position* in the sentence (the only thing that differs);
 # in the last layer they group by sense.
 #
@@ -159,7 +163,7 @@ from course_lib.widgets import SenseClusters
 
 SenseClusters(model, tokenizer, data, states={"mean": states}, word="bank")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3. Word-sense disambiguation by the nearest centroid (eq. 11.8-11.9)
 #
 # Training: average the vectors of all training instances of a sense,
@@ -167,7 +171,7 @@ SenseClusters(model, tokenizer, data, states={"mean": states}, word="bank")
 # the sense of the same word whose centroid has the highest cosine,
 # $\text{sense}(t) = \text{argmax}_{s \in \text{senses}(t)} \cos(\mathbf{t}, \mathbf{v}_s)$ (eq. 11.9).
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `sense_centroids`
 # Write `sense_centroids(vectors, labels)`: `vectors` (N, d), `labels` a list of N sense labels.
 # Return a dict {label: the (d,) mean vector of that sense}.
@@ -183,7 +187,7 @@ def sense_centroids(vectors, labels):
 # %%
 check("sense_centroids")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `nearest_sense`
 # Write `nearest_sense(vector, centroids)`: return the label whose centroid has the highest
 # **cosine** with `vector` (d,) — not the smallest distance, not the largest dot product.
@@ -199,7 +203,7 @@ def nearest_sense(vector, centroids):
 # %%
 check("nearest_sense")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Your two functions, on the test sentences of *mouse*, with the mean of the last four layers:
 
 # %%
@@ -212,7 +216,7 @@ try:
 except NotImplementedError:
     print("Write sense_centroids and nearest_sense above, then run this cell again.")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The library's `NearestSenseWSD` does this for all words, each choosing only among its own
 # senses, and gives the **most-frequent-sense** (MFS) baseline: always the sense seen most often in
 # training, whatever the context. Which layer is best?
@@ -243,7 +247,7 @@ ax.legend(loc="lower right")
 fig.tight_layout()
 print(f"best: {layer_name(best.layers)}, {best.accuracy:.1%}: {100 * (best.accuracy - mfs):.0f} points above MFS")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The embedding layer knows the word but not the context, so it can barely beat MFS; each block
 # of attention adds context. How the subwords are pooled matters little for these words (most are
 # single tokens). ELMo's **learned scalar mix** lets the data choose the layer weights:
@@ -261,7 +265,7 @@ top = max(range(L + 1), key=lambda l: weights[l])
 print(f"the mix puts {weights[top]:.0%} of its weight on {layer_name(top)}; test accuracy {acc:.1%} "
       f"(best single layer: {best.accuracy:.1%})")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # **Nearest-neighbour WSD.** Type a sentence, pick the target word: the bars are the cosines to each
 # sense centroid of that word (with WordNet's glosses), and below are the training sentences nearest
 # to your word.
@@ -272,7 +276,7 @@ from course_lib.widgets import NearestSenseExplorer
 NearestSenseExplorer(model, tokenizer, data, states={"mean": states},
                      sentence="The fisherman pulled his boat onto the bank before the storm.", word="bank")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4. Anisotropy, rogue dimensions and z-scoring
 #
 # Ethayarajh (2019) measured the **anisotropy** of a layer as the expected cosine between the
@@ -280,7 +284,7 @@ NearestSenseExplorer(model, tokenizer, data, states={"mean": states},
 # all share one direction — then every cosine is high and says little. We measure it on the tokens
 # of the Lee news corpus (shipped with gensim).
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `anisotropy`
 # Write `anisotropy_estimate(X, n_pairs=10000, generator=None)`: the mean cosine of `n_pairs` random
 # pairs of **different** rows of X (N, d). Pass `generator` to every random call.
@@ -305,14 +309,14 @@ from course_lib.embeddings import corpus_states, lee_corpus
 corpus = corpus_states(model, tokenizer, lee_corpus(), max_tokens=10000)  # (N tokens, L+1, d)
 tuple(corpus.shape)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Timkey & van Schijndel (2021) found the cause in a few **rogue dimensions** with a huge mean and
 # variance: they dominate every dot product. The cure is to **standardize** each dimension with
 # statistics of a corpus C: $\boldsymbol{\mu} = \frac{1}{|C|}\sum_{\mathbf{x} \in C} \mathbf{x}$
 # (eq. 11.10), $\boldsymbol{\sigma} = \sqrt{\frac{1}{|C|}\sum_{\mathbf{x} \in C}(\mathbf{x}-\boldsymbol{\mu})^2}$
 # (eq. 11.11), $\mathbf{z} = (\mathbf{x}-\boldsymbol{\mu})/\boldsymbol{\sigma}$ (eq. 11.12).
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `z_score`
 # Write `z_score(X, corpus, eps=1e-6)`: fit μ and σ (the population standard deviation, dividing by
 # |C|) on `corpus` (N, d) and return (X − μ) / σ for X (M, d). A dimension whose σ ≤ eps is
@@ -332,7 +336,7 @@ def z_score(X, corpus, eps=1e-6):
 # %%
 check("z_score")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Anisotropy per layer, raw and z-scored, for the embedded model and for a **randomly initialised
 # copy** of it (same architecture, no training):
 
@@ -363,7 +367,7 @@ ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=9)
 ax.set_title("anisotropy per layer on the Lee news corpus")
 fig.tight_layout()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # What this shows, honestly:
 #
 # - **The middle layers are anisotropic** — the textbook effect, driven by a few rogue dimensions
@@ -389,7 +393,7 @@ from course_lib.widgets import AnisotropyExplorer
 
 AnisotropyExplorer(corpus, layer=4)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5. Word similarity: cosine vs human judgments
 #
 # WordSim-353 and SimLex-999 (shipped with gensim) give human similarity scores for word pairs
@@ -410,7 +414,7 @@ for name in ("wordsim353", "simlex999"):
         z = similarity_correlation(vecs, pairs, ZScorer().fit(corpus[:, l]))
         print(f"{name:10s} {layer_name(l):8s}  Spearman ρ raw {raw:.3f}   z-scored {z:.3f}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # z-scoring fixes the *geometry* (anisotropy) but barely changes these rankings: Spearman's ρ depends
 # only on the order of the cosines, which a shared offset shifts for all pairs alike. Words out of
 # context are also not what the encoder was trained on; the chapter's caution stands — cosine

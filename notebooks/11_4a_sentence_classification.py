@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: rise
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -9,9 +10,12 @@
 #     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
+#   rise:
+#     scroll: true
+#     transition: none
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # 11.4a Fine-tuning for sentences and sentence pairs
 #
 # A pretrained encoder gives every token a contextual vector. **Fine-tuning** (§11.4) puts a small,
@@ -58,7 +62,7 @@ N_TRAIN, N_TEST, EPOCHS, MAX_LEN = 500, 400, 3, 64   # small enough for a CPU; s
 encoder, tokenizer = pretrained_encoder()
 encoder.device
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 1. Sentiment of movie-review sentences
 #
 # The data: sentences from Rotten Tomatoes reviews (Pang & Lee), labelled *negative* or *positive* by the
@@ -74,7 +78,7 @@ print(f"train {len(train)} {class_balance(train)}, test {len(test)} {class_balan
 print(f"majority-class baseline on test: {majority:.1%}")
 train[:3]
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Batches of sentences become `[CLS] sentence [SEP]` token ids, padded to the longest sentence of the batch
 # (at most `MAX_LEN` tokens), with the labels as class indices:
 
@@ -83,7 +87,7 @@ collate = SentenceCollator(tokenizer, SENTIMENT_LABELS, max_length=MAX_LEN)
 batch = collate(train[:2])
 {k: tuple(v.shape) for k, v in batch.items()}, batch["labels"]
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2. The classifier head: eq. 11.13
 #
 # BERT prepends `[CLS]` to every input; its output vector in the last layer, $\mathbf{z}_{CLS}$, stands for
@@ -102,7 +106,7 @@ out = model(**enc.to(model.device))
 print(model.classifier)                       # W_C: (2, 384) and its bias
 out.logits.shape, out.logits.softmax(-1)      # (B, C): untrained, near 50/50
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `cls_head`
 # Write `cls_head(hidden, W, b, labels)`: `hidden` is the last layer's output (B, T, d) with `[CLS]` at
 # position 0, `W` is (C, d), `b` is (C,), `labels` (B,) holds class indices. Return `(probs, loss)`:
@@ -121,7 +125,7 @@ def cls_head(hidden, W, b, labels):
 # %%
 check("cls_head")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3. What to train
 #
 # The loss can train the head alone (the encoder is frozen: a logistic regression on fixed vectors), or
@@ -151,7 +155,7 @@ def freeze_all_but_last(model, k):
 # %%
 check("freeze_last_k")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The library's `freeze(model, strategy)` does the same for "head", "last-k" and "full". How much of the
 # model each strategy trains:
 
@@ -163,7 +167,7 @@ for strategy in ("head", "last-1", "last-2", "full"):
     c = count_parameters(model)
     print(f"{strategy:7s} {c['trainable']:>12,} of {c['total']:,} parameters ({c['share']:.2%})")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The lecture's recipe (L003) for fine-tuning is a **small learning rate**, 1e-5 to 5e-5, so that the
 # pretrained knowledge is not destroyed, and **few epochs**, 2 to 4. The new head starts from random
 # weights, so it gets a larger rate of its own (`HEAD_LR`). We train for 3 epochs with batches of 16.
@@ -179,7 +183,7 @@ def config(lr, epochs=EPOCHS):
 
 config(5e-5)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 #
 # Head-only and last-k training do not need to run the frozen layers in every epoch: they compute the
 # same vectors each time (frozen, and without dropout), so the library runs them once over the data and
@@ -207,7 +211,7 @@ for pooling in ("cls", "mean"):
     print(f"head only on the frozen encoder, {pooling:4s} pooling: "
           f"{runs[f'head only, {pooling}'].final():.1%} held-out accuracy")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Now the three strategies with eq. 11.13's [CLS] vector, all with the encoder learning rate 5e-5:
 # the head only, the last 2 layers, and the full model.
 
@@ -225,7 +229,7 @@ strategies = {k: runs[k].final() for k in ("full, cls", "last 2 layers, cls", "h
 for name, acc in {**strategies, "majority class": majority}.items():
     print(f"held-out accuracy, {name:20s} {acc:.1%}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # What the numbers above say (they are computed in this run; the test suite checks each sentence):
 #
 # * With [CLS], eq. 11.13, **full fine-tuning beats the head alone**, and both beat the majority class:
@@ -249,7 +253,7 @@ print(f"lr 1e-3: held-out accuracy {high.final():.1%} (majority class {majority:
       f"steps {sum(high.step_losses[-10:]) / 10:.3f} vs ln 2 = {torch.log(torch.tensor(2.0)):.3f}")
 curves_figure([runs["full, cls"], high], baseline=majority, title="learning rate 5e-5 vs 1e-3 (full fine-tuning)")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The large steps wreck the pretrained weights in the first few updates: the loss does not fall below
 # that of guessing (ln 2 for two balanced classes) and the model predicts one class for nearly everything
 # — held-out accuracy at the majority baseline. This is what the small learning rates of L003 protect
@@ -269,7 +273,7 @@ for text, said in wrong[:4]:
     print(f"predicted {said:8s} | {text}")
 confusion_figure(cm, SENTIMENT_LABELS)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4. Sentence pairs: natural language inference (§11.4.2)
 #
 # In NLI a model reads a **premise** and a **hypothesis** and decides whether the premise *entails*,
@@ -295,7 +299,7 @@ hypothesis_only = one_side_baseline(nli_train, nli_test, "hypothesis")
 print(f"train {len(nli_train)} {class_balance(nli_train)}, test {len(nli_test)} {class_balance(nli_test)}")
 print(f"majority class {nli_majority:.1%}; hypothesis-only bag of words {hypothesis_only:.1%}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The **hypothesis-only** baseline never sees the premise, yet beats the majority class: the people who
 # wrote contradictions used words like *not*, *nobody*, *sleeping* more often (annotation artefacts). A
 # model of the pair has to beat this number to show it reads the premise.
@@ -311,7 +315,7 @@ probs = classify_texts(cross, tokenizer, [a for a, _, _ in chapter_pairs], [b fo
 for (a, b, gold_label), p in zip(chapter_pairs, probs):
     print(f"gold {gold_label:13s} predicted {NLI_LABELS[int(p.argmax())]:13s} {p.tolist()} | {b}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5. SentenceBERT: a bi-encoder
 #
 # A cross-encoder must read every pair anew. SentenceBERT (Reimers & Gurevych 2019; lecture L004) runs the
@@ -336,7 +340,7 @@ def sbert_features(u, v):
 # %%
 check("sbert_features")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `bi_encoder_logits` (putting it together)
 # Write `bi_encoder_logits(z_a, mask_a, z_b, mask_b, W, b)`: `z_a` (B, T_a, d) and `z_b` (B, T_b, d) are the
 # last-layer outputs for the two sentences, padded; `mask_a`, `mask_b` are their attention masks (1 = real
@@ -358,7 +362,7 @@ def bi_encoder_logits(z_a, mask_a, z_b, mask_b, W, b):
 # %%
 check("bi_encoder_logits")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The library's `SiameseClassifier` is this model; trained on the same 600 pairs, the same way:
 
 # %%
@@ -375,7 +379,7 @@ for name, acc in pair_results.items():
     print(f"NLI held-out accuracy, {name:16s} {acc:.1%}")
 curves_figure([runs["NLI cross-encoder"], runs["NLI bi-encoder"]], baseline=nli_majority, title="NLI, 600 pairs")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The embedded model is itself a SentenceBERT-style model: it was trained on about a billion sentence
 # pairs (NLI among them) to give paraphrases a high cosine. Its cosine between premise and hypothesis
 # already orders the labels; our classification objective changes the vectors. Cosine per gold label,
@@ -394,7 +398,7 @@ for name, per_label in cos.items():
     print(f"{name:36s} " + ", ".join(f"{lab} {sum(v) / len(v):.2f}" for lab, v in per_label.items()))
 cosine_by_label_figure(cos, NLI_LABELS, "cos(u, v) of premise and hypothesis, per gold label (held out)")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### What scoring all pairs costs
 #
 # **Prediction.** To find the most similar pair among 1,000 sentences, how many encoder passes does a
@@ -408,7 +412,7 @@ passes_guess = "499,500"
 # %%
 check("all_pairs_prediction")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Both are timed here on 1,000 distinct sentences from the NLI data: the bi-encoder encodes all of them and
 # computes the 1,000 × 1,000 cosine matrix; the cross-encoder is timed on 256 random pairs (all 499,500
 # would take too long) and its total is extrapolated from that rate.
@@ -423,7 +427,7 @@ display(HTML(table_html(cost_rows(cost, sizes=(1_000, 10_000)), highlight=None))
 speedup = cost.seconds("cross-encoder", 1_000) / cost.seconds("bi-encoder", 1_000)
 print(f"all pairs of 1,000 sentences: the bi-encoder is {speedup:,.0f}× faster than the cross-encoder")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The cross-encoder's cost grows with the square of the number of sentences, the bi-encoder's encoding
 # linearly (its n × n matrix product is cheap next to n encoder passes). That is why search and clustering
 # use bi-encoders — and often a cross-encoder afterwards, to re-rank the few best candidates.

@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: rise
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -9,9 +10,12 @@
 #     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
+#   rise:
+#     scroll: true
+#     transition: none
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # 11.4b Sequence labelling and span extraction
 #
 # Classifying a whole sentence needs one vector, [CLS]. Named entity recognition needs a label for
@@ -38,7 +42,7 @@ from course_lib.exercises import check
 
 torch.set_printoptions(precision=3, sci_mode=False)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 1. Words, subwords and BIO tags (eq. 11.16)
 #
 # The chapter's sentence has two locations. BIO tags mark the **B**eginning of an entity, the words
@@ -51,7 +55,7 @@ words = ["Mt.", "Sanitas", "is", "in", "Sunshine", "Canyon", "."]
 tags = ["B-LOC", "I-LOC", "O", "O", "B-LOC", "I-LOC", "O"]
 list(zip(words, tags))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The encoder sees WordPiece subwords. `encode_words` tokenizes words that are already split (as NER data
 # comes) and keeps, for every subword, the index of its word — `word_ids`, `None` for [CLS] and [SEP].
 # (Tokenizing the raw string instead would split 'Mt.' into two words.)
@@ -65,7 +69,7 @@ n_subwords = sum(w is not None for w in word_ids)
 print(f"{n_subwords} subwords for {len(words)} words")
 list(zip(enc.tokens[0], word_ids))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Nine subwords for seven words: 'Mt.' → `mt` `.` and 'Sanitas' → `san` `##itas`. Training needs one label
 # per subword. The chapter gives every subword its word's tag; the common alternative labels only the first
 # subword and gives the others **-100**, the label PyTorch's cross-entropy ignores:
@@ -79,7 +83,7 @@ print("every:", align_labels(tags, word_ids, "every"))
 print("first:", align_labels(tags, word_ids, "first"))
 HTML(alignment_html(words, alignment_table(words, enc.tokens[0], word_ids, gold=tags)))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `align_labels`
 # Write `align_word_labels(word_tags, word_ids, policy)`: one label per subword. `policy="every"` — every
 # subword gets its word's tag; `policy="first"` — only a word's first subword does, later pieces get -100.
@@ -105,7 +109,7 @@ def align_word_labels(word_tags, word_ids, policy):
 # %%
 check("align_labels")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Predict before you look
 # Under the chapter's alignment, read the nine subword labels of the sentence as a BIO sequence, the way an
 # entity reader does. How many entities does it find? Set `subword_entities` to `"1"`, `"2"`, `"3"` or `"4"`.
@@ -127,7 +131,7 @@ n_subword_entities = subword_entities_every(tags, word_ids)
 n_word_entities = len(get_entities(tags))
 print(f"{n_subword_entities} entities in the every-subword labels, {n_word_entities} in the word tags")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The copied B-LOC on the `.` of 'Mt.' starts a second entity. So a model trained this way learns to put
 # B- on continuation pieces, and its subword output cannot be read as BIO directly: it has to be decoded
 # back to words first. (Some libraries turn the copied B- into I-; the -100 alignment avoids the question.)
@@ -136,7 +140,7 @@ print(f"{n_subword_entities} entities in the every-subword labels, {n_word_entit
 # of its **first** subword — 'Mt' decides for 'Mt.', 'San' for 'Sanitas'; the tags of `.` and `##itas`
 # are ignored.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `decode_first_subword`
 # Write `decode_first_subword(subword_tags, word_ids)`: one entry per subword in, one tag per word out —
 # each word's first subword's tag.
@@ -157,7 +161,7 @@ def decode_first_subword(subword_tags, word_ids):
 # %%
 check("decode_first_subword")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The "more complex approaches" of the chapter combine the distributions of all of a word's subwords. With
 # made-up scores where the first piece of 'Sanitas' leans to O by a hair and the second piece is sure of
 # I-LOC, the two rules disagree:
@@ -177,7 +181,7 @@ logits[san, labels.tag2id["O"]], logits[san, labels.tag2id["I-LOC"]] = 0.3, 0.0
 print("first subword:", labels.decode(library_decode(logits.argmax(-1), word_ids)))
 print("mean of the pieces:", labels.decode(decode_combined(logits, word_ids, "mean")))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2. Real data: wikigold, and IOB1 → BIO
 #
 # Wikigold (Balasuriya et al. 2009; CC BY 4.0) is 145 Wikipedia articles tagged by hand with the CoNLL-2003
@@ -194,7 +198,7 @@ for name, sents in (("train", train_sents), ("test", test_sents)):
     print(f"entities per type, {name}:", {t: counts[t] for t in ENTITY_TYPES})
 list(zip(original[0].words, original[0].tags, train_sents[0].tags))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The release (second column) uses **IOB1**: an entity starts with I-, and B- appears only where an entity
 # directly follows another of the same type. So 'I-' means "first word" in one place and "inside" in another,
 # depending on the neighbour. BIO (third column) gives every entity's first word B-. Counted over the release:
@@ -212,12 +216,12 @@ print(f"B- tags in the release: {iob1_b_tags}; entities that start with I-: {iob
 print(f"entities a strict BIO reader finds: {strict_iob1} in IOB1, {bio_strict} after conversion "
       f"(a lenient reader finds {lenient_iob1} in both)")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Every one of the 3,558 entities starts with I- in the release; a strict BIO reader finds none of them.
 # After the conversion each entity starts with B-: the tag of a word no longer depends on its neighbour,
 # and what a classifier must learn for "first word of an entity" is one label, not two.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3. Entity-level evaluation
 #
 # NER is scored on **entities**: a predicted entity counts only if its type, first and last word are all
@@ -226,7 +230,7 @@ print(f"entities a strict BIO reader finds: {strict_iob1} in IOB1, {bio_strict} 
 # `conlleval` and `seqeval` read them: an I- that follows O or another type starts an entity
 # (`course_lib.finetuning.ner_eval`, proven equal to `seqeval` by the tests).
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `entity_f1`
 # Write `read_entities(tags)` → a list of `(type, first, last)` and `entity_f1(y_true, y_pred)` →
 # `(precision, recall, f1)`, micro-averaged, for lists of tag sequences (one per sentence). Zero when there
@@ -264,7 +268,7 @@ def entity_f1(y_true, y_pred):
 # %%
 check("entity_f1")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Predict before you look
 # A "tagger" that tags every word O finds no entity at all: entity F1 = 0. What is its **token accuracy**
 # (share of words with the right tag) on the held-out wikigold sentences? Set `all_o_token_accuracy` to
@@ -288,7 +292,7 @@ all_o_accuracy = token_accuracy(gold_tags, all_o)
 all_o_f1 = entity_scores(gold_tags, all_o).micro.f1
 print(f"all-O tagger: token accuracy {all_o_accuracy:.1%}, entity F1 {all_o_f1:.2f}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Token accuracy rewards the O's that make up most of the text. Two baselines that do find entities:
 # every word gets its most frequent training tag, or every string seen as an entity in training is tagged
 # wherever it occurs again (a dictionary, longest match first):
@@ -306,7 +310,7 @@ for name, pred in baselines.items():
 dictionary_f1 = entity_scores(gold_tags, baselines["entity dictionary"]).micro.f1
 word_majority_f1 = entity_scores(gold_tags, baselines["word majority tag"]).micro.f1
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4. Fine-tuning a tagger (eq. 11.14-11.15)
 #
 # The head is one linear layer $\mathbf{W_K} \in \mathbb{R}^{k \times d}$ on every output vector, k = 9 tags:
@@ -331,7 +335,7 @@ print(tagger.labels)
 out = tagger.model(enc.input_ids, enc.attention_mask)
 out.logits.shape  # (B, T, k): one score per tag for each of the 11 tokens
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The loop is `course_lib.finetuning.training.fit` (AdamW, warm-up, a progress bar); entity F1 on the
 # held-out articles is measured after every epoch. The head gets a larger learning rate than the encoder
 # layers (the L003 slides' 1e-5..5e-5 is for the pretrained weights).
@@ -365,7 +369,7 @@ tagger_token_accuracy = token_accuracy(gold_tags, pred_first)
 print(report)
 print(f"\ntoken accuracy {tagger_token_accuracy:.1%}; entity F1 {tagger_f1:.2f} vs the dictionary's {dictionary_f1:.2f}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The fine-tuned head beats both baselines on the held-out articles. Its token accuracy is high, but so was
 # the all-O tagger's: entity F1 is the number that tells them apart.
 #
@@ -375,7 +379,7 @@ print(f"\ntoken accuracy {tagger_token_accuracy:.1%}; entity F1 {tagger_f1:.2f} 
 decoding_f1 = {d: entity_scores(gold_tags, tagger.predict(test_sents, d)).micro.f1 for d in ("first", "mean", "product")}
 {d: round(f, 3) for d, f in decoding_f1.items()}
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # And the chapter's alignment for training — every piece gets its word's tag — against first-subword-only,
 # with the same encoder, head initialisation and settings, both decoded from first subwords:
 
@@ -386,7 +390,7 @@ pred_every = tagger_every.predict(test_sents, "first")
 policy_f1 = {"first": tagger_f1, "every": entity_scores(gold_tags, pred_every).micro.f1}
 {p: round(f, 3) for p, f in policy_f1.items()}
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Optional: a CRF layer
 # Greedy decoding tags each word on its own, so it can produce sequences BIO forbids, such as I-PER right
 # after O (a lenient reader turns it into an entity, a strict one drops it). The chapter's alternative passes
@@ -407,13 +411,13 @@ crf_f1 = entity_scores(gold_tags, pred_crf).micro.f1
 print(f"I-X tags that follow neither B-X nor I-X: {invalid_greedy} with greedy decoding, {invalid_crf} with the CRF")
 print(f"entity F1: {tagger_f1:.3f} greedy, {crf_f1:.3f} with the CRF")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Greedy decoding leaves some I- tags where BIO forbids them, none with the CRF: Viterbi only considers
 # sequences that obey the rules, and here entity F1 rises with it. A CRF with *learned* transitions (trained
 # with `crf.nll`, the forward algorithm's log Z minus the gold sequence's score) would also learn which
 # tags tend to follow which.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The alignment viewer
 # Type a sentence (and, if you like, its gold tags): its words, subwords, the gold labels under both
 # alignments (-100 where the loss looks away), the tagger's argmax per subword and the word tags decoded
@@ -424,7 +428,7 @@ from course_lib.widgets.labelling import AlignmentViewer
 
 AlignmentViewer(tagger, examples=test_sents[:30])
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `predicted_entities` (putting the pieces together)
 # Write `predicted_entities(words, word_ids, subword_logits, tags)`: the tagger's raw scores
 # (T, k) for one sentence → the entities as `(text, type)` pairs, the text being the entity's words
@@ -451,7 +455,7 @@ try:
 except NotImplementedError:
     print("write predicted_entities above to see the entities the tagger finds in the chapter's sentence")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5. Extractive question answering: the start and end vectors
 #
 # The input is `[CLS] question [SEP] passage [SEP]`. Fine-tuning learns two vectors $S$ and $E$:
@@ -470,7 +474,7 @@ print(len(qa_train), "training questions,", len(qa_test), "test questions;",
 ex = qa_test[0]
 ex.question, ex.answers[:1], ex.context[:160] + "…"
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # A passage becomes token positions with character **offsets**, so that a span of tokens can be turned back
 # into the exact text; a passage longer than the window is cut into overlapping windows:
 
@@ -480,7 +484,7 @@ s, e = int(feats.start_positions[0]), int(feats.end_positions[0])
 print(feats.input_ids.shape, "gold start/end token:", s, e, feats.tokens[0][s:e + 1])
 print("their characters:", feats.offsets[0][s], feats.offsets[0][e], repr(ex.context[feats.offsets[0][s][0]:feats.offsets[0][e][1]]))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `best_span`
 # Write `best_span_under_limit(start_logits, end_logits, max_len)` → `(i, j)`: the pair with the largest
 # `start_logits[i] + end_logits[j]` among `i <= j <= i + max_len`.
@@ -502,7 +506,7 @@ def best_span_under_limit(start_logits, end_logits, max_len):
 # %%
 check("best_span")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Training, first as cheaply as for NER: $S$ and $E$ alone learn, on the frozen encoder's states (a quarter of
 # the training questions, a few epochs). Then the held-out article is scored with SQuAD's exact match (EM)
 # and token F1 — after lower-casing and dropping punctuation and *a/an/the* — against the best of the gold
@@ -531,14 +535,14 @@ head_only_scores = squad_scores(qa_test, head_only.predict(qa_test))
 show_scores("always 'no answer'", always_no_answer)
 show_scores("S and E alone", head_only_scores)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # $S$ and $E$ on a frozen encoder find almost nothing: the vectors of a sentence encoder do not say where an
 # answer starts, and the safest thing the head can learn is to point at [CLS]. Span extraction needs the
 # encoder itself to learn, which takes longer than a lecture on two CPU cores: `tools/train_qa_model.py`
 # fine-tunes the top two layers with $S$ and $E$ on all training questions (same loop), and
 # `QAReader.shipped()` loads the result.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The QA span viewer
 # A question and a passage in; $P(\text{start}=i)$ and $P(\text{end}=j)$ over the passage's tokens as two
 # aligned strips ([CLS] first), the best span with $j \le i + L$ shaded. Try the slider for $L$, a question

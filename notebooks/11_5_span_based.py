@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: rise
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -9,9 +10,12 @@
 #     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
+#   rise:
+#     scroll: true
+#     transition: none
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # 11.5 Span-based masking and span tasks
 #
 # Question answering, coreference, parsing and named entity recognition are about **spans**: runs of words
@@ -38,7 +42,7 @@ from course_lib.exercises import check
 
 torch.set_printoptions(precision=3, sci_mode=False)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 1. Masking spans (§11.5.1)
 #
 # BERT masks 15% of the *tokens*, each chosen on its own. SpanBERT chooses **spans of whole words** (before
@@ -59,7 +63,7 @@ from course_lib.spans import span_length_distribution
 probs = span_length_distribution(p=0.2, max_len=10)  # (10,): P(ℓ = 1), …, P(ℓ = 10)
 probs
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Predict before you look
 # The mean of an unbounded Geometric(p) is 1/p = 5 words. What is the mean span length of SpanBERT's bounded
 # distribution? Set `mean_length_guess` to `"2.0"`, `"3.8"`, `"4.5"` or `"5.0"`.
@@ -82,7 +86,7 @@ draws = sample_span_lengths(100_000, generator=0)  # (100000,) lengths 1..10
  "mean if long draws were cut to 10": round(clipped_mean_span_length(), 4),
  "P(1)": round(probs[0].item(), 4), "P(10)": round(probs[-1].item(), 4)}
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Redrawing removes the long tail, so the mean falls from 5 to 3.8 words — SpanBERT's reported mean. Cutting the
 # draws at 10 instead would leave all the tail's probability on ℓ = 10 and a mean of 4.46. Short spans are the
 # most likely; ℓ = 10 still has its share.
@@ -106,7 +110,7 @@ def sample_span_lengths(n, p=0.2, max_len=10, generator=None):
 # %%
 check("span_lengths")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Your draws against the exact probabilities:
 
 # %%
@@ -121,7 +125,7 @@ except NotImplementedError:  # not written yet: show the library's
 HTML(length_histogram_svg(torch.bincount(torch.as_tensor(shown).long(), minlength=11)[1:11].tolist(), probs.tolist(),
                           title=f"{who}: 20,000 span lengths"))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # **Spans of whole words, 15%, one fate per span.** `span_mask` draws spans over the words of a tokenized
 # sentence (`word_ids` says which subwords form a word) until 15% of the tokens are covered; the last span is
 # cut, word by word, at the budget. Spans never touch, so the two words just outside each span stay visible
@@ -143,7 +147,7 @@ print("spans (first, last token):", masking.spans[0], "  fates:", masking.fates[
 HTML(span_mask_html(enc.tokens[0], tokenizer.convert_ids_to_tokens(masking.input_ids[0]), masking.spans[0],
                     masking.fates[0]))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # On all 2,983 training sentences of the NER data used below, masked twice: the share of tokens covered, the
 # fates counted per span, and how many spans start or end inside a word.
 
@@ -173,7 +177,7 @@ n_spans = sum(span_fates.values())
  "spans of several tokens": multi_token_spans, "spans that split a word": splits,
  **{f"share of spans {f}": round(v / n_spans, 4) for f, v in span_fates.items()}}
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # 15% of the tokens, no word split, and 80/10/10 counted over *spans*: every token of a span shares its
 # span's fate (`tests/test_spans_masking.py` checks the same on every span, and the length sampler with a
 # chi-square test).
@@ -186,7 +190,7 @@ from course_lib.widgets.spans import SpanMaskSampler
 
 SpanMaskSampler(tokenizer, unigram)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2. The span boundary objective (eq. 11.17-11.20)
 #
 # SpanBERT predicts every token $x_i$ of a masked span $x_s … x_e$ twice: from its own output $\mathbf{z}_i$
@@ -210,7 +214,7 @@ P = torch.randn(10, 384, generator=torch.Generator().manual_seed(0)) * 0.02  # p
 x = sbo_input(z, s=3, e=5, i=4, positions=P)
 fish.tokens[0][2], fish.tokens[0][6], x.shape  # the boundaries; [z_2; z_6; p_2] has 3 × 384 numbers
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `sbo_input`
 # Write `build_sbo_input(z, s, e, i, P)`: `z` is (T, d), the span is tokens s..e (both included), i is a
 # token inside it, and row k-1 of `P` is $\mathbf{p}_k$. Return $[\mathbf{z}_{s-1}; \mathbf{z}_{e+1};
@@ -227,7 +231,7 @@ def build_sbo_input(z, s, e, i, P):
 # %%
 check("sbo_input")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # **A short SpanBERT run.** `SpanBertForPreTraining` puts the SBO head (a 2-layer FFN, relative position
 # embeddings, and $\mathbf{W}_V$ shared with the MLM head) on the course's MLM model, with
 # $L = L_{MLM} + L_{SBO}$. To fit a lecture on two CPU cores, the MLM model stays frozen and only the new head
@@ -260,7 +264,7 @@ ax.set(xlabel="training step", ylabel="cross-entropy (nats), running mean of 10"
 ax.legend(fontsize=8)
 fig.tight_layout()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The training batches repeat, so the training curve flatters the head. The real test: held-out sentences,
 # masked with a fixed seed, every masked token predicted by the MLM head (from $\mathbf{z}_i$) and by the SBO
 # head (from the boundaries), both losses beside the unigram loss, and top-1 accuracy grouped by the distance
@@ -279,7 +283,7 @@ acc = sbo_position_accuracy(spanbert, sbo_tokenizer, sbo_unigram, test_sentences
  "held out: L_SBO": round(acc.sbo_loss, 3), "held out: unigram": round(acc.unigram_loss, 3),
  "held out: L_MLM": round(acc.mlm_loss, 3)}
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # $L_{SBO}$ starts at the unigram loss and ends below it — on the training batches and, by less, on held-out
 # sentences: two boundary vectors and a position already say something about the hidden tokens. The MLM head,
 # which reads the output at the token itself (built from the whole context), stays below both.
@@ -299,7 +303,7 @@ ax.set(xlabel="distance from the nearer span boundary", ylabel="top-1 accuracy",
 ax.legend(fontsize=8)
 fig.tight_layout()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The tokens next to a boundary are the easiest for both heads; further in, the SBO's accuracy drops: the
 # middle of a span is furthest from both of the vectors it is predicted from.
 #
@@ -316,7 +320,7 @@ from course_lib.spans import AttentionPooling, StartEndFFN, boundary_representat
 Z = torch.tensor([[1.0, 0.0], [3.0, 2.0], [5.0, 4.0], [-1.0, 6.0], [0.0, 0.0]])  # z_0 … z_4, d = 2
 span_mean(Z, [(1, 3)]), boundary_representation(Z, [(1, 3)])  # g = ((3+5-1)/3, (2+4+6)/3); [z_1; z_3; g]
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The same word as a span's start and as its end gets the same vector there. Learned boundaries fix that with
 # two networks, $\mathbf{s}_i = \text{FFN}_{start}(\mathbf{z}_i)$ and $\mathbf{e}_j = \text{FFN}_{end}(\mathbf{z}_j)$
 # (eq. 11.23-11.25); and an average weighs every word alike, where attention pooling learns to weigh the
@@ -330,7 +334,7 @@ pool = AttentionPooling(d=2)
 (start_end(Z, [(1, 3), (2, 2)]).shape,  # (2 spans, 3 + 3 + 2)
  pool.weights(Z, [(1, 3)]))             # attention over the 3 tokens of the span, summing to 1
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `boundary_rep`
 # Write `span_representation(z, i, j)`: `z` is (T, d); return $[\mathbf{z}_i; \mathbf{z}_j; \mathbf{g}_{ij}]$
 # (3d numbers) for the span i..j, both ends included.
@@ -346,7 +350,7 @@ def span_representation(z, i, j):
 # %%
 check("boundary_rep")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4. Span-based NER (eq. 11.27-11.28)
 #
 # Span-based NER labels **every span**: $y_{ij} = \text{softmax}(\text{FFN}(\text{spanRep}_{ij}))$ over the
@@ -360,7 +364,7 @@ jane = "Jane Villanueva of United Airlines Holding discussed".split()
 print(len(enumerate_spans(len(jane))), "spans =", len(jane), "× 8 / 2;", count_spans(len(jane), 3), "with L = 3")
 enumerate_spans(len(jane), 2)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `span_enumeration`
 # Write `enumerate_spans(n, max_len=None)`: every (i, j) with 0 ≤ i ≤ j < n, and with a limit only those with
 # j - i < max_len.
@@ -377,7 +381,7 @@ def enumerate_spans(n, max_len=None):
 # %%
 check("span_enumeration")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # **Nested entities and BIO.** In the chapter's example both *United Airlines* and *United Airlines Holding*
 # are organisations. Span labels hold both; BIO tags give each word one tag.
 
@@ -392,7 +396,7 @@ except ValueError as err:
 kept, lost = outermost(jane_gold.entities)
 bio_tags(len(jane), kept), lost
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Predict before you look
 # Take the first six words, *Jane Villanueva of United Airlines Holding*, and every tag sequence over
 # {O, B-ORG, I-ORG, B-PER, I-PER}. How many of them, read as entities, contain both ORG spans? Set
@@ -418,7 +422,7 @@ eq_11_28 = ["B-PER", "I-PER", "O", "I-ORG", "I-ORG", "I-ORG", "O"]  # the first 
  "eq. 11.28, strict reading": get_entities(eq_11_28, "strict"),
  "eq. 11.28, lenient reading": get_entities(eq_11_28, "lenient")}
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # None of the 15,625 sequences holds both, so no BIO tagger can output them. Eq. 11.28 shows BIO's other
 # weakness: one wrong tag (I-ORG where B-ORG belongs) and a strict reader loses the whole organisation — a
 # span model makes one decision per span.
@@ -442,7 +446,7 @@ example = next(s for s in train_sentences if "Cardinals" in s.words)
 display(HTML(nested_spans_svg(example.words, example.entities)))
 {"train": depth_counts(train_sentences), "test": depth_counts(test_sentences)}
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # **Training.** Both models read the same frozen vectors: the output of the first four of the encoder's six
 # blocks (its last layer was tuned for sentence similarity; notebook 11.3 showed how layers differ), computed
 # once and cached. The **span model** learns start/end FFNs and the classifier of eq. 11.27 over all spans of
@@ -487,7 +491,7 @@ print(comparison)
  "BIO recall, depth ≥ 2": round(comparison.inner_recall["bio"], 3),
  "held-out entities BIO cannot represent": comparison.n_inner}
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # On the held-out documents the span model beats the tagger on all entities, and it finds entities inside
 # other entities, which the tagger was never shown. (The tagger still finds some of those: when it takes an
 # inner name such as *Hong Kong* for the whole *Hong Kong Island*, the inner one counts as found.) Scored on the
@@ -507,7 +511,7 @@ display(HTML(nested_spans_svg(jane, [p[:3] for p in jane_pred], probs=[p[3] for 
 {f"{' '.join(jane[i:j + 1])}": {n: round(float(jane_probs[spans.index((i, j))][k]), 3) for k, n in enumerate(names)}
  for i, j in [(0, 1), (3, 4), (3, 5)]}
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `span_ner_decode` (putting it together)
 # Write `predict_entities(z, max_len, scorer, names)`: `z` is (T, d); enumerate the spans of at most `max_len`
 # tokens (all of them when it is None), represent each as $[\mathbf{z}_i; \mathbf{z}_j; \mathbf{g}_{ij}]$,
@@ -530,7 +534,7 @@ def predict_entities(z, max_len, scorer, names):
 # %%
 check("span_ner_decode")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # **Span enumerator.** Type a sentence and move the length limit: every span is listed with the trained
 # model's best label and its probability, the spans labelled as entities are drawn as stacked brackets
 # (nested ones below the spans they sit in), and the counts show how fast T(T+1)/2 grows.
@@ -540,7 +544,7 @@ from course_lib.widgets.spans import SpanEnumerator
 
 SpanEnumerator(span_scorer(span_model, tokenizer, max_len=10), max_len=MAX_LEN)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Summary
 #
 # * SpanBERT masks whole-word spans with lengths from a geometric distribution (p = 0.2) bounded at 10 words —

@@ -21,8 +21,14 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 
 
-def _inputs(nb) -> list[tuple[str, str]]:
-    return [(c.cell_type, c.source.strip()) for c in nb.cells]
+KEPT_METADATA = ("tags", "slideshow")  # cell metadata that belongs to the source (slideshow: tools/slide_metadata.py)
+
+
+def _inputs(nb) -> list:
+    """What the .py decides: every cell's type, source, tags and slide type, and the notebook's rise settings."""
+    cells = [(c.cell_type, c.source.strip(), {k: c.metadata[k] for k in KEPT_METADATA if k in c.metadata})
+             for c in nb.cells]
+    return [nb.metadata.get("rise"), *cells]
 
 
 def sources(folder: Path = NOTEBOOKS) -> list[Path]:
@@ -47,9 +53,12 @@ def generate(py: Path, force: bool = False) -> str:
         old = jupytext.read(ipynb)
         # keep outputs of cells whose source did not change
         outputs = {c.source: c.get("outputs") for c in old.cells if c.cell_type == "code"}
+        ids = {(c.cell_type, c.source): c.get("id") for c in old.cells}  # and their ids: small diffs
         for c in nb.cells:
             if c.cell_type == "code" and outputs.get(c.source):
                 c.outputs = outputs[c.source]
+            if ids.get((c.cell_type, c.source)):
+                c.id = ids[(c.cell_type, c.source)]
     jupytext.write(nb, ipynb, fmt="ipynb")
     return "written"
 
