@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import train_course_bert as T  # noqa: E402
 
+pytestmark = pytest.mark.slow  # recomputes the model card on held-out text (~45 s): make test, not make check
+
 MODEL = data_dir("models", "course-bert")
 METRICS = json.loads((MODEL / "metrics.json").read_text())
 CURVE = json.loads((MODEL / "losses.json").read_text())

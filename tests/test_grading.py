@@ -103,6 +103,7 @@ def _tree(folder: Path) -> dict[str, str]:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 def test_grade_all_gives_byte_identical_files_for_the_same_submissions(tmp_path):
     chosen = [c for c in cases() if c.name in ("stub", "os_exit", "infinite_loop", "empty", "patches_hints", "wrong_shape")]
     folder = tmp_path / "class"

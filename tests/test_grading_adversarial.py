@@ -28,6 +28,8 @@ from course_lib.exercises.core import fmt_points
 from course_lib.exercises.gradebook import grade_all
 from course_lib.exercises.sandbox import Limits
 
+pytestmark = pytest.mark.slow  # a class of 36 submissions graded in subprocesses (~1 min): make test, not make check
+
 # smaller than the defaults, so that the batch stays quick; the messages name these numbers
 LIMITS = Limits(margin=3, cell_time_limit=6, memory_mb=1024, wall_factor=3)  # light checks: 4 s
 NUMBERS = dict(time_limit=f"{LIMITS.exercise_seconds('nsp_input'):g}", cell_limit="6", memory="1 GB",
