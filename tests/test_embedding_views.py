@@ -127,4 +127,4 @@ def test_anisotropy_explorer_redraws_for_another_layer():
     w.layer.value = 2
     raw2, z2, rogue2 = w.values
     assert raw2 > raw0 + 0.3 and abs(z2) < 0.05 and rogue2[0] == 4
-    assert w.chart.value != png0 and w.readout.value.startswith("<b>layer 2</b>")
+    assert w.chart.value != png0 and w.readout.value.startswith("<b>L2</b>")

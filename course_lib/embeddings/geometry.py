@@ -4,13 +4,13 @@
     dimension_report(X)   # per-dimension contributions to the expected cosine; rogue dimensions
                           # (Timkey & van Schijndel 2021)
     ZScorer().fit(X)(Y)   # z = (x - μ) / σ per dimension, eq. 11.10-11.12, with an ε for constant dimensions
+    layer_geometry(S, F)  # all three per layer of (N, L+1, d) states, z-scoring fitted on *other* tokens F
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import torch
-
 
 
 def pair_cosines(vectors: torch.Tensor, n_pairs: int = 5000, generator: int | torch.Generator = 0) -> torch.Tensor:
@@ -87,3 +87,40 @@ class ZScorer:
 
     __call__ = transform
 
+
+
+@dataclass
+class LayerGeometry:
+    """Per layer, L0 (embedding output) first: anisotropy raw and z-scored, the rogue dimensions' share."""
+
+    anisotropy: list[float]       # expected cosine of two different tokens' vectors
+    zscored: list[float]          # the same after eq. 11.10-11.12 with μ, σ of the *fitted* tokens
+    top_share: list[float]        # share of the expected cosine carried by the n_rogue largest contributions
+    rogue: list[list[int]]        # those dimensions, largest first
+    zscorers: list[ZScorer]       # the fitted μ, σ of each layer (for z-scoring anything else at that layer)
+
+    def most_anisotropic(self) -> int:
+        return max(range(len(self.anisotropy)), key=self.anisotropy.__getitem__)
+
+
+def layer_geometry(scored: torch.Tensor, fitted: torch.Tensor, *, n_pairs: int = 20000, seed: int = 0,
+                   n_rogue: int = 3) -> LayerGeometry:
+    """Anisotropy, z-scored anisotropy and rogue-dimension share at every layer of (N, L+1, d) ``scored`` states.
+
+    The z-scoring statistics come from ``fitted`` (M, L+1, d), vectors of *other* tokens: fitted on the scored
+    tokens themselves, the z-scored vectors would average exactly 0 by construction, which proves nothing.
+    """
+    if scored.dim() != 3 or fitted.dim() != 3 or scored.shape[1:] != fitted.shape[1:]:
+        raise ValueError(f"need (N, L+1, d) scored and (M, L+1, d) fitted states with the same L+1 and d, got "
+                         f"{tuple(scored.shape)} and {tuple(fitted.shape)}")
+    out = LayerGeometry([], [], [], [], [])
+    for layer in range(scored.size(1)):
+        x = scored[:, layer]
+        z = ZScorer().fit(fitted[:, layer])
+        rep = dimension_report(x, n_rogue)
+        out.anisotropy.append(anisotropy(x, n_pairs, seed))
+        out.zscored.append(anisotropy(z(x), n_pairs, seed))
+        out.top_share.append(rep.top_share())
+        out.rogue.append(rep.rogue)
+        out.zscorers.append(z)
+    return out

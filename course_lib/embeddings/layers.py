@@ -62,5 +62,5 @@ def layer_name(layers) -> str:
     if isinstance(layers, ScalarMix):
         return "learned scalar mix"
     if isinstance(layers, (int, np.integer)):
-        return "embeddings" if layers == 0 else f"layer {layers}"
+        return "L0 (embeddings)" if layers == 0 else f"L{layers}"  # 0-based: L0 = embedding output
     return {"last": "last layer", "last4_mean": "mean of last 4", "last4_sum": "sum of last 4"}.get(layers, str(layers))

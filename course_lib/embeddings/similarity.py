@@ -68,3 +68,24 @@ def similarity_correlation(word_vectors: dict[str, torch.Tensor], pairs, zscorer
         human.append(s)
     return spearman(cos, human)
 
+
+
+def similarity_by_layer(word_states: torch.Tensor, words, pairs, zscorers=None) -> list[float]:
+    """Spearman ρ at every layer of (n, L+1, d) ``word_states`` (row i = ``words[i]``), raw, or z-scored with
+    ``zscorers[layer]`` (e.g. :attr:`LayerGeometry.zscorers`, fitted on corpus tokens). Pairs with a word not
+    in ``words`` are an error, not skipped."""
+    index = {w: i for i, w in enumerate(words)}
+    missing = sorted({w for a, b, _ in pairs for w in (a, b) if w not in index})
+    if missing:
+        raise KeyError(f"no vectors for {len(missing)} word(s) of the pairs: {', '.join(missing[:5])}")
+    a = torch.tensor([index[p[0]] for p in pairs])
+    b = torch.tensor([index[p[1]] for p in pairs])
+    human = [p[2] for p in pairs]
+    out = []
+    for layer in range(word_states.size(1)):
+        X = word_states[:, layer]
+        if zscorers is not None:
+            X = zscorers[layer](X)
+        cos = torch.nn.functional.cosine_similarity(X[a].double(), X[b].double(), dim=-1)
+        out.append(spearman(cos.tolist(), human))
+    return out

@@ -204,27 +204,48 @@ class NearestSenseExplorer(W.VBox):
 
 
 class AnisotropyExplorer(W.VBox):
-    """Anisotropy per layer, raw vs z-scored (eq. 11.10-11.12), and the rogue dimensions behind it."""
+    """Anisotropy per layer, raw vs z-scored (eq. 11.10-11.12), and the rogue dimensions behind it.
 
-    def __init__(self, corpus_states: torch.Tensor, *, layer: int = 4, n_pairs: int = 5000, n_rogue: int = 3):
-        self.states = corpus_states  # (N, L+1, d) token vectors of a corpus
-        self.n_pairs, self.n_rogue = n_pairs, n_rogue
-        n_layers = corpus_states.size(1)
-        self.stats = [self._statistics(l) for l in range(n_layers)]  # every layer's numbers, computed once
+    ``corpus_states``: (N, L+1, d) token vectors, or {model name: such states} to switch between models (a
+    dropdown). ``fit_states`` (same form): vectors of *other* tokens to fit the z-scoring on; without them each
+    layer is z-scored with its own statistics. Every model's and layer's numbers are computed when the widget is
+    built, so moving a control only redraws.
+    """
+
+    def __init__(self, corpus_states, *, layer: int = 4, n_pairs: int = 5000, n_rogue: int = 3, fit_states=None,
+                 corpus_name: str = "the Lee news corpus", model: str | None = None):
+        many = isinstance(corpus_states, dict)
+        self.all_states = dict(corpus_states) if many else {"": corpus_states}
+        fits = fit_states if isinstance(fit_states, dict) else {k: fit_states for k in self.all_states}
+        self.n_pairs, self.n_rogue, self.corpus_name = n_pairs, n_rogue, corpus_name
+        n_layers = next(iter(self.all_states.values())).size(1)
+        self.all_stats = {name: [self._statistics(S[:, l], None if fits.get(name) is None else fits[name][:, l])
+                                 for l in range(n_layers)] for name, S in self.all_states.items()}
+        self.model = W.Dropdown(options=list(self.all_states), value=model or next(iter(self.all_states)),
+                                description="model", layout=W.Layout(display="" if many else "none"))
         self.layer = W.IntSlider(value=layer, min=0, max=n_layers - 1, description="layer", continuous_update=False)
         self.readout = W.HTML()
         self.chart = W.Image(format="svg+xml", layout=W.Layout(align_self="flex-start"))  # native size
-        for w, cls in [(self.layer, "aniso-layer"), (self.readout, "aniso-readout"), (self.chart, "aniso-chart")]:
+        for w, cls in [(self.model, "aniso-model"), (self.layer, "aniso-layer"), (self.readout, "aniso-readout"),
+                       (self.chart, "aniso-chart")]:
             w.add_class(cls)
-        super().__init__([self.layer, self.readout, self.chart])
+        super().__init__([self.model, self.layer, self.readout, self.chart])
         self.add_class("anisotropy-explorer")
         self.layer.observe(self._update, "value")
+        self.model.observe(self._update, "value")
         self._update()
 
-    def _statistics(self, l: int):
-        """Pair cosines raw and z-scored, and the per-dimension report, of layer ``l``."""
-        X = self.states[:, l]
-        Z = ZScorer().fit(X)(X)
+    @property
+    def states(self) -> torch.Tensor:
+        return self.all_states[self.model.value]
+
+    @property
+    def stats(self) -> list:
+        return self.all_stats[self.model.value]
+
+    def _statistics(self, X: torch.Tensor, fit: torch.Tensor | None):
+        """Pair cosines raw and z-scored (μ, σ from ``fit``, else from X itself), and the per-dimension report."""
+        Z = ZScorer().fit(X if fit is None else fit)(X)
         return pair_cosines(X, self.n_pairs), pair_cosines(Z, self.n_pairs), dimension_report(X, self.n_rogue)
 
     def _update(self, _change=None):
@@ -233,7 +254,9 @@ class AnisotropyExplorer(W.VBox):
         n = len(self.states)
         self.values = (float(raw.mean()), float(z.mean()), rep.rogue)
         name = layer_name(l)
-        self.readout.value = (f"<b>{name}</b>: anisotropy {raw.mean():.3f} raw, {z.mean():.3f} z-scored; "
-                              f"dimensions {', '.join(map(str, rep.rogue))} give {rep.top_share():.0%} of the "
-                              f"expected cosine ({n:,} tokens)")
-        self.chart.value = anisotropy_svg(raw, z, rep.variance, rep.rogue, f"{name}: {n:,} tokens of the Lee news corpus")
+        who = f"{self.model.value}, " if self.model.value else ""
+        self.readout.value = (f"<b>{name}</b>: {html.escape(who)}anisotropy {raw.mean():.3f} raw, {z.mean():.3f} "
+                              f"z-scored; dimensions {', '.join(map(str, rep.rogue))} give {rep.top_share():.0%} of "
+                              f"the expected cosine ({n:,} tokens)")
+        self.chart.value = anisotropy_svg(raw, z, rep.variance, rep.rogue,
+                                          f"{who}{name}: {n:,} tokens of {self.corpus_name}")

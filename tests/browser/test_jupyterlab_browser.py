@@ -208,6 +208,6 @@ def test_contextual_embedding_widgets_respond(executed):
     jl.wait_image_changed(page, f"{A} img.aniso-chart", img0)
     jl.wait_until_idle(page, name)
     assert page.locator(f"{A} .aniso-readout").first.inner_text() != text0
-    assert page.locator(f"{A} .aniso-readout").first.inner_text().startswith("layer 6")
+    assert page.locator(f"{A} .aniso-readout").first.inner_text().startswith("L6")
     jl.screenshot_widget(page, A, SCREENSHOTS / "anisotropy_layer6.png")
     _clean(page, name)
