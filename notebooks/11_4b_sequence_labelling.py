@@ -538,9 +538,11 @@ show_scores("S and E alone", head_only_scores)
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # $S$ and $E$ on a frozen encoder find almost nothing: the vectors of a sentence encoder do not say where an
 # answer starts, and the safest thing the head can learn is to point at [CLS]. Span extraction needs the
-# encoder itself to learn, which takes longer than a lecture on two CPU cores: `tools/train_qa_model.py`
-# fine-tunes the top two layers with $S$ and $E$ on all training questions (same loop), and
-# `QAReader.shipped()` loads the result.
+# encoder itself to learn, which takes far longer than a lecture on two CPU cores: `tools/train_qa_model.py`
+# fine-tunes the top layers with $S$ and $E$ on all training questions (the same loop) as an offline job.
+# The project does not ship a trained reader yet (a first CPU run was not good enough: see the tool's
+# docstring); `QAReader.shipped()` loads one once it exists. What the cells above show stands on its own: a head
+# on frozen states is not a reader.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The QA span viewer
