@@ -8,6 +8,12 @@ z_score          z_score(X, corpus, eps=1e-6) -> (X - μ) / σ with μ, σ (popu
                  0 where σ <= eps (eq. 11.10-11.12)
 anisotropy       anisotropy_estimate(X, n_pairs=10000, generator=None) -> the mean cosine of n_pairs random
                  pairs of different rows (Ethayarajh 2019)
+anisotropy_by_layer  anisotropy_by_layer(scored, fitted, n_pairs=10000, generator=None) -> [(raw, z_scored)] per
+                 layer, L0 first: composes the two above, z-scoring fitted on *other* tokens
+
+Prediction questions, asked before the cell that reveals the answer: ``random_wsd`` (does a randomly
+initialised encoder beat the most-frequent-sense baseline at any layer?) and ``most_anisotropic`` (which of the
+three models has the most anisotropic last layer?).
 
 Every check uses small seeded synthetic inputs built so that each common mistake
 gives a recognisably different answer, and compares with ``course_lib.embeddings``
@@ -26,7 +32,7 @@ import torch.nn.functional as F
 
 from ..embeddings import ZScorer, combine_layers, cosine_matrix
 from ..embeddings import sense_centroids as reference_centroids
-from .core import Wrong, exercise
+from .core import Wrong, exercise, question
 from .hints import close, expect_shape, expect_tensor, first_mismatch, fmt_index, fmt_shape
 
 SIGMAS = 6  # a statistical check fails only beyond this many standard errors
@@ -593,3 +599,105 @@ def check_anisotropy(anisotropy_estimate):
     _call_anisotropy(anisotropy_estimate, X, f"X {fmt_shape(X.shape)}, no generator", n_pairs=100)
     return (f"within {SIGMAS} standard errors of the exact expected cosine over distinct pairs; 0 for orthogonal "
             "rows; reproducible with a generator")
+
+
+# ----------------------------------------------------------------------------- composing: anisotropy per layer
+
+def layered_inputs(N: int, M: int, d: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(N, 3, d) scored and (M, 3, d) fitted states. L0: no shared direction. L1: scored and fitted share an
+    offset (z-scoring with the fitted μ removes it). L2: only the scored tokens have the offset, the fitted ones
+    are centred and twice as wide (z-scoring with the fitted μ, σ leaves it; with the scored tokens' own, not)."""
+    g = torch.Generator().manual_seed(600 + seed)
+    u = 3 * F.normalize(torch.randn(d, generator=g), dim=0)
+    scale = torch.linspace(0.5, 2.0, d)
+    noise = lambda n, s=1.0: s * scale * torch.randn(n, d, generator=g)  # noqa: E731
+    scored = torch.stack([noise(N), noise(N) + u, noise(N) + u], dim=1)
+    fitted = torch.stack([noise(M), noise(M) + u, noise(M, 2.0)], dim=1)
+    return scored, fitted
+
+
+def _reference_by_layer(scored, fitted, fit_on="fitted") -> list[tuple[float, float]]:
+    out = []
+    for l in range(scored.size(1)):
+        X = scored[:, l]
+        fit = {"fitted": fitted[:, l], "scored": X, "both": torch.cat([X, fitted[:, l]])}[fit_on]
+        out.append((expected_cosine(X), expected_cosine(ZScorer().fit(fit.double())(X.double()))))
+    return out
+
+
+@exercise("anisotropy_by_layer", needs=["anisotropy_by_layer"])
+def check_anisotropy_by_layer(anisotropy_by_layer):
+    N, M, d, n = 40, 60, 8, 4000
+    scored, fitted = layered_inputs(N, M, d, 0)
+    case = f"scored {fmt_shape(scored.shape)}, fitted {fmt_shape(fitted.shape)}, n_pairs={n}"
+    s0, f0 = scored.clone(), fitted.clone()
+    got = anisotropy_by_layer(scored, fitted, n_pairs=n, generator=torch.Generator().manual_seed(ANISOTROPY_SEED))
+    if not (torch.equal(scored, s0) and torch.equal(fitted, f0)):
+        raise Wrong(f"anisotropy_by_layer changed its inputs in place ({case}): z-score into a new tensor")
+    if isinstance(got, torch.Tensor) or not hasattr(got, "__len__"):
+        raise Wrong(f"anisotropy_by_layer returned {type(got).__name__} ({case}): return a list with one "
+                    "(raw, z_scored) pair per layer, L0 first")
+    if len(got) != scored.size(1):
+        hint = (f"anisotropy_by_layer returned {len(got)} entries for {scored.size(1)} layers ({case}): one pair "
+                "per layer, L0 (the embedding output, scored[:, 0]) included")
+        if len(got) == 2 and all(hasattr(x, "__len__") and len(x) == scored.size(1) for x in got):
+            hint += "; did you return (raws, z_scoreds) as two lists? Return one (raw, z_scored) pair per layer"
+        raise Wrong(hint)
+    values = []
+    for l, pair in enumerate(got):
+        if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
+            raise Wrong(f"entry {l} is {pair!r} ({case}): each entry is a pair (raw, z_scored) of numbers")
+        values.append(tuple(_as_number(v, f"{case}, layer {l}") for v in pair))
+    right = _reference_by_layer(scored, fitted)
+    tols = []
+    for l in range(scored.size(1)):
+        X = scored[:, l]
+        Z = ZScorer().fit(fitted[:, l].double())(X.double())
+        tols.append((SIGMAS * pair_stats(X)[1] / math.sqrt(n) + FLOAT_SLACK,
+                     SIGMAS * pair_stats(Z)[1] / math.sqrt(n) + FLOAT_SLACK))
+    near = lambda vals, ref: all(abs(a - b) <= t for (a, b), t in zip(  # noqa: E731
+        [(v, r) for vv, rr in zip(vals, ref) for v, r in zip(vv, rr)], [t for tt in tols for t in tt]))
+    if near(values, right):
+        return (f"raw and z-scored anisotropy at each of {scored.size(1)} layers within {SIGMAS} standard errors; "
+                "z-scored with the fitted tokens' μ and σ")
+    show = ", ".join(f"L{l} ({v[0]:.3f}, {v[1]:.3f})" for l, v in enumerate(values))
+    want = ", ".join(f"L{l} ({r[0]:.3f}, {r[1]:.3f})" for l, r in enumerate(right))
+    hint = f"got {show}; expected about {want} ({case})"
+    if near(values, [(b, a) for a, b in right]):
+        hint += ": each pair is (z_scored, raw); return (raw, z_scored)"
+    elif near(values, _reference_by_layer(scored, fitted, "scored")):
+        hint += (": you fitted μ and σ on the scored tokens themselves (then the mean z-vector is exactly 0 and "
+                 "the z-scored anisotropy says nothing); fit them on fitted[:, layer], the other tokens")
+    elif near(values, _reference_by_layer(scored, fitted, "both")):
+        hint += ": you fitted μ and σ on the scored and the fitted tokens together; fit them on fitted[:, layer] only"
+    elif near(values, [(a, a) for a, _ in right]):
+        hint += ": the z-scored values equal the raw ones; z-score scored[:, layer] before estimating"
+    elif all(abs(v[0] - r[0]) <= 0.05 for v, r in zip(values, _reference_by_layer(fitted, fitted))):
+        hint += ": your raw values are the fitted tokens' anisotropy; score scored[:, layer]"
+    else:
+        hint += (": for each layer l, the raw value is the anisotropy of scored[:, l], the z-scored one that of "
+                 "scored[:, l] standardised with μ and σ of fitted[:, l]")
+    raise Wrong(hint)
+
+
+# ----------------------------------------------------------------------------- predictions
+
+question(
+    "random_wsd", variable="random_wsd", choices=["yes, by 10 points or more", "yes, by a few points", "no"],
+    answer="no",
+    why="a random encoder's blocks, with weights of standard deviation 0.02, barely change the residual stream: each "
+        "target's vector stays its (random) word embedding plus its position, so the instances of a word differ "
+        "almost only by where they stand, which says nothing about the sense. Context helps only once trained",
+    hint="At initialisation every weight matrix is small and random. How much does one block change the vector it "
+         "gets, and what, besides the word itself, is left to tell two instances of *bank* apart?")
+
+question(
+    "most_anisotropic", variable="most_anisotropic", choices=["course-bert", "all-MiniLM-L6-v2", "random init"],
+    answer="random init",
+    why="every token of a one-sentence input adds the same segment embedding; at random initialisation the word, "
+        "position and segment embeddings are three random vectors of about the same size, so two tokens share about "
+        "a third of their vector (expected cosine ≈ 1/3), at every layer, since the random blocks pass it through. "
+        "The trained models' geometry is learnt: MLM leaves course-bert's last layer anisotropic, the contrastive "
+        "objective made MiniLM's nearly isotropic",
+    hint="Anisotropy is the expected cosine of two random tokens. What do the vectors of two different tokens "
+         "share, before any training, when both are in segment A of a one-sentence input?")

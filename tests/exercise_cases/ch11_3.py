@@ -23,6 +23,31 @@ DISTINCT = """\
     j = (i + torch.randint(1, len(X), (n_pairs,), generator=generator)) % len(X)
 """
 ORTHO_CASE = " (8 orthogonal rows, n_pairs=2000)"
+# anisotropy_by_layer runs after the setup cells only: its cases bring correct anisotropy_estimate and z_score
+HELPERS = AN + """\
+    i = torch.randint(len(X), (n_pairs,), generator=generator)
+    j = (i + torch.randint(1, len(X), (n_pairs,), generator=generator)) % len(X)
+    Xn = F.normalize(X, dim=-1)
+    return (Xn[i] * Xn[j]).sum(-1).mean().item()
+
+
+""" + Z + """\
+    ok = sigma > eps
+    return torch.where(ok, (X - mu) / torch.where(ok, sigma, torch.ones_like(sigma)), torch.zeros_like(X))
+
+
+"""
+BY_LAYER = """\
+def anisotropy_by_layer(scored, fitted, n_pairs=10000, generator=None):
+    out = []
+    for layer in range(scored.size(1)):
+        X = scored[:, layer]
+        fit = {fit}
+        raw = anisotropy_estimate(X, n_pairs, generator)
+        z = anisotropy_estimate(z_score(X, fit), n_pairs, generator)
+        out.append((raw, z))
+    return out"""
+BL_CASE = " (scored (40, 3, 8), fitted (60, 3, 8), n_pairs=4000)"
 ROWS_CASE = " (X (40, 12) with rows of different norms, the default n_pairs)"
 
 CASES = {  # case -> (exercise, source of a wrong answer, a part of the message it must get)
@@ -211,6 +236,40 @@ def z_score(X, corpus, eps=1e-6):
     return ((U.sum(0) @ U.sum(0) - N) / (N * (N - 1))).item()""",
         "with n_pairs=1 your estimate is 0.5095, the exact mean over all pairs (X (40, 12), n_pairs=1): the exercise "
         "asks for an estimate from n_pairs random pairs, drawn with generator"),
+    # ------------------------------------------------------------------ anisotropy_by_layer (composes the two above)
+    "z-scoring fitted on the scored tokens": ("anisotropy_by_layer", HELPERS + BY_LAYER.format(fit="X"),
+        BL_CASE + ": you fitted μ and σ on the scored tokens themselves"),
+    "z-scoring fitted on both sets": ("anisotropy_by_layer",
+                                      HELPERS + BY_LAYER.format(fit="torch.cat([X, fitted[:, layer]])"),
+        "you fitted μ and σ on the scored and the fitted tokens together; fit them on fitted[:, layer] only"),
+    "pairs swapped": ("anisotropy_by_layer", HELPERS + BY_LAYER.format(fit="fitted[:, layer]").replace(
+        "out.append((raw, z))", "out.append((z, raw))"),
+        "each pair is (z_scored, raw); return (raw, z_scored)"),
+    "L0 left out": ("anisotropy_by_layer", HELPERS + BY_LAYER.format(fit="fitted[:, layer]").replace(
+        "range(scored.size(1))", "range(1, scored.size(1))"),
+        "anisotropy_by_layer returned 2 entries for 3 layers" + BL_CASE + ": one pair per layer, L0"),
+    "two lists": ("anisotropy_by_layer", HELPERS + BY_LAYER.format(fit="fitted[:, layer]").replace(
+        "    return out", "    return [r for r, _ in out], [z for _, z in out]"),
+        "did you return (raws, z_scoreds) as two lists?"),
+    "not z-scored": ("anisotropy_by_layer", HELPERS + BY_LAYER.format(fit="fitted[:, layer]").replace(
+        "z = anisotropy_estimate(z_score(X, fit), n_pairs, generator)", "z = anisotropy_estimate(X, n_pairs, generator)"),
+        "the z-scored values equal the raw ones"),
+    "raw anisotropy of the fitted tokens": ("anisotropy_by_layer", HELPERS + BY_LAYER.format(fit="fitted[:, layer]")
+                                            .replace("raw = anisotropy_estimate(X,", "raw = anisotropy_estimate(fit,"),
+        "your raw values are the fitted tokens' anisotropy; score scored[:, layer]"),
+    # ------------------------------------------------------------------ predictions
+    "random encoder beats MFS by far": ("random_wsd", 'random_wsd = "yes, by 10 points or more"',
+        "not 'yes, by 10 points or more'. At initialisation every weight matrix is small and random"),
+    "random encoder beats MFS a little": ("random_wsd", 'random_wsd = "yes, by a few points"',
+        "How much does one block change the vector it gets"),
+    "a number instead of a choice": ("random_wsd", "random_wsd = 40",
+        "`random_wsd` is 40; choose one of 'yes, by 10 points or more', 'yes, by a few points', 'no'"),
+    "course-bert most anisotropic": ("most_anisotropic", 'most_anisotropic = "course-bert"',
+        "not 'course-bert'. Anisotropy is the expected cosine of two random tokens"),
+    "MiniLM most anisotropic": ("most_anisotropic", 'most_anisotropic = "all-MiniLM-L6-v2"',
+        "when both are in segment A of a one-sentence input?"),
+    "a misspelt model": ("most_anisotropic", 'most_anisotropic = "random"',
+        "`most_anisotropic` is 'random'; choose one of 'course-bert', 'all-MiniLM-L6-v2', 'random init'"),
 }
 
 

@@ -1,0 +1,258 @@
+"""Every number and direction the prose of notebook 11.3 states, read from the executed notebook.
+
+Each claim cell of notebooks/11_3_contextual_embeddings.py carries a marker ``# claim: <name>``; the test of the
+same name reads that cell's printed output and asserts what the prose around it says (and, for course-bert's
+geometry, that the notebook reproduces its MODEL_CARD.md / metrics.json). A model or code change that breaks a
+claim fails here, and so does a claim cell without a test or a test without its cell.
+"""
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from notebook_runs import executed
+
+NOTEBOOK = ROOT / "notebooks" / "11_3_contextual_embeddings.py"
+MARKER = re.compile(r"^# claim: ([\w-]+)\s*$", re.M)
+COURSE, MINILM, RANDOM = "course-bert", "all-MiniLM-L6-v2", "random init"
+TRAINED = (COURSE, MINILM)
+
+pytestmark = pytest.mark.slow  # the notebook runs once per session (two to four minutes from a cold cache)
+
+
+@pytest.fixture(scope="module")
+def run():
+    r = executed(Path(NOTEBOOK))
+    errors = r.errors()
+    assert not errors, f"{NOTEBOOK.name}: {errors[0].ename}: {errors[0].evalue}"
+    return r
+
+
+def output(run, name: str) -> str:
+    cells = [c for c in run.notebook.cells if c.cell_type == "code" and f"# claim: {name}\n" in c.source + "\n"]
+    assert len(cells) == 1, f"{len(cells)} cells are marked '# claim: {name}'"
+    return run.outputs_text(cells)
+
+
+def prose(run) -> str:
+    return "\n".join(c.source for c in run.notebook.cells if c.cell_type == "markdown")
+
+
+def per_layer(pattern: str, line: str) -> list[float]:
+    """The values of 'L0 v0  L1 v1 …' in ``line`` (``pattern`` matches one value)."""
+    found = re.findall(rf"L(\d) {pattern}", line)
+    assert [int(l) for l, _ in found] == list(range(len(found))) and found, line
+    return [float(v.rstrip("%")) for _, v in found]
+
+
+# ----------------------------------------------------------------------------- §1 a vector in context
+
+def test_bank_static_identical_contextual_separates(run):
+    text = output(run, "bank-cosines")
+    rows = {m.group(1).strip(): (float(m.group(2)), float(m.group(3))) for m in re.finditer(
+        r"^(.+?) cos\(money, money\) = ([-\d.]+)   cos\(money, river\) = ([-\d.]+)", text, re.M)}
+    assert set(rows) == {"L0 (static)", "last layer L6", "mean of L3-L6"}
+    assert rows["L0 (static)"][1] == 1.0  # same position, same word: identical vectors at L0
+    for name in ("last layer L6", "mean of L3-L6"):
+        money, river = rows[name]
+        assert money > river, (name, money, river)
+
+
+# ----------------------------------------------------------------------------- §3 Fig. 11.7: die
+
+def silhouettes(run) -> dict[str, list[float]]:
+    lines = {l.split(" L0 ")[0].strip(): l for l in output(run, "die-silhouette").splitlines() if " L0 " in l}
+    assert set(lines) == {COURSE, MINILM, RANDOM}
+    return {name: per_layer(r"([-+][\d.]+)", line.split("best:")[0]) for name, line in lines.items()}
+
+
+def test_die_senses_separate_in_trained_models_only(run):
+    sil = silhouettes(run)
+    for name in (COURSE, MINILM, RANDOM):
+        assert sil[name][0] < 0, name                       # L0: the senses overlap (silhouette below 0)
+    for name in TRAINED:
+        assert all(v > 0 for v in sil[name][1:]), name       # separated from L1 on
+        best = max(range(7), key=sil[name].__getitem__)
+        assert best in (4, 5), (name, best)                  # "best in the upper middle layers"
+        assert sil[name][best] > 0.5
+    assert abs(max(sil[COURSE]) - max(sil[MINILM])) < 0.05   # "differ by less than 0.05"
+    assert max(sil[RANDOM]) <= 0.05                          # "separates nothing at any layer"
+
+
+def test_die_cosine_table_language_first(run):
+    text = output(run, "die-table")
+    blocks = re.split(r"^(.+), L(\d):$", text, flags=re.M)[1:]
+    tables = {}
+    for name, _layer, body in zip(blocks[::3], blocks[1::3], blocks[2::3]):
+        tables[name] = [[float(v) for v in re.findall(r"(-?\d\.\d\d)", line)] for line in body.strip().splitlines()]
+    assert set(tables) == {COURSE, MINILM, RANDOM}
+    for name in TRAINED:
+        t = tables[name]  # rows: dice, to die, German article
+        for i, row in enumerate(t):
+            assert max(row) == row[i], (name, i, row)        # each sense closest to itself
+        assert max(t[2][0], t[2][1]) < t[0][1], (name, t)   # the German article farthest from both English senses
+    flat = [v for row in tables[RANDOM] for v in row]
+    assert all(0.6 <= v <= 0.8 for v in flat), flat          # "about 0.7 whatever the sense"
+
+
+def test_die_prose_draws_course_bert(run):
+    text = prose(run)
+    assert "course-bert is drawn" in text and "less than 0.05" in text
+
+
+# ----------------------------------------------------------------------------- §4 WSD
+
+def wsd(run) -> tuple[dict, float]:
+    text = output(run, "wsd-by-layer")
+    rows = {}
+    for line in text.splitlines():
+        m = re.match(r"^(.+?) +L0 ", line)
+        if m:
+            layers = per_layer(r"([\d.]+%)", line.split("|")[0])
+            last4 = float(re.search(r"mean of L3-L6 ([\d.]+)%", line).group(1))
+            rows[m.group(1).strip()] = (layers, last4)
+    mfs = float(re.search(r"most frequent sense: ([\d.]+)%", text).group(1))
+    assert set(rows) == {COURSE, MINILM, RANDOM}
+    return rows, mfs
+
+
+def test_wsd_by_layer(run):
+    rows, mfs = wsd(run)
+    for name in (COURSE, MINILM, RANDOM):
+        assert rows[name][0][0] <= mfs, name                 # no model beats MFS at L0
+    assert rows[COURSE][0][0] == rows[MINILM][0][0]          # L0 is shared (course-bert's embeddings frozen)
+    for name in TRAINED:
+        layers, last4 = rows[name]
+        best = max(range(7), key=layers.__getitem__)
+        assert best == 6, (name, layers)                      # best at the last layer
+        assert layers[6] - mfs > 40, (name, layers[6], mfs)   # over 40 points above MFS
+        assert last4 < layers[6], (name, last4, layers[6])   # mean of the last four a little worse than L6
+        assert layers[6] - last4 < 10
+    assert all(v < mfs for v in rows[RANDOM][0])             # the random encoder never beats MFS (prediction: "no")
+
+
+def test_scalar_mix_selects_the_best_layer(run):
+    text = output(run, "scalar-mix")
+    weights = per_layer(r"([\d.]+)", text.splitlines()[0].split("(uniform")[0])
+    assert sum(weights) == pytest.approx(1, abs=0.02)
+    top = int(re.search(r"largest weight: L(\d)", text).group(1))
+    acc, best_layer, best = re.search(r"test accuracy ([\d.]+)% \(best single layer, L(\d): ([\d.]+)%\)", text).groups()
+    assert top == int(best_layer) == weights.index(max(weights))
+    assert max(weights) > 0.9                                 # "almost all its weight on one layer"
+    assert float(acc) == pytest.approx(float(best), abs=0.5)  # "that layer's test accuracy, no more"
+    assert float(acc) <= float(best)
+
+
+# ----------------------------------------------------------------------------- §5 geometry
+
+def geometry(run) -> dict:
+    text = output(run, "geometry")
+    out, name = {}, None
+    for line in text.splitlines():
+        if line in (COURSE, MINILM, RANDOM):
+            name = line
+            out[name] = {}
+        elif line.strip().startswith("raw"):
+            out[name]["raw"] = per_layer(r"([\d.]+)", line)
+        elif line.strip().startswith("z-scored"):
+            out[name]["z"] = per_layer(r"([-+][\d.]+)", line)
+        elif line.strip().startswith("top-3 share"):
+            out[name]["top3"] = per_layer(r"([\d.]+)", line)
+    assert set(out) == {COURSE, MINILM, RANDOM} and all(len(v) == 3 for v in out.values()), out
+    return out
+
+
+def test_course_bert_geometry_matches_its_model_card(run):
+    g = geometry(run)[COURSE]
+    card = json.loads((ROOT / "course_lib" / "data" / "models" / "course-bert" / "metrics.json").read_text())["geometry"]
+    assert g["raw"] == pytest.approx(card["anisotropy"], abs=0.002)
+    assert g["top3"] == pytest.approx(card["top3_share"], abs=0.01)
+    assert [round(v, 2) for v in g["raw"]] == [0.06, 0.14, 0.16, 0.20, 0.23, 0.27, 0.21]
+
+
+def test_course_bert_rises_to_l5_then_drops(run):
+    raw = geometry(run)[COURSE]["raw"]
+    assert all(b > a for a, b in zip(raw[:6], raw[1:6])), raw   # rises with depth L0 … L5
+    assert raw[6] < raw[5], raw                                 # and drops at L6
+    text = prose(run)
+    assert f"from {raw[0]:.2f} at L0 to {raw[5]:.2f} at L5, then *drops* to {raw[6]:.2f} at L6" in text
+
+
+def test_rogue_dimensions(run):
+    g = geometry(run)
+    top = g[COURSE]["top3"]
+    assert all(0.44 <= v <= 0.65 for v in top[:6]), top          # "carry 44-65% of the expected cosine"
+    assert top[6] < 0.1                                          # "at L6 almost nothing"
+    assert "carry 44-65% of the expected cosine" in prose(run)
+    assert all(v < 0.1 for v in g[RANDOM]["top3"])              # no rogue dimensions in the random encoder
+
+
+def test_minilm_rises_then_nearly_isotropic_last_layer(run):
+    g = geometry(run)
+    raw = g[MINILM]["raw"]
+    assert raw[0] == g[COURSE]["raw"][0]                          # the embeddings are shared
+    assert all(b > a for a, b in zip(raw[:6], raw[1:6])), raw     # "a similar rise to L5"
+    assert raw[6] < 0.1                                           # "nearly isotropic" last layer
+
+
+def test_random_init_most_anisotropic_everywhere_about_a_third(run):
+    g = geometry(run)
+    for l in range(7):
+        assert g[RANDOM]["raw"][l] > max(g[COURSE]["raw"][l], g[MINILM]["raw"][l]), l
+        assert 0.3 <= g[RANDOM]["raw"][l] <= 0.4                 # "about 1/3"
+    # the prediction `most_anisotropic`: the random encoder's last layer
+    assert max((g[n]["raw"][6], n) for n in g)[1] == RANDOM
+
+
+def test_z_scoring_brings_every_layer_near_zero(run):
+    for name, g in geometry(run).items():
+        assert all(abs(v) < 0.02 for v in g["z"]), (name, g["z"])  # "within 0.02 of 0"
+
+
+# ----------------------------------------------------------------------------- §6 similarity
+
+def similarity(run) -> dict:
+    lines = [l for l in output(run, "similarity").splitlines() if l.strip()]
+    out = {}
+    for raw_line, z_line in zip(lines[::2], lines[1::2]):
+        m = re.match(r"^(.+?) +(wordsim353|simlex999) +raw (.*)$", raw_line)
+        assert m, raw_line
+        raw = [float(v) for v in m.group(3).split()]
+        z = [float(v) for v in re.search(r"z +(.*?)   z-scoring", z_line).group(1).split()]
+        up = int(re.search(r"raises ρ at (\d) of 7 layers", z_line).group(1))
+        assert up == sum(b > a for a, b in zip(raw, z))
+        out[(m.group(1).strip(), m.group(2))] = (raw, z)
+    assert len(out) == 6
+    return out
+
+
+def test_similarity_trained_vs_random(run):
+    s = similarity(run)
+    for name in TRAINED:
+        ws, sl = s[(name, "wordsim353")][0], s[(name, "simlex999")][0]
+        assert 0.65 <= ws[0] <= 0.8 and 0.4 <= sl[0] <= 0.55, (name, ws[0], sl[0])  # about 0.7 / 0.4-0.5 at L0
+        assert max(ws) - min(ws) < 0.1 and max(sl) - min(sl) < 0.1                   # deeper layers change ρ little
+    for key, (raw, z) in s.items():
+        if key[0] == RANDOM:
+            assert all(abs(v) < 0.15 for v in raw + z), (key, raw, z)                # near 0 everywhere
+
+
+def test_z_scoring_does_not_reliably_help_similarity(run):
+    s = similarity(run)
+    for name in TRAINED:
+        raw, z = s[(name, "wordsim353")]
+        assert sum(b > a for a, b in zip(raw, z)) >= 4, (name, raw, z)      # raises WordSim-353 at most layers
+        raw2, z2 = s[(name, "simlex999")]
+        assert sum(b < a for a, b in zip(raw2, z2)) >= 4, (name, raw2, z2)  # lowers SimLex-999 at most layers
+        assert all(abs(b - a) < 0.05 for a, b in zip(raw + raw2, z + z2))   # each time by less than 0.05
+    assert "z-scoring helps" not in prose(run)
+
+
+# ----------------------------------------------------------------------------- every claim has its test
+
+def test_every_claim_cell_has_a_test_and_every_test_its_cell():
+    marked = set(MARKER.findall(NOTEBOOK.read_text()))
+    tested = {"bank-cosines", "die-silhouette", "die-table", "wsd-by-layer", "scalar-mix", "geometry", "similarity"}
+    assert marked == tested, f"claim cells without a test: {marked - tested}; tests without a cell: {tested - marked}"
