@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: rise
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -9,9 +10,12 @@
 #     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
+#   rise:
+#     scroll: true
+#     transition: none
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # 11.3 Contextual embeddings
 #
 # A static embedding (word2vec, GloVe) gives *bank* one vector, whatever the sentence. The output of
@@ -51,7 +55,7 @@ torch.set_printoptions(precision=3, sci_mode=False)
 model, tokenizer = course_lib.load_pretrained()  # all-MiniLM-L6-v2: 6 layers, d = 384
 L = model.config.num_hidden_layers
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 1. A vector for a word in context
 #
 # The forward pass returns the embedding output L0 and the output of each of the L = 6 blocks
@@ -66,7 +70,7 @@ L = model.config.num_hidden_layers
 enc = tokenizer("The unaffordable rent near the river bank shocked us.")
 list(zip(enc.tokens[0], enc.word_ids[0]))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `word_vector`
 # Write `word_vector(hidden_states, word_ids, word)`: `hidden_states` is a tuple of L + 1 tensors
 # (T, d) for **one** sentence (L0, the embedding output, first), `word_ids` the T word indices (None for
@@ -86,7 +90,7 @@ def word_vector(hidden_states, word_ids, word):
 # %%
 check("word_vector")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The library does the same for many sentences at once, for every layer: `target_states` returns
 # (N, L + 1, d), and `combine_layers` picks a layer, the last, or the mean/sum of the last four.
 # Same word, two senses, three contexts — static (L0) vs contextual:
@@ -105,7 +109,7 @@ for name, layers in [("L0 (static)", 0), ("last layer L6", "last"), ("mean of L3
     V = F.normalize(combine_layers(S3, layers), dim=-1)
     print(f"{name:15s} cos(money, money) = {V[0] @ V[1]:.3f}   cos(money, river) = {V[0] @ V[2]:.3f}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # At L0 a token's vector is its word embedding plus its position and segment embeddings — nothing
 # else. The first and third *bank* sit at the same position, so their vectors are identical (cosine 1)
 # although they mean different things. After the blocks have attended to the context, the two financial
@@ -149,7 +153,7 @@ is_train = torch.tensor([e.split == "train" for e in data.examples])
 print(f"{len(data.lemmas)} ambiguous words, {len(data.senses)} senses, {len(data.train)} training and "
       f"{len(data.test)} test sentences")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3. Word senses as clusters: Fig. 11.7's *die*
 #
 # Fig. 11.7 (from Coenen et al. 2019) projects BERT's vectors of *die* in many English and German sentences to
@@ -165,7 +169,7 @@ die = die_examples()
 die_labels = [e.sense for e in die]
 die_states = {name: target_states(m, tok, die) for name, (m, tok) in models.items()}  # (24, L+1, d) each
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # How well does each model separate the three uses, layer by layer? The **silhouette** (cosine distance) of a
 # point compares its mean distance to its own sense with that to the nearest other sense: near 1 for tight,
 # separate clusters, near 0 when they overlap. Unlike a raw cosine it does not grow with anisotropy.
@@ -178,7 +182,7 @@ for name in MODEL_NAMES:
     print(f"{name:17s} " + "  ".join(f"L{l} {v:+.2f}" for l, v in enumerate(sil[name]))
           + f"   best: L{best_die[name]} ({sil[name][best_die[name]]:+.2f})")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # At L0 every model sees only the word *die* and its position: the senses overlap (silhouette below 0). Both
 # trained models separate the three uses from L1 on, best in the upper middle layers; their best silhouettes
 # differ by less than 0.05, so neither "shows it best" by a real margin. The random encoder separates
@@ -193,7 +197,7 @@ for name in MODEL_NAMES:
     for s, row in zip(senses, table):
         print(f"   {s:22s} " + "  ".join(f"{v:.2f}" for v in row))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # In course-bert and MiniLM each sense is closest to itself, and the German article is the farthest from both
 # English senses: as in Fig. 11.7, the language separates first, then the English senses. In the random
 # encoder every cosine is about the same (about 0.7: its anisotropy, section 5) whatever the sense.
@@ -219,7 +223,7 @@ axes[1].legend(loc="best", fontsize=9)
 fig.suptitle("'die' in 24 sentences (Fig. 11.7): dice, to die, the German article")
 fig.tight_layout()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # **Sense clusters.** The same for the 30 words of the sense data (all-MiniLM-L6-v2): choose a word, a layer and
 # how subwords are pooled; hover a point to read its sentence, or pick a sentence in the list to ring its point.
 # (Projections are cached, so going back to a setting is instant.)
@@ -229,7 +233,7 @@ from course_lib.widgets import SenseClusters
 
 SenseClusters(model, tokenizer, data, states={"mean": states[MINILM].senses}, word="bank")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4. Word-sense disambiguation by the nearest centroid (eq. 11.8-11.9)
 #
 # Training: average the vectors of all training instances of a sense,
@@ -237,7 +241,7 @@ SenseClusters(model, tokenizer, data, states={"mean": states[MINILM].senses}, wo
 # the sense of the same word whose centroid has the highest cosine,
 # $\text{sense}(t) = \text{argmax}_{s \in \text{senses}(t)} \cos(\mathbf{t}, \mathbf{v}_s)$ (eq. 11.9).
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `sense_centroids`
 # Write `sense_centroids(vectors, labels)`: `vectors` (N, d), `labels` a list of N sense labels.
 # Return a dict {label: the (d,) mean vector of that sense}.
@@ -253,7 +257,7 @@ def sense_centroids(vectors, labels):
 # %%
 check("sense_centroids")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `nearest_sense`
 # Write `nearest_sense(vector, centroids)`: return the label whose centroid has the highest
 # **cosine** with `vector` (d,) — not the smallest distance, not the largest dot product.
@@ -269,7 +273,7 @@ def nearest_sense(vector, centroids):
 # %%
 check("nearest_sense")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Your two functions, on the test sentences of *mouse*, with course-bert's mean of the last four layers:
 
 # %%
@@ -283,7 +287,7 @@ try:
 except NotImplementedError:
     print("Write sense_centroids and nearest_sense above, then run this cell again.")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The library's `NearestSenseWSD` does this for all words, each choosing only among its own
 # senses, and gives the **most-frequent-sense** (MFS) baseline: always the sense seen most often in
 # training, whatever the context.
@@ -330,7 +334,7 @@ ax.set_title(f"nearest-centroid WSD, {len(data.test)} test sentences of {len(dat
 ax.legend(loc="lower right")
 fig.tight_layout()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # - **L0 knows the word but not the context**: no model beats MFS there. L0 is *the same* for course-bert and
 #   MiniLM — course-bert's MLM training left the embeddings frozen (its model card) — so they score alike.
 # - **Each block adds context**: both trained models climb far above MFS and are best at the last layer, L6,
@@ -357,7 +361,7 @@ print("learned layer weights:", "  ".join(f"L{l} {w:.2f}" for l, w in enumerate(
 print(f"largest weight: L{max(range(L + 1), key=weights.__getitem__)}; test accuracy {mix_acc:.1%} "
       f"(best single layer, L{best_course.layers}: {best_course.accuracy:.1%})")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # What these weights are, honestly: they are fitted for *this* objective (each training sentence's softmax over
 # the cosines to its word's sense centroids, at temperature 0.05; 50 Adam steps from equal weights) on the
 # training sentences only — not ELMo's weights, which are learnt with each downstream task's own model. And they
@@ -375,14 +379,14 @@ from course_lib.widgets import NearestSenseExplorer
 NearestSenseExplorer(model, tokenizer, data, states={"mean": states[MINILM].senses},
                      sentence="The fisherman pulled his boat onto the bank before the storm.", word="bank")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5. Anisotropy, rogue dimensions and z-scoring
 #
 # Ethayarajh (2019) measured the **anisotropy** of a layer as the expected cosine between the
 # vectors of two random tokens of a corpus: 0 when vectors point every which way, near 1 when they
 # all share one direction — then every cosine is high and says little.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `anisotropy`
 # Write `anisotropy_estimate(X, n_pairs=10000, generator=None)`: the mean cosine of `n_pairs` random
 # pairs of **different** rows of X (N, d). Pass `generator` to every random call.
@@ -401,14 +405,14 @@ def anisotropy_estimate(X, n_pairs=10000, generator=None):
 # %%
 check("anisotropy")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Timkey & van Schijndel (2021) found the cause in a few **rogue dimensions** with a huge mean and
 # variance: they dominate every dot product. The cure is to **standardize** each dimension with
 # statistics of a corpus C: $\boldsymbol{\mu} = \frac{1}{|C|}\sum_{\mathbf{x} \in C} \mathbf{x}$
 # (eq. 11.10), $\boldsymbol{\sigma} = \sqrt{\frac{1}{|C|}\sum_{\mathbf{x} \in C}(\mathbf{x}-\boldsymbol{\mu})^2}$
 # (eq. 11.11), $\mathbf{z} = (\mathbf{x}-\boldsymbol{\mu})/\boldsymbol{\sigma}$ (eq. 11.12).
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `z_score`
 # Write `z_score(X, corpus, eps=1e-6)`: fit μ and σ (the population standard deviation, dividing by
 # |C|) on `corpus` (N, d) and return (X − μ) / σ for X (M, d). A dimension whose σ ≤ eps is
@@ -428,7 +432,7 @@ def z_score(X, corpus, eps=1e-6):
 # %%
 check("z_score")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `anisotropy_by_layer`
 # Put the two together. Write `anisotropy_by_layer(scored, fitted, n_pairs=10000, generator=None)`: `scored`
 # (N, L + 1, d) and `fitted` (M, L + 1, d) are the vectors of two *different* sets of tokens at every layer.
@@ -453,7 +457,7 @@ def anisotropy_by_layer(scored, fitted, n_pairs=10000, generator=None):
 # %%
 check("anisotropy_by_layer")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # Yours, on 2,000 of course-bert's held-out tokens (scored) and 2,000 others (fitted):
 
 # %%
@@ -464,7 +468,7 @@ try:
 except NotImplementedError:
     print("Write anisotropy_estimate, z_score and anisotropy_by_layer above, then run this cell again.")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Prediction `most_anisotropic`
 # Which model's **last layer (L6)** is the most anisotropic on the held-out text: `"course-bert"`,
 # `"all-MiniLM-L6-v2"` or `"random init"`? Set `most_anisotropic`, run `check`, and only then read on.
@@ -477,7 +481,7 @@ most_anisotropic = "random init"
 # %%
 check("most_anisotropic")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # The library's `layer_geometry` does the same with 20,000 pairs, and also measures the **rogue dimensions**:
 # each dimension i contributes $E[\hat u_i]^2$ to the expected cosine (û = x/‖x‖), and the *top-3 share* is the
 # part of the anisotropy carried by the three largest contributions.
@@ -515,7 +519,7 @@ ax2.set_title("rogue dimensions: the top 3 dimensions' share")
 ax2.legend(loc="upper right", fontsize=9)
 fig.tight_layout()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # What this shows, model by model:
 #
 # - **course-bert (MLM)** rises with depth from 0.06 at L0 to 0.27 at L5, then *drops* to 0.21 at L6 — not a
@@ -545,7 +549,7 @@ from course_lib.widgets import AnisotropyExplorer
 AnisotropyExplorer({name: S.scored for name, S in states.items()}, fit_states={name: S.fitted for name, S in states.items()},
                    corpus_name="held-out GCIDE text", layer=5)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6. Word similarity: cosine vs human judgments
 #
 # WordSim-353 and SimLex-999 (shipped with gensim) give human similarity scores for word pairs
@@ -567,7 +571,7 @@ for name in MODEL_NAMES:
         print(f"{'':17s} {'':10s} z   " + " ".join(f"{v:+.3f}" for v in z)
               + f"   z-scoring raises ρ at {up} of {L + 1} layers, largest change {max(abs(b - a) for a, b in zip(raw, z)):.3f}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # (Columns are L0 … L6.) What the numbers say:
 #
 # - Both trained models correlate with the human scores (ρ about 0.7 on WordSim-353, 0.4-0.5 on SimLex-999)
