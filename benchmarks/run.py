@@ -29,6 +29,12 @@ Tokenization (notebook 11.1b, goals from its issue):
 Widgets (``benchmarks/widget_latency.py``): every widget of every notebook, found in the notebooks and driven
 through its real controls, median and p95 per interaction against 100 ms (a new sentence: 300 ms).
 
+Notebooks (``benchmarks/notebook_timings.py``, ``--only notebooks``): each notebook top to bottom in a new kernel
+(nbclient, after one warm-up run), wall time (< 3 min each, < 12 min together) and the kernel's peak RSS (<= 1.5 GB).
+
+Click-to-paint (``--only browser``): for one interaction of each widget, from the input event in headless Chromium
+to the output painted in JupyterLab (tests/browser/paint.py), median against 200 ms; skipped without Chromium.
+
 Contextual states (``benchmarks/contextual_states.py``): ``target_states`` on the sense data with every word a target
 vs a transformers reference doing the same (goal: ratio >= 1.0), and vs the former one-forward-per-instance path.
 """
@@ -240,21 +246,51 @@ def states(args, write: bool = True):
     return res if not write else 0
 
 
+def notebooks(args, write: bool = True):
+    """Each notebook top to bottom: wall time and the kernel's peak RSS (benchmarks/notebook_timings.py)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from notebook_timings import notebooks_benchmark
+
+    res = notebooks_benchmark(args.notebooks, warmup=not args.no_warmup)
+    if write and args.json:
+        with open(args.json, "w") as f:
+            json.dump({"notebooks": res}, f, indent=2)
+    return res if not write else 0
+
+
+def browser(args, write: bool = True):
+    """Click-to-paint of one interaction per widget in JupyterLab + headless Chromium (tests/browser/paint.py)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from notebook_timings import browser_benchmark
+
+    res = browser_benchmark(args.notebooks, repeats=3 if args.quick else 7)
+    if write and args.json:
+        with open(args.json, "w") as f:
+            json.dump({"browser": res}, f, indent=2)
+    return res if not write else 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="fewer, smaller batches (a smoke run)")
     ap.add_argument("--json", help="also write the results to this file")
-    ap.add_argument("--only", choices=["encoder", "tokenization", "finetuning", "widgets", "states"],
+    ap.add_argument("--only", choices=["encoder", "tokenization", "finetuning", "widgets", "states", "notebooks", "browser"],
                     help="run one of the benchmarks")
-    ap.add_argument("--notebooks", nargs="*", help="widgets: only the notebooks whose stem starts with these")
+    ap.add_argument("--notebooks", nargs="*",
+                    help="widgets, notebooks, browser: only the notebooks whose stem starts with these")
+    ap.add_argument("--no-warmup", action="store_true", help="notebooks: one timed run each, no warm-up run first")
     ap.add_argument("--threads", type=int, help="widgets, states: torch threads (default torch's; 1 on a loaded machine)")
     args = ap.parse_args(argv)
     if args.only == "widgets":
         return widgets(args)
     if args.only == "states":
         return states(args)
+    if args.only == "notebooks":
+        return notebooks(args)
+    if args.only == "browser":
+        return browser(args)
     if args.only == "finetuning":
         results = {"finetuning": finetuning(2 if args.quick else 5, 4 if args.quick else 12,
                                             course_lib.get_device(args.device))}
@@ -296,6 +332,8 @@ def main(argv=None):
         results["widgets"] = widgets(args, write=False)
         results["states"] = states(args, write=False)
         results["finetuning"] = finetuning(2 if args.quick else 5, 4 if args.quick else 12, device)
+        results["browser"] = browser(args, write=False)
+        results["notebooks"] = notebooks(args, write=False)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": str(device), "sizes": sizes, "results": results}, f, indent=2)
