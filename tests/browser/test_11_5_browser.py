@@ -48,8 +48,9 @@ def test_span_mask_sampler_and_span_enumerator_respond(executed):
     jl.wait_until_idle(page, name)
     assert "p = 0.50" in jl.inner_html(page, f"{S} .spansampler-histogram")
     jl.screenshot_widget(page, S, SCREENSHOTS / "span_mask_sampler_p_0.5.png")
+    message0 = jl.inner_html(page, f"{S} .spansampler-message")
     jl.fill_text(page, f"{S} .spansampler-text input", "")
-    jl.wait_until_idle(page, name)
+    jl.wait_html_changed(page, f"{S} .spansampler-message", message0)
     assert "the text is empty" in text_of(page, f"{S} .spansampler-message")
     jl.screenshot_widget(page, S, SCREENSHOTS / "span_mask_sampler_empty_text.png")
 
@@ -73,7 +74,7 @@ def test_span_mask_sampler_and_span_enumerator_respond(executed):
     assert "T = 9" in text_of(page, f"{E} .enumerator-counts")
     jl.screenshot_widget(page, E, SCREENSHOTS / "span_enumerator_typed.png")
     jl.fill_text(page, f"{E} .enumerator-text input", "   ")
-    jl.wait_text_shown(page, f"{E} .enumerator-message")
+    jl.wait_text_shown(page, f"{E} .enumerator-message")  # empty until now: waits for the message
     assert "type a sentence" in text_of(page, f"{E} .enumerator-message")
     assert not jl.kernel_problems(page), jl.kernel_problems(page)
     assert not jl.page_tracebacks(page), jl.page_tracebacks(page)[0]
