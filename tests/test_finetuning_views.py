@@ -104,12 +104,16 @@ def panel(embedded):
 
 
 def test_panel_trains_in_a_thread_and_overlays_finished_runs(panel):
+    tables_when_done = []  # a browser sees every value in order: the final status must come after the table
+    panel.status.observe(lambda ch: "held-out accuracy" in ch["new"] and tables_when_done.append(panel.table.value),
+                         "value")
     panel.strategy.value, panel.epochs.value = "head", 2
     panel.start_button.click()
     assert panel.stop_button.disabled is False or not panel.running
     panel.wait(120)
     assert not panel.running and len(panel.runs) == 1 and panel.runs[0].finished
     assert "held-out accuracy" in panel.status.value and panel.start_button.disabled is False
+    assert tables_when_done and "no runs yet" not in tables_when_done[0] and "head" in tables_when_done[0]
     panel.strategy.value = "full"
     panel.start()
     panel.wait(120)

@@ -120,14 +120,15 @@ class FineTuningPanel(W.VBox):
             self.runs.append(run)
             state = "from the cache" if run.cached else ("stopped" if run.interrupted else "finished")
             acc = run.final()
-            self.status.value = (f"{state}: {self._describe(strategy, pooling, cfg)}"
-                                 + (f" → held-out accuracy {acc:.1%}" if acc is not None else " (no epoch finished)"))
+            final = (f"{state}: {self._describe(strategy, pooling, cfg)}"
+                     + (f" → held-out accuracy {acc:.1%}" if acc is not None else " (no epoch finished)"))
         except Exception as err:  # shown in the widget, not lost in a thread
-            self.status.value = error_html(f"{type(err).__name__}: {err}")
+            final = error_html(f"{type(err).__name__}: {err}")
         finally:
             self.current = None
             self.start_button.disabled, self.stop_button.disabled = False, True
             self._draw()
+        self.status.value = final  # last: whoever sees the final status sees the finished run's chart and table
 
     def _on_event(self, event: str, run) -> None:
         self.current = run
