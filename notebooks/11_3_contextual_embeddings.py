@@ -127,7 +127,8 @@ for name, layers in [("L0 (static)", 0), ("last layer L6", "last"), ("mean of L3
 # - the words of **WordSim-353** and **SimLex-999**, each embedded on its own.
 #
 # The vectors of every layer are computed once per model and cached (`course_lib.paths.cache_dir()`, keyed by
-# the model's weights and the data); from a cold cache this cell takes about two minutes on two cores.
+# the model's weights and the data): from a cold cache this is the notebook's one slow cell; after that it only
+# reads the cache.
 
 # %%
 import time
@@ -200,7 +201,8 @@ for name in MODEL_NAMES:
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # In course-bert and MiniLM each sense is closest to itself, and the German article is the farthest from both
 # English senses: as in Fig. 11.7, the language separates first, then the English senses. In the random
-# encoder every cosine is about the same (about 0.7: its anisotropy, section 5) whatever the sense.
+# encoder every cosine is about the same, about 0.7, whatever the sense: the instances share the word's and the
+# segment's embeddings, which its blocks pass through almost unchanged, and differ only by position.
 #
 # The figure, with UMAP: course-bert is drawn, because it is the MLM-trained BERT like the one of Fig. 11.7 and
 # its separation is as good as MiniLM's (the silhouettes above); beside it, the random encoder at the same layer.
