@@ -210,4 +210,11 @@ def test_contextual_embedding_widgets_respond(executed):
     assert page.locator(f"{A} .aniso-readout").first.inner_text() != text0
     assert page.locator(f"{A} .aniso-readout").first.inner_text().startswith("L6")
     jl.screenshot_widget(page, A, SCREENSHOTS / "anisotropy_layer6.png")
+    # another model: its precomputed statistics are drawn, the layer stays
+    img6 = jl.image_src(page, f"{A} img.aniso-chart")
+    page.locator(f"{A} .aniso-model select").first.select_option(label="random init")
+    jl.wait_image_changed(page, f"{A} img.aniso-chart", img6)
+    jl.wait_until_idle(page, name)
+    assert page.locator(f"{A} .aniso-readout").first.inner_text().startswith("L6: random init")
+    jl.screenshot_widget(page, A, SCREENSHOTS / "anisotropy_random_init_layer6.png")
     _clean(page, name)
