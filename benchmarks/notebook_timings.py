@@ -83,9 +83,17 @@ def run_notebook(path: Path, timeout: int = 900) -> dict:
         pid = client.km.provisioner.process.pid
         sampler = _TreeSampler(pid)
         sampler.start()
+        import psutil
+
+        kernel = psutil.Process(pid)
+        rss, growth = kernel.memory_info().rss, []  # (RSS growth of the kernel during the cell, cell index)
         start = time.perf_counter()
         for index, cell in enumerate(nb.cells):
             client.execute_cell(cell, index)
+            if cell.cell_type == "code":
+                now = kernel.memory_info().rss
+                growth.append((now - rss, index))
+                rss = now
         seconds = time.perf_counter() - start
         probe = nbformat.v4.new_code_cell(MAXRSS)
         nb.cells.append(probe)
@@ -95,8 +103,11 @@ def run_notebook(path: Path, timeout: int = 900) -> dict:
     maxrss_kb = int("".join(o.get("text", "") for o in probe.outputs if o.get("name") == "stdout").strip() or 0)
     errors = [f"cell {i}: {o.get('ename')}: {o.get('evalue')}" for i, c in enumerate(nb.cells) if c.cell_type == "code"
               for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    top = sorted(growth, reverse=True)[:3]
     return {"seconds": seconds, "maxrss_gb": maxrss_kb * 1024 / 1e9, "tree_peak_gb": tree_peak / 1e9,
-            "errors": errors}
+            "errors": errors, "largest_growth": [
+                {"cell": i, "gb": round(g / 1e9, 3), "first_line": nb.cells[i].source.splitlines()[0][:70]
+                 if nb.cells[i].source else ""} for g, i in top if g > 0]}
 
 
 def notebooks_benchmark(prefixes=None, warmup: bool = True) -> dict:
@@ -116,6 +127,9 @@ def notebooks_benchmark(prefixes=None, warmup: bool = True) -> dict:
         print(f"  {path.stem:34s} {first_s} {res['seconds']:9.1f}s {res['maxrss_gb']:8.2f}GB "
               f"{res['tree_peak_gb']:8.2f}GB  {'targets met' if ok else 'ABOVE target'}"
               + (f"  ERRORS: {res['errors'][:2]}" if res["errors"] else ""), flush=True)
+        if res["maxrss_gb"] > RSS_GB or res["tree_peak_gb"] > RSS_GB:
+            for g in res["largest_growth"]:
+                print(f"      cell {g['cell']:3d} grew the kernel by {g['gb']:.2f} GB: {g['first_line']}")
     print(f"  {'all together':34s} {'':10s} {total:9.1f}s  "
           f"{'target < 12 min met' if total < ALL_S else 'ABOVE target 12 min'}"
           + ("" if not prefixes else "  (only the notebooks chosen)"))

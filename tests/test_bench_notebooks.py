@@ -28,6 +28,7 @@ def test_peak_memory_and_time_of_a_notebook_are_measured(tmp_path):
     assert 0.3 <= res["maxrss_gb"] < 1.5, res      # the 300 MB block, freed before the end, is in the peak
     assert res["tree_peak_gb"] >= 0.3, res          # and the sampler saw it too
     assert res["errors"] == ["cell 2: ZeroDivisionError: division by zero"]
+    assert res["largest_growth"][0]["cell"] == 0 and res["largest_growth"][0]["gb"] >= 0.25, res  # the culprit
 
 
 def test_notebook_filter():
