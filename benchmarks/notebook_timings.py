@@ -177,7 +177,12 @@ def browser_benchmark(prefixes=None, repeats: int = 5) -> dict:
                     print(f"  {stem}: the widget cells failed: {run.problems()[:2]}")
                     continue
                 for it in (it for it in chosen if it.notebook == stem):
-                    times = paint.measure(page, name, it, repeats=repeats, warmup=1)
+                    try:
+                        times = paint.measure(page, name, it, repeats=repeats, warmup=1)
+                    except Exception as err:  # noqa: BLE001 - one widget's failure is reported, the others still run
+                        results[it.name] = {"notebook": stem, "error": str(err).splitlines()[0]}
+                        print(f"  {stem[:6]:6s} {it.name:42s} FAILED: {str(err).splitlines()[0]}", flush=True)
+                        continue
                     results[it.name] = {"notebook": stem, **paint.summary(times)}
                     print(paint.report_line(it, times, paint.TARGET_MS), flush=True)
                 page.context.close()

@@ -49,7 +49,7 @@ INTERACTIONS = [
     Interaction("11_2_masked_language_modeling", ".fill-mask-explorer", ".fillmask-k", "slider", ("8", "5")),
     Interaction("11_2_masked_language_modeling", ".language-sampler", ".sampler-alpha", "slider", ("0.7", "0.3")),
     Interaction("11_3_contextual_embeddings", ".sense-clusters", ".clusters-word", "select", ("mouse", "bank")),
-    Interaction("11_3_contextual_embeddings", ".nearest-sense", ".wsd-layer", "select"),
+    Interaction("11_3_contextual_embeddings", ".nearest-sense", ".wsd-layer", "select", ("L2", "mean of last 4")),
     Interaction("11_3_contextual_embeddings", ".anisotropy-explorer", ".aniso-layer", "slider", ("6", "2")),
     Interaction("11_4a_sentence_classification", ".finetuning-panel", ".ft-start", "click", until="first"),
     Interaction("11_4b_sequence_labelling", ".alignment-viewer", ".align-pick", "select"),
@@ -101,7 +101,8 @@ def _act(page, it: Interaction, k: int) -> None:
     sel = f"{it.widget} {it.control}"
     if it.action == "select":
         options, current = jl.dropdown_options(page, f"{sel} select")
-        # the given labels in turn; else the last options (the first may be what the widget already shows)
+        # the given labels in turn; else the last options (the first may be what the widget already shows;
+        # beware of options that draw the same, e.g. the mean and the sum of layers under cosine)
         prefer = [v for v in it.values if v != current] or [o for o in reversed(options) if o != current]
         page.locator(f"{sel} select").first.select_option(label=prefer[0])
     elif it.action == "click":
