@@ -137,7 +137,7 @@ from course_lib.embeddings import (MODEL_NAMES, compared_models, heldout_texts, 
 from course_lib.embeddings.senses import load_sense_data
 
 COURSE, MINILM, RANDOM = MODEL_NAMES
-models = compared_models(seed=0)  # {name: (model, tokenizer)}; the random one: seed_everything(0), BertModel(config)
+models = compared_models(seed=0, minilm=(model, tokenizer))  # {name: (model, tokenizer)}; random: seed 0
 data = load_sense_data()
 score_texts, fit_texts = heldout_texts()
 pairs = {name: similarity_pairs(name) for name in ("wordsim353", "simlex999")}
@@ -169,6 +169,7 @@ for sense, sentences in DIE_SENTENCES.items():
 die = die_examples()
 die_labels = [e.sense for e in die]
 die_states = {name: target_states(m, tok, die) for name, (m, tok) in models.items()}  # (24, L+1, d) each
+del models, m, tok  # from here on only the vectors are needed (and all-MiniLM-L6-v2, `model`, for the widgets)
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # How well does each model separate the three uses, layer by layer? The **silhouette** (cosine distance) of a

@@ -69,13 +69,16 @@ def die_examples() -> list[SenseExample]:
     return out
 
 
-def compared_models(seed: int = 0) -> dict:
+def compared_models(seed: int = 0, minilm: tuple | None = None) -> dict:
     """{name: (model, tokenizer)}: course-bert (MLM), all-MiniLM-L6-v2 (contrastive) and a seeded random
-    initialisation of the same configuration (BertModel(config) after seed_everything(seed))."""
+    initialisation of the same configuration (BertModel(config) after seed_everything(seed)).
+
+    ``minilm``: the (model, tokenizer) of all-MiniLM-L6-v2 if already loaded (``load_pretrained()``), so that a
+    notebook holds one copy of it."""
     from ..checkpoints import load_pretrained
     from ..model import BertModel, seed_everything
 
-    minilm, tok = load_pretrained()
+    minilm, tok = minilm if minilm is not None else load_pretrained()
     course, course_tok = load_pretrained(COURSE_BERT)
     seed_everything(seed)
     random_model = BertModel(minilm.config).eval()
