@@ -518,6 +518,15 @@ def wait_html_changed(page, selector: str, old_html: str, timeout: float = 60) -
     }}""", f"change {selector}", arg=old_html, timeout=timeout)
 
 
+def wait_html_contains(page, selector: str, text: str, timeout: float = 60) -> None:
+    """Wait until the element's HTML contains ``text`` (for a change made of several messages, e.g. two fields
+    typed one after the other, where the first redraw is not yet the last)."""
+    wait_widget(page, f"""(t) => {{
+        const e = document.querySelector({json.dumps(selector)});
+        return e && e.innerHTML.includes(t);
+    }}""", f"show {text!r} in {selector}", arg=text, timeout=timeout)
+
+
 def wait_text_shown(page, selector: str, timeout: float = 60, what: str | None = None) -> None:
     wait_widget(page, f"""() => {{
         const e = document.querySelector({json.dumps(selector)});

@@ -37,7 +37,7 @@ def test_alignment_and_qa_viewers_respond(executed):
     jl.screenshot_widget(page, A, SCREENSHOTS / "alignment_viewer_mt_sanitas.png")
     jl.fill_text(page, f"{A} .align-gold input", "")
     jl.fill_text(page, f"{A} .align-text input", "Jane Villanueva of United Airlines Holding flew to Chicago.")
-    jl.wait_html_changed(page, f"{A} .align-table", table0)
+    jl.wait_html_contains(page, f"{A} .align-table", "Villanueva")  # clearing the gold redraws first
     jl.wait_until_idle(page, name)
     table1 = jl.inner_html(page, f"{A} .align-table")
     assert "Villanueva" in table1 and "gold, every" not in table1 and "entities:" in table1  # the word as typed
