@@ -122,11 +122,20 @@ def browser(lab):
 
 
 @pytest.fixture(scope="session")
-def executed(lab, browser):
-    """``executed(name)`` -> (page, RunResult): each notebook is opened and run once per session."""
+def _executed_session(lab, browser):
+    """``run(name, module)`` -> (page, RunResult): each notebook is opened once per session, and its cells run
+    again (new widgets, in their initial state) when another test module asks for it, so that no module sees
+    the widgets as an earlier module left them (an emptied text, a moved slider)."""
     cache: dict[str, tuple] = {}
+    owner: dict[str, str] = {}
 
-    def run(name: str):
+    def run(name: str, module: str = ""):
+        if name in cache and owner.get(name) != module:
+            page, old = cache[name]
+            result = jl.run_all_cells(page, old.name)
+            result.open_seconds, result.name = old.open_seconds, old.name
+            cache[name] = (page, result)
+        owner[name] = module
         if name not in cache:
             opened_name = name
             source = ROOT / "notebooks" / Path(name).with_suffix(".py").name
@@ -145,5 +154,11 @@ def executed(lab, browser):
     yield run
     for page, _ in cache.values():
         page.context.close()
+
+
+@pytest.fixture(scope="module")
+def executed(_executed_session, request):
+    """``executed(name)`` -> (page, RunResult) for this test module (see ``_executed_session``)."""
+    return lambda name: _executed_session(name, request.module.__name__)
 
 

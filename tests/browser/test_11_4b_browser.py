@@ -73,7 +73,11 @@ def test_alignment_and_qa_viewers_respond(executed):
         i, j = answer.split("tokens ")[1].split(",")[0].split("–")
         assert i == j, answer
     jl.fill_text(page, f"{Q} .qa-question input", "")
-    jl.wait_text_shown(page, f"{Q} .qa-message")
+    try:
+        jl.wait_text_shown(page, f"{Q} .qa-message", timeout=20)
+    except AssertionError:  # seen twice in 20 runs: the emptied field's Enter lost after the slider's readout edit
+        jl.fill_text(page, f"{Q} .qa-question input", "")  # (the widget's own message is unit-tested)
+        jl.wait_text_shown(page, f"{Q} .qa-message")
     assert "type a question" in page.locator(f"{Q} .qa-message").first.inner_text()
     jl.screenshot_widget(page, Q, SCREENSHOTS / "qa_span_viewer_empty_question.png")
     assert svg1
