@@ -1,6 +1,6 @@
 """Extractive QA pieces: SQuAD normalisation, EM and token F1 on hand-computed cases, features with offsets
 (answers land on the right tokens, windows overlap), the best span under a length limit (brute force),
-no-answer via [CLS]."""
+no-answer via [CLS], the no-answer threshold chosen by F1 (brute force), the word-overlap baseline by hand."""
 from __future__ import annotations
 
 import itertools
@@ -8,8 +8,9 @@ import itertools
 import pytest
 import torch
 
-from course_lib.finetuning.qa import (QAExample, best_span, exact_match, load_squad, make_features,
-                                      normalize_answer, predict_answers, squad_scores, token_f1)
+from course_lib.finetuning.qa import (Prediction, QAExample, best_null_threshold, best_span, exact_match, load_squad,
+                                      make_features, normalize_answer, overlap_answer, predict_answers, squad_scores,
+                                      token_f1, with_threshold)
 
 
 @pytest.fixture(scope="module")
@@ -151,3 +152,66 @@ def test_predict_answers_uses_cls_for_no_answer(tokenizer):
     s[0, 0], e[0, 0] = 4.0, 4.0  # [CLS] beats the span: no answer
     assert predict_answers([ex], feats, s, e)[0].text == ""
     assert predict_answers([ex], feats, s, e, null_threshold=5.0)[0].text == "France"
+
+
+# ----------------------------------------------------------------------------- the no-answer threshold
+
+def _pred(text, span, null):
+    return Prediction(text, 0, 1, 1, span, null)
+
+
+def test_with_threshold_answers_when_the_gap_is_small():
+    preds = [_pred("a", 2.0, 1.0), _pred("b", 1.0, 3.0)]  # gaps null - span: -1 and +2
+    assert with_threshold(preds, 0.0) == ["a", ""]
+    assert with_threshold(preds, 2.0) == ["a", "b"]   # a gap equal to the threshold still answers
+    assert with_threshold(preds, -1.5) == ["", ""]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_best_null_threshold_equals_a_fine_sweep(seed):
+    g = torch.Generator().manual_seed(seed)
+    exs, preds = [], []
+    for n in range(12):
+        answerable = bool(torch.rand(1, generator=g) < 0.5)
+        right = bool(torch.rand(1, generator=g) < 0.6)
+        exs.append(QAExample(str(n), "t", "q?", "red blue", (("red", 0),) if answerable else ()))
+        preds.append(_pred("red" if right else "blue", 0.0, float(torch.randn(1, generator=g) * 3)))
+    t, f1 = best_null_threshold(exs, preds)
+    assert f1 == pytest.approx(squad_scores(exs, with_threshold(preds, t))["f1"])
+    sweep = [x / 100 for x in range(-1200, 1201)]
+    assert f1 == pytest.approx(max(squad_scores(exs, with_threshold(preds, x))["f1"] for x in sweep))
+
+
+def test_best_null_threshold_by_hand():
+    exs = [QAExample("1", "t", "q?", "red", (("red", 0),)), QAExample("2", "t", "q?", "red")]
+    # the answerable question has the smaller gap: answer it, not the other (F1 100)
+    t, f1 = best_null_threshold(exs, [_pred("red", 0.0, -1.0), _pred("red", 0.0, 2.0)])
+    assert f1 == 100 and -1.0 <= t < 2.0
+    # the other way round no threshold separates them: answering both (t = 3) or neither (t = -2, one below
+    # the smallest gap) both give F1 50; ties go to the threshold nearest 0
+    t, f1 = best_null_threshold(exs, [_pred("red", 0.0, 3.0), _pred("red", 0.0, -1.0)])
+    assert f1 == 50 and t == -2.0
+    with pytest.raises(ValueError, match="keep its best span"):
+        best_null_threshold(exs, [_pred("", 0.0, 2.0), _pred("red", 0.0, -1.0)])
+
+
+# ----------------------------------------------------------------------------- the word-overlap baseline
+
+def test_overlap_baseline_by_hand():
+    ctx = "Boulder is a city. Mt. Sanitas is in Sunshine Canyon, west of Boulder."
+    # the sentence with "Sanitas"; the run of non-question words nearest to it (stop words cut runs)
+    assert overlap_answer("Where is Mt. Sanitas?", ctx) == "Sunshine Canyon"
+    assert overlap_answer("What is Boulder?", ctx) == "city"
+    ctx = "The capital is Melbourne. It hosts the University of Melbourne, founded in 1853."
+    # runs in the second sentence: "hosts", "University of Melbourne" (joined by "of"; the comma ends it), "1853";
+    # "founded" is 1 word after the name, 2 before the year: the baseline knows no answer types
+    assert overlap_answer("When was it founded?", ctx) == "University of Melbourne"
+    assert overlap_answer("When was it founded in?", ctx) == "University of Melbourne"  # "in" is a stop word
+    assert overlap_answer("Is it?", "It is.") == ""  # no candidate at all
+
+
+def test_overlap_baseline_answers_from_the_context():
+    test = [e for e in load_squad("test") if not e.is_impossible]
+    answers = [overlap_answer(e.question, e.context) for e in test]
+    assert all(a and a in e.context for a, e in zip(answers, test))
+    assert 5 < squad_scores(test, answers)["f1"] < 50  # far from a reader, far from nothing
