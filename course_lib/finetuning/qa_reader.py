@@ -32,6 +32,7 @@ class QAReader:
     max_length: int = 192
     stride: int = 64
     max_answer_len: int = 30
+    null_threshold: float = 0.0  # "no answer" when s_0 + e_0 > best span score + this (chosen on training data)
 
     @classmethod
     def build(cls, encoder: str | None = None, train_layers: int = 2, seed: int = 0, device: str = "cpu",
@@ -44,9 +45,13 @@ class QAReader:
         return cls(BertForQuestionAnswering(bert).to(bert.device), tokenizer, train_layers, **settings)
 
     @classmethod
-    def shipped(cls, name: str = SHIPPED_QA_MODEL, device: str = "cpu") -> "QAReader":
-        """The QA model made by ``tools/train_qa_model.py`` (its MODEL_CARD.md says how): the encoder as a delta of
-        the embedded model (:mod:`course_lib.checkpoints.delta`), S and E in ``qa_outputs.safetensors``."""
+    def shipped(cls, name: str = SHIPPED_QA_MODEL, device: str = "cpu", folder=None) -> "QAReader":
+        """The QA reader made by ``tools/train_qa_model.py`` (its MODEL_CARD.md says how), from
+        ``course_lib/data/models/<name>`` (or ``folder``): the encoder as a delta of the embedded model
+        (:mod:`course_lib.checkpoints.delta`), S and E in ``qa_outputs.safetensors``, the no-answer threshold in
+        ``metrics.json``. A missing, incomplete or damaged folder raises an error that names it."""
+        from pathlib import Path
+
         import json
 
         from safetensors.torch import load_file
@@ -56,20 +61,30 @@ class QAReader:
         from ..paths import data_dir
         from ..tokenization import BertTokenizer
 
-        folder = data_dir("models", name)
-        if not (folder / HEAD_FILE).exists():
-            raise FileNotFoundError(f"no QA model at {folder}: make it with `python tools/train_qa_model.py`")
-        meta = json.loads((folder / "metrics.json").read_text())
-        bert = BertModel(BertConfig.from_json(folder / "config.json"))
-        state = read_delta_state_dict(folder)
-        legacy = ("bert.embeddings.position_ids", "bert.embeddings.token_type_ids")  # buffers old checkpoints keep
-        bert.load_state_dict({k.removeprefix("bert."): v for k, v in state.items()
-                              if k.startswith("bert.") and k not in legacy})
-        model = BertForQuestionAnswering(bert)
-        model.qa_outputs.load_state_dict(load_file(str(folder / HEAD_FILE)))
+        folder = data_dir("models", name) if folder is None else Path(folder)
+        rebuild = "make it again with `python tools/train_qa_model.py` (or restore the folder from git)"
+        if not folder.is_dir():
+            raise FileNotFoundError(f"no QA model at {folder}: {rebuild}")
+        missing = [f for f in ("metrics.json", "config.json", HEAD_FILE, "vocab.txt") if not (folder / f).exists()]
+        if missing:
+            raise FileNotFoundError(f"the QA model at {folder} is incomplete (no {', '.join(missing)}): {rebuild}")
+        try:
+            meta = json.loads((folder / "metrics.json").read_text())
+            settings = [meta[k] for k in ("train_layers", "max_length", "stride", "max_answer_len", "null_threshold")]
+            bert = BertModel(BertConfig.from_json(folder / "config.json"))
+            state = read_delta_state_dict(folder)
+            legacy = ("bert.embeddings.position_ids", "bert.embeddings.token_type_ids")  # buffers old checkpoints keep
+            bert.load_state_dict({k.removeprefix("bert."): v for k, v in state.items()
+                                  if k.startswith("bert.") and k not in legacy})
+            model = BertForQuestionAnswering(bert)
+            model.qa_outputs.load_state_dict(load_file(str(folder / HEAD_FILE)))
+        except FileNotFoundError:
+            raise
+        except Exception as err:  # a truncated or edited file: say which folder, and how to get it back
+            raise RuntimeError(f"the QA model at {folder} could not be loaded ({type(err).__name__}: {err}): "
+                               f"{rebuild}") from err
         model.to(device).eval()
-        return cls(model, BertTokenizer.from_dir(folder), meta["train_layers"], meta["max_length"], meta["stride"],
-                   meta["max_answer_len"])
+        return cls(model, BertTokenizer.from_dir(folder), *settings)
 
     @property
     def start(self) -> int:
@@ -108,24 +123,32 @@ class QAReader:
                    length=lambda e: e["hidden"].size(0), **kw)  # batches of similar length: little padding
 
     @torch.no_grad()
-    def logits(self, feats: QAFeatures, batch_size: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
-        """Start and end scores (N, T) of every window."""
-        ex = self.examples(feats)
-        wrapped = FromLayer(self.model, self.start).eval()
+    def logits(self, feats: QAFeatures, batch_size: int = 32) -> tuple[torch.Tensor, torch.Tensor]:
+        """Start and end scores (N, T) of every window: the whole model, windows of similar length batched
+        together (nothing is cached: at prediction time the frozen layers run once anyway)."""
+        was_training = self.model.training
+        self.model.eval()
         N, T = feats.input_ids.shape
         start, end = torch.full((N, T), -1e4), torch.full((N, T), -1e4)
-        for s in range(0, N, batch_size):
-            batch = self.collate(ex[s:s + batch_size])
-            out = wrapped(batch["hidden"].to(self.model.device), batch["attention_mask"].to(self.model.device))
-            t = out.start_logits.size(1)
-            start[s:s + batch_size, :t], end[s:s + batch_size, :t] = out.start_logits.cpu(), out.end_logits.cpu()
+        order = sorted(range(N), key=lambda i: int(feats.attention_mask[i].sum()))
+        try:
+            for s in range(0, N, batch_size):
+                rows = torch.tensor(order[s:s + batch_size])
+                inputs = {k: v.to(self.model.device) for k, v in feats.inputs(rows).items()}
+                out = self.model(**inputs)
+                t = out.start_logits.size(1)
+                start[rows, :t], end[rows, :t] = out.start_logits.float().cpu(), out.end_logits.float().cpu()
+        finally:
+            self.model.train(was_training)
         return start, end
 
-    def predict(self, examples, null_threshold: float = 0.0):
-        """One :class:`~course_lib.finetuning.qa.Prediction` per example."""
+    def predict(self, examples, null_threshold: float | None = None):
+        """One :class:`~course_lib.finetuning.qa.Prediction` per example ("" = no answer, when s_0 + e_0 beats
+        the best span by more than ``null_threshold``, by default the reader's own)."""
         feats = self.features(examples)
         s, e = self.logits(feats)
-        return predict_answers(examples, feats, s, e, self.max_answer_len, null_threshold)
+        t = self.null_threshold if null_threshold is None else null_threshold
+        return predict_answers(examples, feats, s, e, self.max_answer_len, t)
 
     @torch.no_grad()
     def answer(self, question: str, context: str) -> dict:
@@ -148,4 +171,5 @@ class QAReader:
         text = context[offsets[i][0]:offsets[j][1]]
         return {"tokens": feats.tokens[0][:T], "offsets": offsets, "context_mask": ctx,
                 "p_start": torch.softmax(s, -1), "p_end": torch.softmax(e, -1), "span": (i, j), "text": text,
-                "span_score": score, "null_score": null, "no_answer": null > score, "windows": len(feats)}
+                "span_score": score, "null_score": null, "no_answer": null > score + self.null_threshold,
+                "windows": len(feats)}
