@@ -55,11 +55,15 @@ torch.set_printoptions(precision=3, sci_mode=False)
 # ## 1. The cloze task (§11.2)
 #
 # The embedded all-MiniLM-L6-v2 was trained for sentence embeddings and has no MLM head, so the course ships
-# models that have one (`course_lib.shipped_models()` lists them). The next cell names the one this notebook
-# uses; every cell below works with either.
+# models that have one (`course_lib.shipped_models()` lists them). This notebook uses **course-bert**, the
+# course's MLM model: all-MiniLM-L6-v2's six layers trained further by MLM on dictionary definitions and
+# quotations (GCIDE; its card is `course_lib/data/models/course-bert/MODEL_CARD.md`). Every cell below works
+# with any of the shipped models; the cloze cell puts a second one beside it, `minilm-wordnet-mlm` (only the
+# top three layers trained by MLM, on WordNet glosses).
 
 # %%
-MLM_MODEL = "minilm-wordnet-mlm"
+MLM_MODEL = "course-bert"
+OTHER_MLM = "minilm-wordnet-mlm"
 mlm_model, tokenizer = course_lib.load_pretrained(MLM_MODEL)
 print(MLM_MODEL, "-", course_lib.shipped_models()[MLM_MODEL])
 print(f"{mlm_model.num_parameters():,} parameters, vocabulary of {tokenizer.vocab_size:,} WordPiece tokens")
@@ -81,18 +85,24 @@ CLOZE = [
     ("So [MASK] and [MASK] for all apricot fish.", ["long", "thanks"]),
     ("So [MASK] and [MASK] for all the fish.", ["long", "thanks"]),
 ]
-cloze = cloze_table(mlm_model, tokenizer, CLOZE, top_k=5)
-for row in cloze:
-    print(row)
+other_model, other_tokenizer = course_lib.load_pretrained(OTHER_MLM)
+for name, model, tok in ((MLM_MODEL, mlm_model, tokenizer), (OTHER_MLM, other_model, other_tokenizer)):
+    print(f"--- {name}")
+    for row in cloze_table(model, tok, CLOZE, top_k=5):
+        print(row)
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# Read the numbers before the words. The model gives *the* the most probability in *Please turn ___ homework
-# in*, and the chapter's *your* is not among its first five guesses, though it keeps about 1% of the
-# probability: a model that has read dictionary glosses (see its card,
-# `course_lib/data/models/minilm-wordnet-mlm/MODEL_CARD.md`) has seen few instructions to students. In the
-# Fig. 11.4 sentence its first guess for both gaps is *fish* — *long* and *thanks* make sense only to a reader
-# who knows the book, and both are far down its list — and replacing the random *apricot* by the original *the*
-# does not change that. A cloze test measures what the training text made likely.
+# Read the numbers before the words. Both models give *the* the most probability in *Please turn ___ homework
+# in*, and the chapter's *your* is among neither's first five guesses: course-bert ranks it about 40th, with
+# 0.2% of the probability, minilm-wordnet-mlm 16th, with about 1%. Models that have read dictionaries have seen
+# few instructions to students. In *Please turn your homework ___* course-bert's first guess is the full stop (a
+# sentence may well end there), while minilm-wordnet-mlm stays on the topic (*school*, *homework*...); neither
+# puts *in* in its first five. In the Fig. 11.4 sentence course-bert fills both gaps with punctuation and short
+# function words, minilm-wordnet-mlm with *fish*: *long* and *thanks* make sense only to a reader who knows the
+# book, and both are far down both lists (*thanks* beyond rank 1,000), whether the third gap holds the random
+# *apricot* or the original *the*. A cloze test measures what the training text made likely: course-bert has
+# learnt from dictionary entries where punctuation goes, the other model from short glosses which words go
+# together.
 #
 # The model outputs a distribution over the whole vocabulary at every position. Type your own sentences
 # (several `[MASK]`s work too):
@@ -100,13 +110,13 @@ for row in cloze:
 # %%
 from course_lib.widgets import FillMaskExplorer
 
-FillMaskExplorer(mlm_model, tokenizer, "The capital of France is [MASK].")
+FillMaskExplorer(mlm_model, tokenizer, "A dog is a domestic [MASK].")   # or other_model, other_tokenizer
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# How good is it beyond single sentences? On 400 WordNet glosses held out from its training, mask 15% of the
-# tokens and count how often the original token is the top guess (top-1) or among the top five — beside a
-# baseline that ignores the context and always guesses the most frequent tokens (counted on other held-out
-# glosses):
+# How good is course-bert beyond single sentences? On 400 lines of dictionary text held out from its training
+# (GCIDE definitions and quotations), mask 15% of the tokens and count how often the original token is the top
+# guess (top-1) or among the top five — beside a baseline that ignores the context and always guesses the most
+# frequent tokens (counted on other held-out lines):
 
 # %%
 # claim: heldout-accuracy
@@ -114,9 +124,13 @@ from course_lib.checkpoints import shipped_model_dir
 from course_lib.pretraining.fill_mask import masked_token_accuracy
 from course_lib.pretraining.masking import unigram_distribution
 
-glosses = (shipped_model_dir("minilm-wordnet-mlm") / "heldout.txt").read_text().splitlines()
-gloss_unigram = unigram_distribution(glosses[400:], tokenizer=tokenizer)   # (|V|,) from other glosses
-print(masked_token_accuracy(mlm_model, tokenizer, glosses[:400], gloss_unigram, seed=0))
+heldout = (shipped_model_dir(MLM_MODEL) / "heldout.txt").read_text().splitlines()
+heldout_unigram = unigram_distribution(heldout[400:], tokenizer=tokenizer)   # (|V|,) from other held-out lines
+print(masked_token_accuracy(mlm_model, tokenizer, heldout[:400], heldout_unigram, seed=0))
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# More than twice the baseline's top-1, and a higher top-5: the context helps, though far less than in a BERT
+# trained for days (course-bert had 400 steps on two CPU cores; its card has the details).
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2. The MLM head (§11.2.1)
@@ -247,9 +261,9 @@ check("mlm_masking")
 # token it sees may be wrong, so that it keeps reading the context everywhere.
 #
 # ### Prediction `unchanged_prediction`
-# Corrupt held-out glosses as in training and ask the trained head what it predicts at each position. Where it
-# sees a real token (left unchanged, or not selected at all), what does it predict most often:
-# `"the token it sees"`, `"[MASK]"`, or `"the most frequent token"`?
+# Corrupt held-out text as in training and ask a trained MLM head what it predicts at each position; first
+# minilm-wordnet-mlm, on held-out WordNet glosses. Where it sees a real token (left unchanged, or not selected
+# at all), what does it predict most often: `"the token it sees"`, `"[MASK]"`, or `"the most frequent token"`?
 
 # %% tags=["exercise"]
 ### BEGIN SOLUTION
@@ -263,16 +277,25 @@ check("unchanged_prediction")
 # claim: fates
 from course_lib.pretraining.fill_mask import predictions_by_fate
 
-fates = predictions_by_fate(mlm_model, tokenizer, glosses[:400], gloss_unigram, seed=0)
-for stats in fates.values():
-    print(stats)
+glosses = (shipped_model_dir(OTHER_MLM) / "heldout.txt").read_text().splitlines()
+gloss_unigram = unigram_distribution(glosses[400:], tokenizer=other_tokenizer)
+for name, model, tok, texts, uni in ((OTHER_MLM, other_model, other_tokenizer, glosses, gloss_unigram),
+                                     (MLM_MODEL, mlm_model, tokenizer, heldout, heldout_unigram)):
+    print(f"--- {name}")
+    for stats in predictions_by_fate(model, tok, texts[:400], uni, seed=0).values():
+        print(stats)
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# Where the head sees a real token — left unchanged, or never selected — its first guess is that token about
-# nine times in ten. At the positions that got a random token, the token it was shown is still its first guess
-# in about four cases in ten, and the original word in about one in five: it copies what it sees when that
-# looks plausible, and otherwise falls back on the context. At `[MASK]` it can only use the context, and it gets
-# about a quarter right.
+# Where minilm-wordnet-mlm's head sees a real token — left unchanged, or never selected — its first guess is
+# that token about nine times in ten. At the positions that got a random token, the token it was shown is still
+# its first guess in about four cases in ten, and the original word in about one in five: it copies what it sees
+# when that looks plausible, and otherwise falls back on the context. At `[MASK]` it can only use the context,
+# and it gets about a quarter right.
+#
+# course-bert behaves differently: it copies a token it sees only about three times in ten, not much more
+# often than it recovers a `[MASK]`ed one. Copying is learnt from the selected tokens left unchanged, 1.5% of the
+# text, and course-bert's head has not learnt it yet (it was trained with a learning rate of 2e-5 for 400 steps,
+# minilm-wordnet-mlm's with 5e-4 for 700; see their cards): a reminder that the 10% is there for a reason.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4. The MLM loss (§11.2.1)
@@ -515,16 +538,17 @@ print("NSP scores from the raw z_CLS instead:", torch.allclose(tiny.cls.seq_rela
 # A pretrained BERT has domain-general weights. To orient it towards one domain (movies, medicine, law,
 # finance…), the lecture continues the **same** MLM training on the domain's text: predict the `[MASK]`ed
 # tokens, now of in-domain sentences. Here the domain is the Python reference manual, with the same held-out
-# documents as above, and the model is the course's MLM model. To keep it to about a minute of CPU, only its top
-# two layers and the MLM head's transform are trained (cached, like the pretraining run). We score held-out
-# in-domain text before and after, and, to see the price, held-out general English (WordNet glosses).
+# documents as above, and the model is course-bert. To keep it to about a minute of CPU, only its top two layers
+# and the MLM head's transform are trained (cached, like the pretraining run). We score held-out in-domain text
+# before and after, and, to see the price, the general English course-bert was trained on (held-out lines of
+# the dictionary).
 
 # %%
 # claim: adaptation
 from course_lib.pretraining.adaptation import AdaptationRecipe, adapt_to_domain
 
 adaptation = adapt_to_domain(mlm_model, tokenizer, MLM_MODEL, AdaptationRecipe(),
-                             other_texts={"general English (held-out glosses)": glosses[:200]})
+                             other_texts={"general English (held-out dictionary text)": heldout[:200]})
 print(f"trained {adaptation.trained_parameters:,} parameters for {adaptation.recipe.steps} steps in "
       f"{adaptation.seconds:.0f} s ({'loaded from the cache' if adaptation.cached else 'just now'})")
 for name in adaptation.before:
@@ -555,10 +579,12 @@ for before, after in zip(rows_before, rows_after):
     print(f"{before.text}\n    before: {before.summary()}\n    after:  {after.summary()}")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# The held-out in-domain loss falls by more than a nat, while general English gets slightly worse: the model
-# has moved towards the manual. In the sentences above every programmer's word climbs the ranking, some by a
-# factor of ten or more, but most first choices stay as they were: a minute of training on the top layers
-# shifts probabilities before it overturns what the model found most likely.
+# The held-out in-domain loss falls by more than a nat, and general English pays for it: the dictionary text's
+# loss rises by more than half a nat. The model has moved towards the manual. In the sentences above, five of
+# the six programmer's words climb the ranking, three of them by a factor of ten or more, while *if*, already
+# in the first hundred, slips a little. The first choices all change, mostly to the quotation mark, one of the
+# manual's most frequent tokens (it quotes every keyword it names): a minute of training on the top layers
+# teaches what the domain's text looks like before it teaches which word a gap needs.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 8. RoBERTa and BART: other ways to corrupt and train

@@ -43,13 +43,21 @@ def number(pattern: str, text: str) -> float:
     return float(found.group(1).replace(",", ""))
 
 
+def by_model(text: str) -> dict[str, str]:
+    """The output of a cell that prints ``--- <model>`` before each model's lines: model -> its lines."""
+    parts = re.split(r"^--- (\S+)\n", text.strip(), flags=re.M)
+    assert parts[0] == "" and len(parts) >= 3, text
+    return dict(zip(parts[1::2], parts[2::2]))
+
+
 def cloze_rows(text: str) -> dict[tuple[str, int], dict]:
     """(sentence, [MASK] number) -> {"top": [(token, p), ...], "rank": int | None, "p": float | None}."""
     rows = {}
     for line in text.strip().splitlines():
         m = re.match(r"(.*?)  \[MASK\] #(\d+): (.*?)(?:  \| '(\w+)': rank ([\d,]+), p = ([\d.]+))?$", line)
         assert m, f"unexpected cloze line {line!r}"
-        top = [(t.rsplit(" ", 1)[0], float(t.rsplit(" ", 1)[1])) for t in m.group(3).split(", ")]
+        top = [(t, float(x)) for t, x in re.findall(r"(\S+) (\d\.\d+)(?:, |$)", m.group(3))]  # tokens may be ","
+        assert len(top) == 5, m.group(3)
         rank = int(m.group(5).replace(",", "")) if m.group(5) else None
         rows[(m.group(1), int(m.group(2)))] = {"top": top, "word": m.group(4), "rank": rank,
                                                "p": float(m.group(6)) if m.group(6) else None}
@@ -65,23 +73,49 @@ def test_every_claim_cell_has_a_test():
 
 # ----------------------------------------------------------------------------- §1 the cloze task
 
-@pytest.mark.slow
-def test_cloze_the_model_prefers_the_over_the_chapters_your(run):
-    rows = cloze_rows(output(run, "cloze"))
-    homework = rows[("Please turn [MASK] homework in.", 1)]
-    assert homework["top"][0][0] == "the", "the prose: *the* gets the most probability"
-    assert homework["word"] == "your" and homework["rank"] > 5, "the prose: *your* is not among the first five"
-    assert 0.005 <= homework["p"] <= 0.02, "…though it keeps about 1% of the probability"
+PUNCTUATION_OR_FUNCTION = {",", ".", ";", "-", "and", "as", "or", "to", "be", "of", "a", "the", "an", "in"}
+
+
+def cloze_by_model(run) -> dict[str, dict]:
+    models = {name: cloze_rows(text) for name, text in by_model(output(run, "cloze")).items()}
+    assert list(models) == ["course-bert", "minilm-wordnet-mlm"], list(models)
+    return models
 
 
 @pytest.mark.slow
-def test_cloze_fig_11_4_gaps_get_fish_guesses_with_apricot_or_the(run):
-    rows = cloze_rows(output(run, "cloze"))
+def test_cloze_both_models_prefer_the_over_the_chapters_your(run):
+    models = cloze_by_model(run)
+    for name, rows in models.items():
+        homework = rows[("Please turn [MASK] homework in.", 1)]
+        assert homework["top"][0][0] == "the", f"{name}: *the* gets the most probability"
+        assert homework["word"] == "your" and homework["rank"] > 5, f"{name}: *your* is not among the first five"
+    cb, other = (m[("Please turn [MASK] homework in.", 1)] for m in models.values())
+    assert 30 <= cb["rank"] <= 50 and 0.001 <= cb["p"] < 0.003, "course-bert: about 40th, with 0.2%"
+    assert other["rank"] == 16 and 0.005 <= other["p"] <= 0.02, "minilm-wordnet-mlm: 16th, with about 1%"
+
+
+@pytest.mark.slow
+def test_cloze_homework_gap_full_stop_against_topic_words(run):
+    models = cloze_by_model(run)
+    cb = models["course-bert"][("Please turn your homework [MASK].", 1)]
+    other = models["minilm-wordnet-mlm"][("Please turn your homework [MASK].", 1)]
+    assert cb["top"][0][0] == ".", cb
+    assert {"school", "homework"} <= {t for t, _ in other["top"]}, other
+    assert cb["rank"] > 5 and other["rank"] > 5, "neither puts *in* in its first five"
+
+
+@pytest.mark.slow
+def test_cloze_fig_11_4_gaps_punctuation_for_one_model_fish_for_the_other(run):
+    models = cloze_by_model(run)
     for text in ("So [MASK] and [MASK] for all apricot fish.", "So [MASK] and [MASK] for all the fish."):
         for i, word in ((1, "long"), (2, "thanks")):
-            row = rows[(text, i)]
-            assert "fish" in row["top"][0][0], f"{text} #{i}: the first guess should be fish-related: {row['top']}"
-            assert row["word"] == word and row["rank"] > 50, f"{word} is far down the list"
+            cb, other = models["course-bert"][(text, i)], models["minilm-wordnet-mlm"][(text, i)]
+            assert cb["top"][0][0] in PUNCTUATION_OR_FUNCTION, f"course-bert {text} #{i}: {cb['top']}"
+            assert "fish" in other["top"][0][0], f"minilm-wordnet-mlm {text} #{i}: {other['top']}"
+            for row in (cb, other):
+                assert row["word"] == word and row["rank"] > 50, f"{word} is far down both lists"
+                if word == "thanks":
+                    assert row["rank"] > 1000, "*thanks* beyond rank 1,000"
 
 
 @pytest.mark.slow
@@ -140,16 +174,29 @@ def fate_stats(text: str) -> dict[str, dict[str, float]]:
     return stats
 
 
+def fates_of(run, model: str) -> dict[str, dict[str, float]]:
+    return fate_stats(by_model(output(run, "fates"))[model])
+
+
 @pytest.mark.slow
 def test_where_it_sees_a_real_token_it_predicts_that_token_nine_times_in_ten(run):
-    stats = fate_stats(output(run, "fates"))
+    stats = fates_of(run, "minilm-wordnet-mlm")
     for fate in ("unchanged", "not selected"):
         assert 0.83 <= stats[fate]["shown"] <= 0.95, f"{fate}: {stats[fate]}"
 
 
 @pytest.mark.slow
+def test_course_bert_copies_a_seen_token_about_three_times_in_ten(run):
+    stats = fates_of(run, "course-bert")
+    for fate in ("unchanged", "not selected"):
+        assert 0.22 <= stats[fate]["shown"] <= 0.36, f"about three times in ten: {fate}: {stats[fate]}"
+        assert stats[fate]["shown"] - stats["[MASK]"]["original"] < 0.15, "not much more often than at [MASK]"
+    assert stats["[MASK]"]["original"] < stats["not selected"]["shown"]
+
+
+@pytest.mark.slow
 def test_at_random_tokens_it_copies_four_times_in_ten_and_recovers_one_in_five(run):
-    stats = fate_stats(output(run, "fates"))
+    stats = fates_of(run, "minilm-wordnet-mlm")
     rnd = stats["random token"]
     assert 0.33 <= rnd["shown"] <= 0.5, f"about four cases in ten: {rnd}"
     assert 0.14 <= rnd["original"] <= 0.25, f"about one in five: {rnd}"
@@ -259,20 +306,35 @@ def test_nsp_reads_the_pooler_not_the_raw_cls_vector(run):
 def test_adaptation_lowers_in_domain_loss_by_more_than_a_nat_and_costs_a_little_on_general_text(run):
     text = output(run, "adaptation")
     dom = re.search(r"in-domain \(held-out Python manual\)\s+held-out cloze loss ([\d.]+) -> ([\d.]+)", text)
-    gen = re.search(r"general English \(held-out glosses\)\s+held-out cloze loss ([\d.]+) -> ([\d.]+)", text)
+    gen = re.search(r"general English \(held-out dictionary text\)\s+held-out cloze loss ([\d.]+) -> ([\d.]+)", text)
     assert dom and gen, text
     assert 1.0 <= float(dom.group(1)) - float(dom.group(2)) <= 2.0, "more than a nat"
-    assert 0 < float(gen.group(2)) - float(gen.group(1)) < 0.4, "general English slightly worse"
+    assert 0.5 < float(gen.group(2)) - float(gen.group(1)) < 1.0, "general English: more than half a nat worse"
 
 
 @pytest.mark.slow
-def test_adaptation_moves_the_domain_words_up_but_few_first_choices(run):
+def test_adaptation_moves_five_domain_words_up_and_changes_every_first_choice(run):
     text = output(run, "adaptation-probes")
     found = re.findall(r"before: (\S+) .*?'(\w+)': rank ([\d,]+), p = [\d.]+\n\s+after:\s+(\S+) .*?'\w+': rank ([\d,]+)",
                        text)
     assert len(found) == 6, text
-    ranks = [(int(b.replace(",", "")), int(a.replace(",", ""))) for _, _, b, _, a in found]
-    assert all(a < b for b, a in ranks), f"every programmer's word climbs: {ranks}"
-    assert any(b >= 10 * a for b, a in ranks), f"some by a factor of ten or more: {ranks}"
-    changed = sum(first_before != first_after for first_before, _, _, first_after, _ in found)
-    assert changed < len(found) / 2, "most first choices stay as they were"
+    ranks = {w: (int(b.replace(",", "")), int(a.replace(",", ""))) for _, w, b, _, a in found}
+    climbed = [w for w, (b, a) in ranks.items() if a < b]
+    assert sorted(climbed) == sorted(set(ranks) - {"if"}), f"five of six climb, not *if*: {ranks}"
+    assert sum(b >= 10 * a for b, a in ranks.values()) == 3, f"three by a factor of ten or more: {ranks}"
+    b_if, a_if = ranks["if"]
+    assert b_if <= 100 and b_if < a_if <= 1.5 * b_if, f"*if*, in the first hundred, slips a little: {ranks['if']}"
+    assert all(before != after for before, _, _, after, _ in found), "the first choices all change"
+    assert sum(after == '"' for _, _, _, after, _ in found) > len(found) / 2, "mostly to the quotation mark"
+
+
+def test_the_quotation_mark_is_one_of_the_manuals_most_frequent_tokens():
+    """Recomputed: the prose calls '"' one of the manual's most frequent tokens (under course-bert's vocabulary)."""
+    from course_lib.checkpoints import shipped_model_dir
+    from course_lib.pretraining.masking import unigram_distribution
+    from course_lib.pretraining.training import python_reference_documents
+    from course_lib.tokenization import BertTokenizer
+
+    tok = BertTokenizer.from_dir(shipped_model_dir("course-bert"))
+    unigram = unigram_distribution([s for d in python_reference_documents() for s in d], tokenizer=tok)
+    assert '"' in tok.convert_ids_to_tokens(unigram.topk(3).indices.tolist())
