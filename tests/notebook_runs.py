@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import make_student  # noqa: E402
 
 STUDENT_MARK = "# --- the student's copy, from here on run in the same kernel"
+CLAIM = re.compile(r"^# claim: ([\w-]+)\s*$", re.M)   # the marker of a cell whose output a claims test reads
 
 
 def _python(source: str) -> str:
@@ -84,7 +86,8 @@ class NotebookRun:
     student_cells: list                   # the student's cells that were rerun, executed
     seconds: float
 
-    def outputs_text(self, cells=None) -> str:
+    def outputs_text(self, cells=None, html: bool = False) -> str:
+        """What the cells printed and displayed, as text; ``html``: HTML outputs too (tables), tags removed."""
         cells = self.notebook.cells if cells is None else cells
         parts = []
         for c in cells:
@@ -92,8 +95,21 @@ class NotebookRun:
                 if o.output_type == "stream":
                     parts.append(o.text)
                 elif o.output_type in ("execute_result", "display_data"):
-                    parts.append(o.get("data", {}).get("text/plain", ""))
+                    data = o.get("data", {})
+                    parts.append(data.get("text/plain", ""))
+                    if html and "text/html" in data:
+                        parts.append(re.sub(r"<[^>]+>", " ", data["text/html"]))
         return "\n".join(parts)
+
+    def claim_output(self, name: str) -> str:
+        """The output of the one code cell marked ``# claim: <name>``."""
+        cells = [c for c in self.notebook.cells if c.cell_type == "code" and name in CLAIM.findall(c.source)]
+        assert len(cells) == 1, f"{len(cells)} cells of {self.source.name} are marked '# claim: {name}'"
+        return self.outputs_text(cells)
+
+    def prose(self) -> str:
+        """Every markdown cell of the notebook, joined."""
+        return "\n".join(c.source for c in self.notebook.cells if c.cell_type == "markdown")
 
     def errors(self, cells=None) -> list:
         cells = self.notebook.cells if cells is None else cells
@@ -119,6 +135,43 @@ def executed(source: Path) -> NotebookRun:
     seconds = time.perf_counter() - start
     executed_nb = nbformat.from_dict({**nb, "cells": nb.cells[:n]})
     return NotebookRun(source, executed_nb, nb.cells[n + 1:], seconds)
+
+
+def executed_ok(source: Path) -> NotebookRun:
+    """:func:`executed`, asserting that no cell of the notebook raised."""
+    run = executed(Path(source))
+    errors = run.errors()
+    assert not errors, f"{Path(source).name}: {errors[0].ename}: {errors[0].evalue}"
+    return run
+
+
+def claims_in(source: Path) -> list[str]:
+    """The names of the claim cells of a py:percent notebook, in order."""
+    return CLAIM.findall(Path(source).read_text())
+
+
+# what the claims tests read: output(run, "name"), prose(run), and numbers in printed text
+
+def output(run: NotebookRun, name: str) -> str:
+    return run.claim_output(name)
+
+
+def prose(run: NotebookRun) -> str:
+    return run.prose()
+
+
+def number(pattern: str, text: str) -> float:
+    """The first group of ``pattern`` in ``text`` as a float (thousands separators removed)."""
+    found = re.search(pattern, text)
+    assert found, f"{pattern!r} not found in {text!r}"
+    return float(found.group(1).replace(",", ""))
+
+
+def floats(pattern: str, text: str) -> list[float]:
+    """Every match of ``pattern`` (one group, or none) in ``text`` as floats."""
+    found = re.findall(pattern, text)
+    assert found, f"{pattern!r} not found in {text!r}"
+    return [float(x) for x in found]
 
 
 # ----------------------------------------------------------------------------- the widget cells of a notebook

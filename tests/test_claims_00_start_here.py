@@ -3,35 +3,20 @@
 Claim cells carry a marker ``# claim: <name>``; the test of the same name reads the cell's output.
 """
 import re
-from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
-from notebook_runs import executed
+from notebook_runs import claims_in, executed_ok, output, prose
 
 NOTEBOOK = ROOT / "notebooks" / "00_start_here.py"
-MARKER = re.compile(r"^# claim: ([\w-]+)\s*$", re.M)
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def run():
-    r = executed(Path(NOTEBOOK))
-    errors = r.errors()
-    assert not errors, f"{NOTEBOOK.name}: {errors[0].ename}: {errors[0].evalue}"
-    return r
-
-
-def output(run, name: str) -> str:
-    cells = [c for c in run.notebook.cells if c.cell_type == "code" and f"# claim: {name}\n" in c.source + "\n"]
-    assert len(cells) == 1, f"{len(cells)} cells are marked '# claim: {name}'"
-    return run.outputs_text(cells)
-
-
-def prose(run) -> str:
-    return "\n".join(c.source for c in run.notebook.cells if c.cell_type == "markdown")
+    return executed_ok(NOTEBOOK)
 
 
 def test_the_model_has_6_layers_d_384_and_12_heads(run):
@@ -63,5 +48,5 @@ def test_attention_rows_sum_to_one(run):
 
 
 def test_every_claim_cell_has_a_test():
-    marked = set(MARKER.findall(NOTEBOOK.read_text()))
+    marked = set(claims_in(NOTEBOOK))
     assert marked == {"config", "sanitas", "output-shape", "bank", "rows-sum-to-one"}

@@ -6,41 +6,20 @@ that breaks a claim fails here, and so does a claim cell without a test or a tes
 """
 import math
 import re
-from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
-from notebook_runs import executed
+from notebook_runs import claims_in, executed_ok, floats, output, prose
 
 NOTEBOOK = ROOT / "notebooks" / "11_1_bidirectional_encoders.py"
-MARKER = re.compile(r"^# claim: ([\w-]+)\s*$", re.M)
 
 pytestmark = pytest.mark.slow  # the notebook runs once per session (about a minute on CPU)
 
 
 @pytest.fixture(scope="module")
 def run():
-    r = executed(Path(NOTEBOOK))
-    errors = r.errors()
-    assert not errors, f"{NOTEBOOK.name}: {errors[0].ename}: {errors[0].evalue}"
-    return r
-
-
-def output(run, name: str) -> str:
-    cells = [c for c in run.notebook.cells if c.cell_type == "code" and f"# claim: {name}\n" in c.source + "\n"]
-    assert len(cells) == 1, f"{len(cells)} cells are marked '# claim: {name}'"
-    return run.outputs_text(cells)
-
-
-def prose(run) -> str:
-    return "\n".join(c.source for c in run.notebook.cells if c.cell_type == "markdown")
-
-
-def floats(pattern: str, text: str) -> list[float]:
-    found = re.findall(pattern, text)
-    assert found, f"{pattern!r} not found in {text!r}"
-    return [float(x) for x in found]
+    return executed_ok(NOTEBOOK)
 
 
 # ----------------------------------------------------------------------------- §1 attention from scratch
@@ -214,7 +193,7 @@ def test_head_patterns_previous_token_and_cls_heads(run):
 # ----------------------------------------------------------------------------- every claim has its test
 
 def test_every_claim_cell_has_a_test_and_every_test_its_cell():
-    marked = set(MARKER.findall(NOTEBOOK.read_text()))
+    marked = set(claims_in(NOTEBOOK))
     tested = {
         "scaling", "softmax-rows", "library-attention", "causal-toy", "causal-layer0", "causal-first-token",
         "causal-drift", "padding", "self-attention-toy", "head-shapes", "block", "parameter-counts",

@@ -12,35 +12,15 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from notebook_runs import executed
+from notebook_runs import claims_in, executed_ok, number, output
 
 NOTEBOOK = ROOT / "notebooks" / "11_2_masked_language_modeling.py"
-MARKER = re.compile(r"^# claim: ([\w-]+)\s*$", re.M)
 FREQUENT = {'"', "the", "a", ".", ",", "is", "of", "*", "-", "_", "to", "and", "in"}  # the corpus's most frequent
 
 
 @pytest.fixture(scope="module")
 def run():
-    r = executed(Path(NOTEBOOK))
-    errors = r.errors()
-    assert not errors, f"{NOTEBOOK.name}: {errors[0].ename}: {errors[0].evalue}"
-    return r
-
-
-def output(run, name: str) -> str:
-    cells = [c for c in run.notebook.cells if c.cell_type == "code" and f"# claim: {name}\n" in c.source + "\n"]
-    assert len(cells) == 1, f"{len(cells)} cells are marked '# claim: {name}'"
-    return run.outputs_text(cells)
-
-
-def prose(run) -> str:
-    return "\n".join(c.source for c in run.notebook.cells if c.cell_type == "markdown")
-
-
-def number(pattern: str, text: str) -> float:
-    found = re.search(pattern, text)
-    assert found, f"{pattern!r} not found in {text!r}"
-    return float(found.group(1).replace(",", ""))
+    return executed_ok(NOTEBOOK)
 
 
 def by_model(text: str) -> dict[str, str]:
@@ -65,9 +45,8 @@ def cloze_rows(text: str) -> dict[tuple[str, int], dict]:
 
 
 def test_every_claim_cell_has_a_test():
-    source = NOTEBOOK.read_text()
     here = Path(__file__).read_text()
-    for name in MARKER.findall(source):
+    for name in claims_in(NOTEBOOK):
         assert f'"{name}"' in here, f"claim cell {name!r} has no test"
 
 

@@ -7,15 +7,13 @@ claim fails here, and so does a claim cell without a test or a test without its 
 """
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
-from notebook_runs import executed
+from notebook_runs import claims_in, executed_ok, output, prose
 
 NOTEBOOK = ROOT / "notebooks" / "11_3_contextual_embeddings.py"
-MARKER = re.compile(r"^# claim: ([\w-]+)\s*$", re.M)
 COURSE, MINILM, RANDOM = "course-bert", "all-MiniLM-L6-v2", "random init"
 TRAINED = (COURSE, MINILM)
 
@@ -24,20 +22,7 @@ pytestmark = pytest.mark.slow  # the notebook runs once per session (two to four
 
 @pytest.fixture(scope="module")
 def run():
-    r = executed(Path(NOTEBOOK))
-    errors = r.errors()
-    assert not errors, f"{NOTEBOOK.name}: {errors[0].ename}: {errors[0].evalue}"
-    return r
-
-
-def output(run, name: str) -> str:
-    cells = [c for c in run.notebook.cells if c.cell_type == "code" and f"# claim: {name}\n" in c.source + "\n"]
-    assert len(cells) == 1, f"{len(cells)} cells are marked '# claim: {name}'"
-    return run.outputs_text(cells)
-
-
-def prose(run) -> str:
-    return "\n".join(c.source for c in run.notebook.cells if c.cell_type == "markdown")
+    return executed_ok(NOTEBOOK)
 
 
 def per_layer(pattern: str, line: str) -> list[float]:
@@ -262,6 +247,6 @@ def test_six_exercises_and_two_predictions(run):
 # ----------------------------------------------------------------------------- every claim has its test
 
 def test_every_claim_cell_has_a_test_and_every_test_its_cell():
-    marked = set(MARKER.findall(NOTEBOOK.read_text()))
+    marked = set(claims_in(NOTEBOOK))
     tested = {"bank-cosines", "die-silhouette", "die-table", "wsd-by-layer", "scalar-mix", "geometry", "similarity"}
     assert marked == tested, f"claim cells without a test: {marked - tested}; tests without a cell: {tested - marked}"

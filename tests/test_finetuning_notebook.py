@@ -10,7 +10,7 @@ import re
 import pytest
 
 from conftest import ROOT
-from notebook_runs import executed
+from notebook_runs import executed_ok
 
 SOURCE = ROOT / "notebooks" / "11_4a_sentence_classification.py"
 
@@ -19,12 +19,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def out() -> str:
-    run = executed(SOURCE)
-    errors = run.errors()
-    assert not errors, f"{errors[0].ename}: {errors[0].evalue}"
-    html = [o.get("data", {}).get("text/html", "") for c in run.notebook.cells for o in c.get("outputs", [])
-            if o.output_type in ("execute_result", "display_data")]
-    return run.outputs_text() + "\n" + re.sub(r"<[^>]+>", " ", "\n".join(html))  # tables are HTML outputs
+    return executed_ok(SOURCE).outputs_text(html=True)  # the tables are HTML outputs
 
 
 def pct(text: str, label: str) -> float:
