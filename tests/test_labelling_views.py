@@ -69,6 +69,9 @@ def test_qa_strips_show_cls_and_context_only():
     assert "no-answer" not in svg and "answer:" in qa_answer_html(fake_view())
     null = fake_view(null=True)
     assert "no-answer" in qa_svg(qa_strips(null)) and "no answer" in qa_answer_html(null)
+    # a reader with a no-answer threshold says so: [CLS] 18 > span 10 + 5 means no answer, 18 < 10 + 9 an answer
+    assert "&gt; best span 10.00 + threshold 5.00" in qa_answer_html({**null, "null_threshold": 5.0})
+    assert "[CLS] 18.00, threshold 9.00)" in qa_answer_html({**null, "no_answer": False, "null_threshold": 9.0})
 
 
 class FakeTagger:

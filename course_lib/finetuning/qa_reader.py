@@ -172,4 +172,4 @@ class QAReader:
         return {"tokens": feats.tokens[0][:T], "offsets": offsets, "context_mask": ctx,
                 "p_start": torch.softmax(s, -1), "p_end": torch.softmax(e, -1), "span": (i, j), "text": text,
                 "span_score": score, "null_score": null, "no_answer": null > score + self.null_threshold,
-                "windows": len(feats)}
+                "null_threshold": self.null_threshold, "windows": len(feats)}

@@ -180,8 +180,10 @@ def qa_svg(strips: QAStrips, cell: int = 22, height: int = 70) -> str:
 def qa_answer_html(view: dict) -> str:
     """The answer line under the strips."""
     i, j = view["span"]
+    t = float(view.get("null_threshold", 0.0))  # a reader's no-answer threshold: [CLS] must win by more than t
+    plus = f" + threshold {t:.2f}" if t else ""
     if view["no_answer"]:
         return (f"<div class='qa-answer'><b>no answer</b>: [CLS] scores {view['null_score']:.2f} &gt; best span "
-                f"{view['span_score']:.2f} (“{html.escape(view['text'])}”)</div>")
+                f"{view['span_score']:.2f}{plus} (“{html.escape(view['text'])}”)</div>")
     return (f"<div class='qa-answer'><b>answer:</b> “{html.escape(view['text'])}” (tokens {i}–{j}, score "
-            f"{view['span_score']:.2f}; [CLS] {view['null_score']:.2f})</div>")
+            f"{view['span_score']:.2f}; [CLS] {view['null_score']:.2f}{', threshold ' + format(t, '.2f') if t else ''})</div>")
