@@ -101,9 +101,12 @@ def test_heldout_scores_are_recomputed(reader):
     test = load_squad("test")
     got = squad_scores(test, reader.predict(test))
     want = metrics()["test"]
-    # the weights are stored in fp16: a question or two near the threshold may flip (one question = 0.4 points)
-    for k in ("exact", "f1", "HasAns_exact", "HasAns_f1", "NoAns_exact"):
-        assert got[k] == pytest.approx(want[k], abs=1.0), k
+    # metrics.json was computed from the stored (fp16) weights, so on the machine that made it the scores are equal;
+    # another CPU's arithmetic may flip one question whose span and [CLS] scores are within rounding of the
+    # threshold: tolerance one question of the group (100 / its size points)
+    for k, n in (("exact", "total"), ("f1", "total"), ("HasAns_exact", "HasAns_total"), ("HasAns_f1", "HasAns_total"),
+                 ("NoAns_exact", "NoAns_total")):
+        assert got[k] == pytest.approx(want[k], abs=100 / want[n] + 1e-6), k
     answerable = [e for e in test if not e.is_impossible]
     got_has = squad_scores(answerable, reader.predict(answerable))
     assert got_has["f1"] > metrics()["overlap_baseline_answerable"]["f1"]  # beats the word-overlap baseline
