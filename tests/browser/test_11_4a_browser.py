@@ -74,8 +74,10 @@ def test_panel_trains_overlays_and_stops_without_blocking_the_kernel(executed):
         assert "training" in status and "held-out accuracy" not in status and "⚠" not in status, status
         jl.screenshot_widget(page, P, SCREENSHOTS / "finetuning_panel_training.png")
         page.locator(f"{P} .ft-stop").first.click()
-        _wait_status(page, ("stopped", "finished", "⚠"), "stop the full run", timeout=900)
-        assert "stopped" in _status(page) or "finished" in _status(page), _status(page)
+        # "from the cache": the run was in the cache after all, and its in-progress line was seen before the
+        # final one (on a busy machine a cached run's status can still be on its way when the page is read)
+        _wait_status(page, ("stopped", "finished", "from the cache", "⚠"), "stop the full run", timeout=900)
+        assert any(w in _status(page) for w in ("stopped", "finished", "from the cache")), _status(page)
     jl.wait_until_idle(page, name)
     jl.screenshot_widget(page, P, SCREENSHOTS / "finetuning_panel_stopped.png")
     assert not jl.kernel_problems(page), f"the kernel reported errors: {jl.kernel_problems(page)}"
