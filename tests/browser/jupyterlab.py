@@ -16,6 +16,7 @@ traceback and a warning on stderr look the same (both are ``.jp-OutputArea-outpu
 """
 from __future__ import annotations
 
+import atexit
 import base64
 import json
 import os
@@ -68,6 +69,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+
+def _interrupt(signum, _frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM (``timeout``, CI cancelling a job) becomes a KeyboardInterrupt, so that pytest ends the session
+    and runs the finalizers that stop JupyterLab; by default SIGTERM ends Python at once and leaves the
+    server and its kernels running."""
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _interrupt)
+
 class JupyterLab:
     """A JupyterLab server on 127.0.0.1 serving ``root_dir``, with its own settings and workspaces."""
 
@@ -108,6 +121,8 @@ class JupyterLab:
         # its own process group, so that stop() can also end kernels that outlive a crashed server
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env,
                                      cwd=self.root_dir, start_new_session=True)
+        _stop_on_sigterm()
+        atexit.register(self.stop)  # a session ended by a signal (e.g. `timeout`) leaves no server and no kernels
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -127,7 +142,7 @@ class JupyterLab:
         raise RuntimeError(f"JupyterLab did not answer within {self.startup_timeout:.0f} s:\n" + self.log_tail())
 
     def stop(self) -> None:
-        if self.proc is None:
+        if self.proc is None or self._log.closed:  # not started, or stopped already
             return
         if self.proc.poll() is None and self.port is not None:
             try:  # the clean way: the server shuts its kernels down too
