@@ -5,6 +5,8 @@ Thin views: the numbers come from :class:`course_lib.finetuning.ner.NerTagger` a
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import ipywidgets as W
 
 from ..finetuning.labelling import split_words
@@ -14,7 +16,23 @@ from ..views.labelling import alignment_html, alignment_table, qa_answer_html, q
 MT_SANITAS = ("Mt. Sanitas is in Sunshine Canyon.", "B-LOC I-LOC O O B-LOC I-LOC O")  # eq. 11.16
 
 
-class AlignmentViewer(W.VBox):
+class _OneRedraw:
+    """For a viewer whose fields each redraw it: set several of them, then redraw once, so that no view shows
+    a half-changed input (a new sentence with the old gold tags, a new question with the old context)."""
+
+    _quiet = False  # while set, _update returns at once
+
+    @contextmanager
+    def _one_redraw(self):
+        self._quiet = True
+        try:
+            yield
+        finally:
+            self._quiet = False
+        self._update()
+
+
+class AlignmentViewer(_OneRedraw, W.VBox):
     """Type a sentence (and, optionally, its gold tags): words ↔ subwords ↔ gold labels under both alignments
     (-100 shown) ↔ predicted tags ↔ decoded entities, wrong words marked ✗.
 
@@ -47,15 +65,11 @@ class AlignmentViewer(W.VBox):
         if change["new"] is None:
             return
         text, gold = self.examples[change["new"]]
-        self._quiet = True  # one redraw with both new values, never a table for the new text without its gold
-        try:
+        with self._one_redraw():
             self.text.value, self.gold.value = text, gold
-        finally:
-            self._quiet = False
-        self._update()
 
     def _update(self, _change=None):
-        if getattr(self, "_quiet", False):
+        if self._quiet:
             return
         try:
             words = split_words(self.text.value)
@@ -79,7 +93,7 @@ class AlignmentViewer(W.VBox):
         self.table.value = alignment_html(words, cols)
 
 
-class QASpanViewer(W.VBox):
+class QASpanViewer(_OneRedraw, W.VBox):
     """Question + context in: P(start = i) and P(end = j) over the context tokens as two aligned strips, the best
     span i ≤ j ≤ i + L shaded, and "no answer" when [CLS] wins."""
 
@@ -115,15 +129,11 @@ class QASpanViewer(W.VBox):
         if change["new"] is None:
             return
         q, c = self.examples[change["new"]]
-        self._quiet = True  # one redraw with the new question and its context
-        try:
+        with self._one_redraw():
             self.context.value, self.question.value = c, q
-        finally:
-            self._quiet = False
-        self._update()
 
     def _update(self, _change=None):
-        if getattr(self, "_quiet", False):
+        if self._quiet:
             return
         old = self.reader.max_answer_len
         try:
