@@ -8,7 +8,8 @@ import json
 import pytest
 import torch
 
-from course_lib.finetuning.qa import load_squad, squad_scores
+from course_lib.finetuning.qa import load_squad
+from course_lib.finetuning.qa_eval import squad_scores
 from course_lib.finetuning.qa_reader import SHIPPED_QA_MODEL, QAReader
 from course_lib.paths import data_dir
 

@@ -8,9 +8,9 @@ import itertools
 import pytest
 import torch
 
-from course_lib.finetuning.qa import (Prediction, QAExample, best_null_threshold, best_span, exact_match, load_squad,
-                                      make_features, normalize_answer, overlap_answer, predict_answers, squad_scores,
-                                      token_f1, with_threshold)
+from course_lib.finetuning.qa import Prediction, QAExample, best_span, load_squad, make_features, predict_answers
+from course_lib.finetuning.qa_eval import (best_null_threshold, exact_match, normalize_answer, overlap_answer,
+                                           squad_scores, token_f1, with_threshold)
 
 
 @pytest.fixture(scope="module")

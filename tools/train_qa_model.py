@@ -1,7 +1,7 @@
 """Make the QA reader of notebook 11.4b: all-MiniLM-L6-v2 with start/end vectors S, E, all six encoder layers
 fine-tuned on the four training articles of the shipped SQuAD 2.0 sample (the word embeddings stay frozen).
 
-    python tools/train_qa_model.py                       # dev run, then final run (~25 min on 2 CPU threads)
+    python tools/train_qa_model.py                       # dev run, then final run (~50 min on 2 CPU threads)
     python tools/train_qa_model.py --stage dev           # only the dev run of a recipe (alternatives.json)
     python tools/train_qa_model.py --stage final         # only the final run, threshold from the dev run on record
     python tools/train_qa_model.py --cards-only          # MODEL_CARD.md from metrics.json and alternatives.json
@@ -10,18 +10,20 @@ Two stages, both from a fixed seed with :class:`course_lib.finetuning.qa_reader.
 ``course_lib.finetuning.training``):
 
 1. **dev**: train on three training articles, hold out the fourth (``DEV_ARTICLE``); on it choose the
-   no-answer threshold (``course_lib.finetuning.qa.best_null_threshold``: answer "no answer" when the [CLS]
+   no-answer threshold (``course_lib.finetuning.qa_eval.best_null_threshold``: answer "no answer" when the [CLS]
    score s_0 + e_0 beats the best span by more than the threshold). Recipes are compared on this article only.
 2. **final**: the same recipe on all four training articles, with the threshold of stage 1; the held-out test
    article (``Victoria_(Australia)``) is scored once, beside "always no answer" and the word-overlap baseline
-   (``course_lib.finetuning.qa.overlap_answer``), into ``metrics.json``.
+   (``course_lib.finetuning.qa_eval.overlap_answer``), into ``metrics.json``.
 
 Every run (settings, seconds, scores) is kept in ``alternatives.json``. The encoder is stored as its difference
 from the packaged base (``course_lib.checkpoints.delta``, fp16), S and E in ``qa_outputs.safetensors``.
 
-History: a first run in November 2026 trained only the top 2 layers (2 epochs, lr 3e-4, 62 min on 2 shared CPU
-cores) and equalled "always no answer" on the test article (EM 49.8 / F1 49.8 at threshold 0; forced to
-answer, F1 14.1 on the answerable questions); it was not shipped. Training all six layers is what works.
+History (every run since is in ``alternatives.json`` and the card): a first run in November 2026 trained only the
+top 2 layers (2 epochs, lr 3e-4, 62 min on 2 shared CPU cores) and equalled "always no answer" on the test
+article (EM 49.8 / F1 49.8 at threshold 0; forced to answer, F1 14.1 on the answerable questions); it was not
+shipped. All six layers for 4 epochs still ignored the question (the dev article's threshold said "no answer"
+to everything); 10 epochs learned spans.
 """
 from __future__ import annotations
 
@@ -40,8 +42,9 @@ if str(ROOT) not in sys.path:
 import torch  # noqa: E402
 
 from course_lib.checkpoints import embedded_model_dir, save_delta  # noqa: E402
-from course_lib.finetuning.qa import (best_null_threshold, load_squad, overlap_answer, squad_scores,  # noqa: E402
-                                      with_threshold)
+from course_lib.finetuning.qa import load_squad  # noqa: E402
+from course_lib.finetuning.qa_eval import (best_null_threshold, overlap_answer, squad_scores,  # noqa: E402
+                                           with_threshold)
 from course_lib.finetuning.qa_reader import HEAD_FILE, SHIPPED_QA_MODEL, QAReader  # noqa: E402
 from course_lib.finetuning.training import TrainConfig  # noqa: E402
 from course_lib.paths import data_dir  # noqa: E402
@@ -254,7 +257,7 @@ Rebuild ({rebuild_text}; deterministic from the seed on the same machine and tor
     {rebuild}
 
 ## Held-out article ({m['test_article']})
-SQuAD 2.0 scoring (`course_lib.finetuning.qa.squad_scores`: EM and token F1 after SQuAD's normalisation,
+SQuAD 2.0 scoring (`course_lib.finetuning.qa_eval.squad_scores`: EM and token F1 after SQuAD's normalisation,
 best of the gold answers; an unanswerable question is right only when the answer is empty):
 
 | | EM | F1 | EM answerable | F1 answerable | EM unanswerable |
@@ -265,7 +268,7 @@ best of the gold answers; an unanswerable question is right only when the answer
 {_row('always "no answer"', m["always_no_answer"])}
 {_row("word-overlap baseline (always answers)", m["overlap_baseline"])}
 
-The word-overlap baseline (`course_lib.finetuning.qa.overlap_answer`, no learning) takes the context sentence
+The word-overlap baseline (`course_lib.finetuning.qa_eval.overlap_answer`, no learning) takes the context sentence
 sharing the most question words and answers with the run of non-question words nearest to them.
 
 A small model trained on about a thousand questions: far below readers trained on all of SQuAD (F1 in the
