@@ -4,41 +4,20 @@ Each claim cell of notebooks/11_4b_sequence_labelling.py carries a marker ``# cl
 same name reads that cell's printed output and asserts what the prose around it says.
 """
 import re
-from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
-from notebook_runs import executed
+from notebook_runs import claims_in, executed_ok, number, output, prose
 
 NOTEBOOK = ROOT / "notebooks" / "11_4b_sequence_labelling.py"
-MARKER = re.compile(r"^# claim: ([\w-]+)\s*$", re.M)
 
 pytestmark = pytest.mark.slow  # the notebook runs once per session (two to three minutes on 2 CPU cores)
 
 
 @pytest.fixture(scope="module")
 def run():
-    r = executed(Path(NOTEBOOK))
-    errors = r.errors()
-    assert not errors, f"{NOTEBOOK.name}: {errors[0].ename}: {errors[0].evalue}"
-    return r
-
-
-def output(run, name: str) -> str:
-    cells = [c for c in run.notebook.cells if c.cell_type == "code" and f"# claim: {name}\n" in c.source + "\n"]
-    assert len(cells) == 1, f"{len(cells)} cells are marked '# claim: {name}'"
-    return run.outputs_text(cells)
-
-
-def prose(run) -> str:
-    return "\n".join(c.source for c in run.notebook.cells if c.cell_type == "markdown")
-
-
-def number(pattern: str, text: str) -> float:
-    m = re.search(pattern, text)
-    assert m, f"{pattern!r} not found in {text!r}"
-    return float(m.group(1))
+    return executed_ok(NOTEBOOK)
 
 
 def scores(text: str, name: str) -> dict:
@@ -48,7 +27,7 @@ def scores(text: str, name: str) -> dict:
 
 
 def test_every_claim_cell_has_a_test(run):
-    marked = set(MARKER.findall(NOTEBOOK.read_text()))
+    marked = set(claims_in(NOTEBOOK))
     tested = {n.removeprefix("test_").replace("_", "-") for n in globals() if n.startswith("test_")}
     assert marked <= tested, f"claim cells without a test: {sorted(marked - tested)}"
 
@@ -113,3 +92,36 @@ def test_qa_head_only(run):
     assert base["NoAns_exact"] == 100 and base["HasAns_f1"] == 0
     assert head["HasAns_f1"] < 15 and abs(head["exact"] - base["exact"]) < 10  # "find almost nothing"
     assert "find almost nothing" in prose(run)
+
+
+def test_qa_reader_training(run):
+    text = output(run, "qa-reader-training")
+    assert number(r"(\d+) without an answer", text) in range(100, 1000)  # "a few hundred unanswerable questions"
+    assert "trained offline: 6 layers" in text
+
+
+def test_qa_reader(run):
+    import json
+
+    from course_lib.finetuning.qa_reader import SHIPPED_QA_MODEL
+    from course_lib.paths import data_dir
+
+    text = output(run, "qa-reader")
+    base, overlap = scores(text, "always 'no answer'"), scores(text, "word overlap")
+    reader, never = scores(text, "fine-tuned reader"), scores(text, "reader, never 'none'")
+    card = json.loads(data_dir("models", SHIPPED_QA_MODEL, "metrics.json").read_text())
+    # live = the model card (printed to 0.1); another CPU may flip one question near the threshold (tests/test_qa_model.py)
+    for k, n in (("exact", "total"), ("f1", "total"), ("HasAns_exact", "HasAns_total"), ("HasAns_f1", "HasAns_total"),
+                 ("NoAns_exact", "NoAns_total")):
+        assert reader[k] == pytest.approx(card["test"][k], abs=100 / card["test"][n] + 0.05), k
+        assert never[k] == pytest.approx(card["test_forced_answer"][k], abs=100 / card["test"][n] + 0.05), k
+        assert overlap[k] == pytest.approx(card["overlap_baseline"][k], abs=0.05), k  # no model: exact
+    p = prose(run)
+    assert reader["f1"] < base["f1"] and 'does not beat "always no answer" overall' in p
+    assert reader["HasAns_f1"] > base["HasAns_f1"] and reader["HasAns_f1"] > overlap["HasAns_f1"]
+    assert reader["NoAns_exact"] < base["NoAns_exact"]  # "pays for them with unanswerable questions it answers"
+    assert "beats it only on the answerable questions" in p and "also beats the word-overlap baseline" in p
+    assert never["HasAns_exact"] > 1.5 * overlap["HasAns_exact"] and "far more often than word overlap" in p
+    assert never["NoAns_exact"] < 5 and "almost none of the unanswerable" in p
+    # the threshold trades one error for the other: fewer answerable questions right, more unanswerable ones
+    assert reader["HasAns_f1"] < never["HasAns_f1"] and reader["NoAns_exact"] > never["NoAns_exact"]

@@ -6,6 +6,8 @@ notebook's widget cells and the cells they need.
 """
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from . import jupyterlab as jl
@@ -67,11 +69,15 @@ def test_alignment_and_qa_viewers_respond(executed):
     jl.screenshot_widget(page, Q, SCREENSHOTS / "qa_span_viewer_heldout.png")
     jl.set_slider(page, f"{Q} .qa-maxlen", "0")
     jl.wait_until_idle(page, name)
-    answer = page.locator(f"{Q} .qa-answer-line").first.inner_text()
-    assert "no answer" in answer or "tokens" in answer
-    if "tokens" in answer:  # a one-token span: "tokens i–i"
-        i, j = answer.split("tokens ")[1].split(",")[0].split("–")
-        assert i == j, answer
+    # the answer line redraws after the kernel is idle again: wait for "no answer" or a one-token span "tokens i–i"
+    # (a span of two or more tokens at L = 0 times out here, with the line it shows)
+    jl.wait_widget(page, f"""() => {{
+        const e = document.querySelector({json.dumps(Q + " .qa-answer-line")});
+        if (!e) return false;
+        const t = e.innerText, m = t.match(/tokens (\\d+)–(\\d+)/);
+        return t.includes("no answer") || (m !== null && m[1] === m[2]);
+    }}""", "show no answer or a one-token span at L = 0")
+    jl.screenshot_widget(page, Q, SCREENSHOTS / "qa_span_viewer_L0.png")
     # The empty-question message is checked in tests/test_labelling_views.py, not here: in a full browser run from
     # an empty cache (fresh clones, 2 of 3) the emptied field's update never reached the kernel, even typed twice;
     # alone, or with a warm cache, it always passes. Left to investigate (see the session's closing note).
