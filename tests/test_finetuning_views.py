@@ -12,6 +12,7 @@ from course_lib.finetuning.data import SENTIMENT_LABELS, SentenceCollator, Sente
 from course_lib.finetuning.runs import EpochRecord, TrainConfig, TrainRun
 from course_lib.model.bert import BertConfig, BertModel
 from course_lib.model.classification import BertForSequenceClassification
+from course_lib.views.common import figure_png
 from course_lib.views.finetuning import (comparison_rows, confusion_figure, confusion_matrix, cost_rows,
                                          curves_figure, readable_seconds, smooth, style, table_html)
 
@@ -125,6 +126,8 @@ def test_panel_trains_in_a_thread_and_overlays_finished_runs(panel):
     assert panel.runs[-1].cached and "from the cache" in panel.status.value
     panel.clear_button.click()
     assert panel.runs == [] and "no runs yet" in panel.table.value
+    empty = figure_png(curves_figure([], baseline=panel.baseline))
+    assert panel.chart.value == empty  # the chart is the empty one again (drawn once, reused)
 
 
 def test_panel_stop_keeps_finished_epochs(panel, monkeypatch):

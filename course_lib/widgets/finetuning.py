@@ -34,6 +34,7 @@ class FineTuningPanel(W.VBox):
                  batch_size: int = 16, head_lr: float = HEAD_LR, redraw_seconds: float = 1.0, name: str = "panel"):
         self.make_model, self.train, self.test, self.collate = make_model, train, test, collate
         self.baseline, self.batch_size, self.head_lr = baseline, batch_size, head_lr
+        self._empty_chart: bytes | None = None
         self.redraw_seconds, self.name = redraw_seconds, name
         self.runs: list = []          # finished or stopped runs, overlaid
         self.current = None           # the run in progress (its TrainRun, updated by the loop)
@@ -143,5 +144,10 @@ class FineTuningPanel(W.VBox):
     def _draw(self) -> None:
         self._last_draw = time.perf_counter()
         shown = list(self.runs) + ([self.current] if self.current is not None else [])
-        self.chart.value = figure_png(curves_figure(shown, baseline=self.baseline))
+        if shown:
+            self.chart.value = figure_png(curves_figure(shown, baseline=self.baseline))
+        else:  # the empty chart (axes, baseline) is drawn once: 'clear runs' answers at once
+            if self._empty_chart is None:
+                self._empty_chart = figure_png(curves_figure([], baseline=self.baseline))
+            self.chart.value = self._empty_chart
         self.table.value = table_html(comparison_rows(self.runs))
