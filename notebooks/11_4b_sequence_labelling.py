@@ -593,6 +593,52 @@ for k in picks:
     print(f"{e.question}\n    gold: {gold!r:28} reader: {said:48} word overlap: {overlap_answers[k]!r}")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Is it the threshold?
+# Perhaps the threshold was just badly chosen. Sweep it over the held-out article itself — with hindsight, which
+# is exactly what one must not do to *choose* it — and watch the two kinds of question trade places: a higher
+# threshold answers more questions, which helps the answerable ones and costs the unanswerable ones.
+
+# %%
+# claim: qa-threshold
+import numpy as np
+from sklearn.metrics import roc_auc_score
+
+from course_lib.finetuning.qa_eval import best_null_threshold
+
+gaps = np.array([p.null_score - p.span_score for p in spans])  # [CLS] minus the best span, per question
+thresholds = np.linspace(gaps.min() - 1, gaps.max() + 1, 121)
+sweep = [squad_scores(qa_test, with_threshold(spans, t)) for t in thresholds]
+hindsight_t, hindsight_f1 = best_null_threshold(qa_test, spans)  # the exact best, on the questions it is scored on
+answerable = np.array([bool(e.answers) for e in qa_test])
+auc = roc_auc_score(answerable, -gaps)
+reader_f1 = squad_scores(qa_test, reader_answers)["f1"]
+print(f"the reader's threshold {reader.null_threshold:6.2f}: F1 {reader_f1:.1f}")
+print(f"best in hindsight      {hindsight_t:6.2f}: F1 {hindsight_f1:.1f}   (always 'no answer': {always_no_answer['f1']:.1f})")
+print(f"how well the gap tells answerable from unanswerable questions: ROC AUC {auc:.2f} (chance 0.50, perfect 1.00)")
+
+fig, ax = plt.subplots(figsize=(9, 3.4))
+ax.plot(thresholds, [s["f1"] for s in sweep], color="#000000", label="all questions: F1")
+ax.plot(thresholds, [s["HasAns_f1"] for s in sweep], color="#0072B2", ls="--", label="answerable: F1")
+ax.plot(thresholds, [s["NoAns_exact"] for s in sweep], color="#D55E00", ls=":", label="unanswerable: % right")
+ax.axhline(always_no_answer["f1"], color="#009E73", lw=1, label="always 'no answer': F1")
+ax.axvline(reader.null_threshold, color="#999999", lw=1)
+ax.annotate("the reader's threshold", (reader.null_threshold, 95), xytext=(4, 0), textcoords="offset points", fontsize=8)
+ax.plot([hindsight_t], [hindsight_f1], "o", color="#000000")
+ax.annotate("best in hindsight", (hindsight_t, hindsight_f1), xytext=(4, 6), textcoords="offset points", fontsize=8)
+ax.set(xlabel="no-answer threshold t ('no answer' when [CLS] beats the best span by more than t)",
+       ylabel="score on the held-out article (%)", ylim=(0, 100),
+       title="The no-answer threshold trades answerable questions for unanswerable ones")
+ax.legend(fontsize=8, loc="upper right")
+fig.tight_layout()
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# Even chosen with hindsight on the test article, the best threshold lands only a point or two above "always no
+# answer". No threshold rescues this reader, because the gap between [CLS] and the best span tells answerable
+# from unanswerable questions only a little better than chance (the ROC AUC above). The reader knows roughly
+# *where* an answer would be, not *whether* there is one; learning that is what readers trained on SQuAD 2.0's
+# more than 100,000 questions have and this one, with about a thousand, does not.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The QA span viewer
 # The shipped reader on a question and a passage: $P(\text{start}=i)$ and $P(\text{end}=j)$ over the passage's
 # tokens as two aligned strips ([CLS] first), the best span with $j \le i + L$ shaded; "no answer" when [CLS]

@@ -125,3 +125,17 @@ def test_qa_reader(run):
     assert never["NoAns_exact"] < 5 and "almost none of the unanswerable" in p
     # the threshold trades one error for the other: fewer answerable questions right, more unanswerable ones
     assert reader["HasAns_f1"] < never["HasAns_f1"] and reader["NoAns_exact"] > never["NoAns_exact"]
+
+
+def test_qa_threshold(run):
+    text = output(run, "qa-threshold")
+    own = number(r"the reader's threshold\s+(-?[\d.]+)", text)
+    reader_f1 = number(r"the reader's threshold\s+-?[\d.]+: F1 ([\d.]+)", text)
+    hindsight_f1 = number(r"best in hindsight\s+-?[\d.]+: F1 ([\d.]+)", text)
+    always = number(r"always 'no answer': ([\d.]+)", text)
+    auc = number(r"ROC AUC ([\d.]+)", text)
+    p = " ".join(prose(run).split())
+    assert own == pytest.approx(-1.27, abs=0.01) and reader_f1 <= hindsight_f1  # the exact best is the best
+    assert 0 <= hindsight_f1 - always < 3 and "only a point or two above" in p
+    assert 0.5 < auc < 0.7 and "only a little better than chance" in p
+    assert "No threshold rescues this reader" in p
