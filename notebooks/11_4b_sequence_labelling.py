@@ -32,7 +32,7 @@
 # 5. extractive QA with a start vector $S$ and an end vector $E$; the best span under a length limit; $S$ and
 #    $E$ trained alone, then a shipped reader fine-tuned offline, scored live; the **QA span viewer**.
 #
-# Five exercises and two predictions are graded with `check("…")`.
+# Five exercises and three predictions are graded with `check("…")`.
 
 # %% tags=["setup"]
 import torch
@@ -597,6 +597,18 @@ for k in picks:
 # Perhaps the threshold was just badly chosen. Sweep it over the held-out article itself — with hindsight, which
 # is exactly what one must not do to *choose* it — and watch the two kinds of question trade places: a higher
 # threshold answers more questions, which helps the answerable ones and costs the unanswerable ones.
+#
+# **Predict before you look.** Choosing the threshold with hindsight on this very article, how far above
+# "always no answer" (F1 49.8 here) can the reader get? Set `threshold_hindsight` to `"5 or more F1 points
+# above"`, `"a point or two above"` or `"no threshold reaches it"`.
+
+# %% tags=["exercise"]
+### BEGIN SOLUTION
+threshold_hindsight = "a point or two above"
+### END SOLUTION
+
+# %%
+check("threshold_hindsight")
 
 # %%
 # claim: qa-threshold

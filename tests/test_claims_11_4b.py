@@ -137,5 +137,6 @@ def test_qa_threshold(run):
     p = " ".join(prose(run).split())
     assert own == pytest.approx(-1.27, abs=0.01) and reader_f1 <= hindsight_f1  # the exact best is the best
     assert 0 <= hindsight_f1 - always < 3 and "only a point or two above" in p
+    assert f'"always no answer" (F1 {always:.1f} here)' in p
     assert 0.5 < auc < 0.7 and "only a little better than chance" in p
     assert "No threshold rescues this reader" in p

@@ -263,3 +263,16 @@ question(
         "token accuracy is high although not one entity is found (entity F1 = 0)",
     hint="token accuracy counts words. What share of the words in a Wikipedia sentence belong to no named "
          "entity at all?")
+
+question(
+    "threshold_hindsight", variable="threshold_hindsight",
+    choices=["5 or more F1 points above", "a point or two above", "no threshold reaches it"],
+    answer="a point or two above",
+    why="the threshold only decides which questions get an answer; it cannot make the answers better. When the "
+        "gap between [CLS] and the best span hardly differs between answerable and unanswerable questions, every "
+        "threshold trades one kind of error for the other, and the best one (very strict: answer only when the "
+        "span wins by a wide margin) gains a point or two over never answering",
+    hint="a threshold sorts questions by one number, how much the best span beats [CLS]. How well must that "
+         "number separate answerable from unanswerable questions for some cut to be worth much more than "
+         "saying 'no answer' to all of them?")
+

@@ -115,4 +115,5 @@ WRONG_ANSWERS = {
     ],
     "every_subword_entities": [('subword_entities = "2"', "B- tag right after another B- tag")],
     "all_o_accuracy": [('all_o_token_accuracy = "below 50%"', "What share of the words")],
+    "threshold_hindsight": [('threshold_hindsight = "5 or more F1 points above"', "How well must that number separate")],
 }
