@@ -111,3 +111,18 @@ def test_heldout_scores_are_recomputed(reader):
     answerable = [e for e in test if not e.is_impossible]
     got_has = squad_scores(answerable, reader.predict(answerable))
     assert got_has["f1"] > metrics()["overlap_baseline_answerable"]["f1"]  # beats the word-overlap baseline
+
+
+@built
+def test_the_readme_states_the_cards_numbers():
+    from conftest import ROOT
+
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    start = readme.index("* **`course_lib/data/models/minilm-squad-qa/`**")
+    bullet = readme[start:readme.index("* **", start + 5)]
+    m = metrics()
+    for value in (m["test"]["f1"], m["test"]["HasAns_f1"], m["test"]["NoAns_exact"], m["always_no_answer"]["f1"],
+                  m["test_forced_answer"]["HasAns_f1"], m["overlap_baseline"]["HasAns_f1"]):
+        assert f"{value:.1f}" in bullet, f"README's QA reader line lacks {value:.1f} (metrics.json)"
+    assert f"({m['null_threshold']:.2f})" in bullet and f"{m['train_questions']:,} questions" in bullet
+    assert m["test"]["f1"] < m["always_no_answer"]["f1"] and "barely tells when there is none" in bullet
