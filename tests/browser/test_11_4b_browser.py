@@ -78,8 +78,9 @@ def test_alignment_and_qa_viewers_respond(executed):
         return t.includes("no answer") || (m !== null && m[1] === m[2]);
     }}""", "show no answer or a one-token span at L = 0")
     jl.screenshot_widget(page, Q, SCREENSHOTS / "qa_span_viewer_L0.png")
-    # The empty-question message is checked in tests/test_labelling_views.py, not here: in a full browser run from
-    # an empty cache (fresh clones, 2 of 3) the emptied field's update never reached the kernel, even typed twice;
-    # alone, or with a warm cache, it always passes. Left to investigate (see the session's closing note).
+    jl.fill_text(page, f"{Q} .qa-question input", "")
+    jl.wait_text_shown(page, f"{Q} .qa-message", what="show the empty-question message")
+    assert "type a question" in page.locator(f"{Q} .qa-message").first.inner_text()
+    jl.screenshot_widget(page, Q, SCREENSHOTS / "qa_span_viewer_empty_question.png")
     assert svg1
     _clean(page, name)
