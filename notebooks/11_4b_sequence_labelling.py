@@ -571,7 +571,8 @@ overlap_answers = [overlap_answer(e.question, e.context) for e in qa_test]
 show_scores("always 'no answer'", always_no_answer)
 show_scores("word overlap", squad_scores(qa_test, overlap_answers))
 show_scores("S and E alone", head_only_scores)
-show_scores("fine-tuned reader", squad_scores(qa_test, reader_answers))
+reader_scores = squad_scores(qa_test, reader_answers)
+show_scores("fine-tuned reader", reader_scores)
 show_scores("reader, never 'none'", squad_scores(qa_test, [p.text for p in spans]))
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
@@ -623,8 +624,7 @@ sweep = [squad_scores(qa_test, with_threshold(spans, t)) for t in thresholds]
 hindsight_t, hindsight_f1 = best_null_threshold(qa_test, spans)  # the exact best, on the questions it is scored on
 answerable = np.array([bool(e.answers) for e in qa_test])
 auc = roc_auc_score(answerable, -gaps)
-reader_f1 = squad_scores(qa_test, reader_answers)["f1"]
-print(f"the reader's threshold {reader.null_threshold:6.2f}: F1 {reader_f1:.1f}")
+print(f"the reader's threshold {reader.null_threshold:6.2f}: F1 {reader_scores['f1']:.1f}")
 print(f"best in hindsight      {hindsight_t:6.2f}: F1 {hindsight_f1:.1f}   (always 'no answer': {always_no_answer['f1']:.1f})")
 print(f"how well the gap tells answerable from unanswerable questions: ROC AUC {auc:.2f} (chance 0.50, perfect 1.00)")
 
