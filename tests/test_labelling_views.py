@@ -147,3 +147,13 @@ def test_picking_a_question_redraws_once():
     w.strips.observe(lambda change: seen.append(change["new"]), "value")
     w.pick.value = 1
     assert len(seen) <= 1 and w.question.value == "Who?" and w.context.value == "Jane flew to Chicago."
+
+
+def test_qa_caption_sits_below_the_span_and_the_cls_box():
+    svg = qa_svg(qa_strips(fake_view(null=True)))
+    height = int(re.search(r"<svg [^>]*height='(\d+)'", svg).group(1))
+    boxes = re.findall(r"<rect x='\d+' y='(\d+)' width='\d+' height='(\d+)'[^>]*class='(?:best-span|no-answer)'", svg)
+    assert len(boxes) == 2
+    bottom = max(int(y) + int(h) for y, h in boxes)
+    caption_y = float(re.findall(r"<text x='\d+' y='([\d.]+)'>bars scaled", svg)[0])
+    assert caption_y - 11 >= bottom and caption_y <= height  # 11 px font: its top clears the boxes, it stays inside

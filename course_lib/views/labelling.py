@@ -145,7 +145,7 @@ def qa_svg(strips: QAStrips, cell: int = 22, height: int = 70) -> str:
     n = len(strips.tokens)
     left, label_h = 70, 70
     W_ = left + n * cell + 10
-    H = 2 * height + label_h + 30
+    H = 2 * height + label_h + 40  # room for the caption under the shaded span and the dashed [CLS] box
     span_a, span_b = strips.positions.index(strips.span[0]), strips.positions.index(strips.span[1])
     top = 20
     out = [f"<svg class='qa-strips' xmlns='http://www.w3.org/2000/svg' width='{W_}' height='{H}' "
