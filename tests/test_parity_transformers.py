@@ -1,6 +1,9 @@
 """Parity with the reference implementation: Hugging Face transformers' BertModel (eager attention).
 
-Same checkpoint, same padded batch (it includes a sentence pair), atol 1e-5.
+Same checkpoint, same padded batch (it includes a sentence pair), atol 1e-5 on CPU. Vectors are compared at real
+tokens only: what an encoder leaves at padding positions is not part of its output (both mask them out of every
+attention), and there the two implementations may round differently. On CUDA the tolerance is 1e-4: its kernels
+sum in another order than the CPU's, and float32 rounding through six layers reaches about 1e-5.
 """
 import pytest
 import torch
@@ -10,6 +13,7 @@ from course_lib.checkpoints import read_state_dict
 from conftest import encode_parity_batch, make_hf_mlm_checkpoint
 
 ATOL = 1e-5
+ATOL_CUDA = 1e-4
 
 
 def reference(model_dir, device="cpu"):
@@ -26,14 +30,23 @@ def compare_with_reference(device):
     with torch.no_grad():
         ours = model(**batch, output_attentions=True, output_hidden_states=True)
         theirs = ref(**batch, output_attentions=True, output_hidden_states=True)
+    atol = ATOL_CUDA if str(device).startswith("cuda") else ATOL
+    real = batch["attention_mask"].bool()  # (B, T): real tokens (queries of attention rows, positions of vectors)
+
+    def at_real(x):  # (B, T, d) -> (n_real, d); (B, H, T, T) -> real query rows (B, H, n, T) flattened
+        return x[real] if x.dim() == 3 else x.permute(0, 2, 1, 3)[real]
+
     for field in OUTPUT_FIELDS:  # the same names in both, compared field by field
         a, b = getattr(ours, field), getattr(theirs, field)
         if isinstance(b, tuple):
             assert len(a) == len(b) == {"hidden_states": 7, "attentions": 6}[field], field
             for i, (x, y) in enumerate(zip(a, b)):
-                torch.testing.assert_close(x, y, atol=ATOL, rtol=0, msg=lambda m, f=field, i=i: f"{f}[{i}]: {m}")
+                torch.testing.assert_close(at_real(x), at_real(y), atol=atol, rtol=0,
+                                           msg=lambda m, f=field, i=i: f"{f}[{i}]: {m}")
+        elif field == "last_hidden_state":
+            torch.testing.assert_close(at_real(a), at_real(b), atol=atol, rtol=0, msg=lambda m, f=field: f"{f}: {m}")
         else:
-            torch.testing.assert_close(a, b, atol=ATOL, rtol=0, msg=lambda m, f=field: f"{f}: {m}")
+            torch.testing.assert_close(a, b, atol=atol, rtol=0, msg=lambda m, f=field: f"{f}: {m}")
     return model, ref, batch
 
 
