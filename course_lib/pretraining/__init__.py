@@ -11,13 +11,15 @@ fill-mask with a model's MLM head, with what it predicts at each fate of the 80/
 """
 from .fill_mask import (ClozeAccuracy, ClozeRow, FateStats, MaskPrediction, NoMLMHeadError, cloze_table, fill_mask,
                         masked_token_accuracy, predictions_by_fate)
+from .everyday import EverydayScores, everyday_cloze, everyday_cloze_scores
 from .masking import (IGNORE_INDEX, DynamicMasker, MaskedBatch, NSPPair, StaticMasker, encode_nsp, masked_lm_loss,
                       mlm_mask, nsp_pairs, pack_sequences, unigram_distribution)
 from .multilingual import language_sampling_probs
 
 __all__ = [
     "ClozeAccuracy", "ClozeRow", "FateStats", "MaskPrediction", "NoMLMHeadError", "cloze_table", "fill_mask",
-    "masked_token_accuracy", "predictions_by_fate", "IGNORE_INDEX",
+    "masked_token_accuracy", "predictions_by_fate", "IGNORE_INDEX", "EverydayScores", "everyday_cloze",
+    "everyday_cloze_scores",
     "DynamicMasker", "MaskedBatch", "NSPPair", "StaticMasker", "encode_nsp", "masked_lm_loss", "mlm_mask",
     "nsp_pairs", "pack_sequences", "unigram_distribution", "language_sampling_probs",
 ]

@@ -56,21 +56,30 @@ class ClozeAccuracy:
     top5: float
     baseline_top1: float
     baseline_top5: float
+    n_frequent: int = 0            # masked tokens that are among the ``frequent`` most frequent of ``unigram``
+    top1_frequent: float = float("nan")
+    top1_other: float = float("nan")
+    distinct_top1: int = 0         # how many different tokens the model guesses first
+    frequent: int = 50
 
     def __str__(self) -> str:
         return (f"{self.n_masked:,} masked tokens: top-1 {self.top1:.1%} (unigram baseline {self.baseline_top1:.1%}), "
-                f"top-5 {self.top5:.1%} (baseline {self.baseline_top5:.1%})")
+                f"top-5 {self.top5:.1%} (baseline {self.baseline_top5:.1%})\n"
+                f"  the {self.frequent} most frequent tokens ({self.n_frequent:,} of the masked): top-1 "
+                f"{self.top1_frequent:.1%}; all other tokens ({self.n_masked - self.n_frequent:,}): top-1 "
+                f"{self.top1_other:.1%}; {self.distinct_top1:,} different first guesses")
 
 
 @torch.no_grad()
 def masked_token_accuracy(model, tokenizer, texts, unigram: torch.Tensor, *, select_prob: float = 0.15,
-                          seed: int = 0, batch_size: int = 64) -> ClozeAccuracy:
+                          seed: int = 0, batch_size: int = 64, frequent: int = 50) -> ClozeAccuracy:
     """How often the original token is the model's top-1 / in its top-5 when 15% of the tokens are [MASK]ed.
 
     Every selected token becomes [MASK] (no 80/10/10 at evaluation). The baseline
     ignores the context and always guesses the most frequent tokens of ``unigram``
     (a (|V|,) distribution counted on the training text). Seeded: the same texts and
-    seed give the same masks.
+    seed give the same masks. Top-1 is also split into the ``frequent`` most frequent tokens of ``unigram``
+    and all the others (a model that has learnt only frequencies scores on the first and not the second).
     """
     from .masking import mlm_mask
 
@@ -80,8 +89,11 @@ def masked_token_accuracy(model, tokenizer, texts, unigram: torch.Tensor, *, sel
     if not texts:
         raise ValueError("no texts to evaluate on")
     base_top5 = unigram.topk(5).indices.to(model.device)
+    is_frequent = torch.zeros(unigram.numel(), dtype=torch.bool, device=model.device)
+    is_frequent[unigram.topk(frequent).indices.to(model.device)] = True
     g = torch.Generator().manual_seed(seed)
-    n = hit1 = hit5 = b1 = b5 = 0
+    n = hit1 = hit5 = b1 = b5 = nf = hf = 0
+    guesses = set()
     for i in range(0, len(texts), batch_size):
         enc = tokenizer(texts[i:i + batch_size])
         masked = mlm_mask(enc.input_ids, special_ids=tokenizer.special_ids, mask_token_id=tokenizer.mask_token_id,
@@ -101,9 +113,14 @@ def masked_token_accuracy(model, tokenizer, texts, unigram: torch.Tensor, *, sel
         hit5 += int((top5 == gold[:, None]).any(-1).sum())
         b1 += int((gold == base_top5[0]).sum())
         b5 += int((base_top5[None, :] == gold[:, None]).any(-1).sum())
+        freq = is_frequent[gold]
+        nf += int(freq.sum())
+        hf += int((top5[:, 0] == gold)[freq].sum())
+        guesses.update(top5[:, 0].tolist())
     if n == 0:
         raise ValueError("the texts are too short: no token was selected for masking")
-    return ClozeAccuracy(n, hit1 / n, hit5 / n, b1 / n, b5 / n)
+    return ClozeAccuracy(n, hit1 / n, hit5 / n, b1 / n, b5 / n, nf, hf / nf if nf else float("nan"),
+                         (hit1 - hf) / (n - nf) if n > nf else float("nan"), len(guesses), frequent)
 
 
 FATES = ("[MASK]", "random token", "unchanged", "not selected")

@@ -88,6 +88,12 @@ WRONG_ANSWERS = {
               "for i, j in enumerate_spans(z.shape[0], None):"), "only spans with j - i < L"),
         (edit(COMPOSE, "k = int(scorer(span_representation(z, i, j)).argmax())",
               "k = int(scorer(torch.cat([z[i], z[j], z[i]])).argmax())"), "Enumerate the spans, represent each"),
+        # "the best non-NULL class when its probability passes a threshold": right on most spans, wrong on a
+        # close call where NULL wins (issue 25)
+        (edit(COMPOSE, "        k = int(scorer(span_representation(z, i, j)).argmax())\n        if k != 0:",
+              "        p = scorer(span_representation(z, i, j)).softmax(-1)\n"
+              "        k = int(p[1:].argmax()) + 1\n        if p[k] > 0.0076:"),
+         "how close another class comes does not matter"),
     ],
     "mean_span_length": [('mean_length_guess = "5.0"', "unbounded geometric")],
     "bio_both_orgs": [('bio_sequences_with_both = "1"', "carry two different tags")],

@@ -1,0 +1,58 @@
+"""Everyday cloze sentences (``course_lib/data/cloze``): short modern sentences with one [MASK] and every word a
+speaker would accept there ("He brushed his [MASK] before going to bed." -> teeth, hair). What a student types
+first to try a BERT; a model passes a sentence when an acceptable word is its first guess (top-1) or among its
+first k (top-k)."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import torch
+
+from ..paths import data_dir
+from .fill_mask import NoMLMHeadError
+
+SPLITS = ("dev", "test")
+
+
+def everyday_cloze(split: str = "dev") -> list[dict]:
+    """The sentences of one split: [{"text", "answers", "topic"}]; "dev" (165) to look at, "test" (60) to report."""
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
+    path = data_dir("cloze", f"everyday_{split}.jsonl")
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@dataclass
+class EverydayScores:
+    n: int
+    top1: float                # share of sentences whose first guess is acceptable
+    topk: float                # share with an acceptable word among the first k
+    k: int
+    rows: list[dict] = field(repr=False)   # per sentence: text, answers, top (k tokens), top1_ok, topk_ok
+
+    def __str__(self) -> str:
+        return (f"{self.n} everyday sentences: an acceptable word first in {self.top1:.0%}, "
+                f"in the top {self.k} in {self.topk:.0%}")
+
+
+@torch.no_grad()
+def everyday_cloze_scores(model, tokenizer, items: list[dict], top_k: int = 5) -> EverydayScores:
+    """Fill the one [MASK] of each item and check the first ``top_k`` guesses against its acceptable answers."""
+    if not getattr(model, "has_mlm_head", False):
+        raise NoMLMHeadError(f"{getattr(model, 'name_or_path', 'this model')} has no MLM head to fill a [MASK]")
+    if not items:
+        raise ValueError("no sentences to score")
+    rows = []
+    for it in items:
+        enc = tokenizer(it["text"], device=model.device)
+        pos = (enc.input_ids[0] == tokenizer.mask_token_id).nonzero().flatten().tolist()
+        if len(pos) != 1:
+            raise ValueError(f"{it['text']!r} must hold exactly one [MASK], it has {len(pos)}")
+        logits = model(**enc).logits[0, pos[0]].float()
+        top = tokenizer.convert_ids_to_tokens(logits.topk(top_k).indices.tolist())
+        ok = set(it["answers"])
+        rows.append({"text": it["text"], "answers": list(it["answers"]), "top": top, "top1_ok": top[0] in ok,
+                     "topk_ok": bool(ok & set(top))})
+    n = len(rows)
+    return EverydayScores(n, sum(r["top1_ok"] for r in rows) / n, sum(r["topk_ok"] for r in rows) / n, top_k, rows)
