@@ -1,7 +1,8 @@
 """Click-to-paint in a real browser (issue 17, item 2): from the input event in Chromium to the updated output
 in the DOM, for one interaction of each widget of the notebooks.
 
-Used by tests/browser/test_click_to_paint_browser.py (fails above ``TEST_LIMIT_MS``) and by
+Used by tests/browser/test_click_to_paint_browser.py (which reports the time and asserts only that the output
+changes) and by
 ``benchmarks/run.py --only browser`` (reports against ``TARGET_MS``).
 
 How one interaction is timed, all inside the page (one clock, ``performance.now()``):
@@ -23,7 +24,6 @@ from dataclasses import dataclass
 
 from . import jupyterlab as jl
 
-TEST_LIMIT_MS = 400.0   # the browser test fails above this (generous: CI machines are noisy)
 TARGET_MS = 200.0       # make bench's target
 QUIET_MS = 400
 

@@ -1,6 +1,7 @@
-"""Click-to-paint (issue 17, item 2): for one interaction of each widget, the time from the input event in
-Chromium to the updated output in the DOM, measured in the page (tests/browser/paint.py); fails above 400 ms,
-a generous limit for noisy CI machines (`make bench`'s browser section reports the same against 200 ms).
+"""Click-to-paint (issue 17, item 2): one interaction of each widget, from the input event in Chromium to the
+updated output in the DOM (tests/browser/paint.py). The test asserts behaviour only -- every interaction
+changes the widget's output within a minute, on a busy machine too -- and prints the time; the time is judged
+in `make bench` (its browser section, against 200 ms on 2 cores), never here (issue 24, item 3).
 
 The widget notebooks are the ones the other browser tests run (conftest.executed: each notebook's widget cells
 and what they need, run once per session); one untimed interaction first (warm caches, as a lecturer has them),
@@ -30,15 +31,12 @@ def test_every_widget_has_an_interaction():
 
 
 @pytest.mark.parametrize("it", PRESENT, ids=[it.name.replace(" ", ":") for it in PRESENT])
-def test_click_to_paint_under_400_ms(it, executed):
+def test_every_interaction_paints_a_new_output(it, executed):
     page, result = executed(f"{it.notebook}.ipynb")
     assert not result.problems(), "\n".join(result.problems())
-    times = paint.measure(page, result.name, it, repeats=3, warmup=1)
-    m = paint.summary(times)
-    print(f"\n{paint.report_line(it, times, paint.TEST_LIMIT_MS)}")
-    assert m["median_ms"] < paint.TEST_LIMIT_MS, (
-        f"{it.name}: click-to-paint {m['median_ms']:.0f} ms (median of {m['times_ms']}) is above "
-        f"{paint.TEST_LIMIT_MS:.0f} ms")
+    times = paint.measure(page, result.name, it, repeats=3, warmup=1)  # raises when an output does not change
+    assert len(times) >= 1 and all(t > 0 for t in times), times
+    print(f"\n{paint.report_line(it, times, paint.TARGET_MS)}  (reported, not asserted: see make bench)")
 
 
 SLOW_WIDGET = '''
@@ -73,4 +71,4 @@ def test_selftest_a_300_ms_callback_is_measured_as_at_least_300_ms(lab, executed
     assert not result.problems(), "\n".join(result.problems())
     it = paint.Interaction("selftest", ".slow-widget", ".slow-pick", "select", ("b", "a"))
     times = paint.measure(page, name, it, repeats=2, warmup=1)
-    assert all(300 <= t < 5000 for t in times), times
+    assert all(t >= 300 for t in times), times  # a lower bound holds on any machine, however busy
