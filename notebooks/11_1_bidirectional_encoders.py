@@ -32,13 +32,15 @@
 # 4. the transformer block, checked against the pretrained model;
 # 5. how many parameters a BERT has, and where they are;
 # 6. why inputs stop at 512 tokens: the learned position table (and, separately, the quadratic cost);
-# 7. the **attention explorer**, to look at any layer and head.
+# 7. the **attention explorer**, to look at any block and head.
 #
 # Five exercises and three predictions are graded: run `check("…")` after each one. A prediction is asked
 # *before* the cell that reveals the answer: commit to one, then read on.
 #
-# Layers and heads count from 0, as in Python and in the explorer: "layer 0" is the first transformer
-# block. `hidden_states[0]` is the embedding layer, so the output of layer *l* is `hidden_states[l + 1]`.
+# Layers are counted as in every notebook: **L0 is the embedding output** (`hidden_states[0]`) and layer ℓ is
+# the output of block ℓ (`hidden_states[ℓ]`), ℓ = 1 … 6. Python indexes the blocks themselves from 0:
+# `model.encoder.layer[0]`, `attentions[0]` and `maps.weights[0]` belong to block 1, whose output is layer L1.
+# Heads count from 0. The explorer lists the blocks as 1 … 6.
 
 # %% tags=["setup"]
 import math
@@ -205,13 +207,13 @@ sentence = "So long and thanks for all the fish"
 fig, axes = plt.subplots(1, 2, figsize=(10, 4.4))
 for ax, is_causal in zip(axes, (False, True)):
     maps = attention_maps(model, tokenizer, sentence, causal=is_causal)
-    w = maps.weights[1, 4]                               # layer 1, head 4: (T, T)
+    w = maps.weights[1, 4]                               # block 2 (index 1), head 4: (T, T)
     im = ax.imshow(w, cmap="viridis", vmin=0, vmax=1)
     ax.set_xticks(range(len(maps.tokens)), maps.tokens, rotation=90)
     ax.set_yticks(range(len(maps.tokens)), maps.tokens)
     ax.set_xlabel("key (attended to)")
     ax.set_ylabel("query (attending)")
-    ax.set_title(("causal" if is_causal else "bidirectional") + ": layer 1, head 4")
+    ax.set_title(("causal" if is_causal else "bidirectional") + ": block 2, head 4")
 fig.colorbar(im, ax=axes, label="attention weight", shrink=0.8)
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
@@ -224,33 +226,33 @@ from course_lib.model.context import compare_causal, first_token_spread
 from course_lib.views.causal import draw_causal_change
 
 cmp = compare_causal(model, tokenizer(sentence))
-cmp.change.shape  # (embeddings + 6 layers, T tokens)
+cmp.change.shape  # (L0 + layers L1-L6, T tokens)
 
 # %%
 draw_causal_change(cmp)
 
 # %%
-# claim: causal-layer0
-layer0 = cmp.layer_change(0)
-print("layer 0, change per position:", " ".join(f"{t}={c:.3f}" for t, c in zip(cmp.tokens, layer0)))
-print(f"layer 0, last position ({cmp.tokens[-1]}): change {float(layer0[-1])}, exactly 0: {bool(layer0[-1] == 0)}")
-print(f"layer 0, smallest change among the other positions: {float(layer0[:-1].min()):.3g}")
-print(f"layer 0, first position ({cmp.tokens[0]}): change {float(layer0[0]):.3g}; the largest is at "
-      f"{cmp.tokens[int(layer0.argmax())]!r}: {float(layer0.max()):.3g}")
-for layer in range(1, cmp.num_layers):
-    moved = cmp.layer_change(layer)
-    print(f"layer {layer}: smallest change {float(moved.min()):.3g}, last position {float(moved[-1]):.3g}")
+# claim: causal-layer1
+layer1 = cmp.layer_change(0)  # 0-based over the blocks: block 1, whose output is layer L1
+print("layer 1, change per position:", " ".join(f"{t}={c:.3f}" for t, c in zip(cmp.tokens, layer1)))
+print(f"layer 1, last position ({cmp.tokens[-1]}): change {float(layer1[-1])}, exactly 0: {bool(layer1[-1] == 0)}")
+print(f"layer 1, smallest change among the other positions: {float(layer1[:-1].min()):.3g}")
+print(f"layer 1, first position ({cmp.tokens[0]}): change {float(layer1[0]):.3g}; the largest is at "
+      f"{cmp.tokens[int(layer1.argmax())]!r}: {float(layer1.max()):.3g}")
+for block in range(1, cmp.num_layers):  # 0-based index: block + 1 is the block, and its output layer
+    moved = cmp.layer_change(block)
+    print(f"layer {block + 1}: smallest change {float(moved.min()):.3g}, last position {float(moved[-1]):.3g}")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # Read the numbers:
 #
-# * In **layer 0** the **last** position is exactly unchanged: it keeps every key, and the keys and values it
-#   reads are still the bidirectional ones. Every other position changes.
-# * The **first** position loses the most context (it keeps 1 key of T), yet its layer-0 vector is not the
+# * In **layer 1** (the output of the first block) the **last** position is exactly unchanged: it keeps every
+#   key, and the keys and values it reads are still the bidirectional ones. Every other position changes.
+# * The **first** position loses the most context (it keeps 1 key of T), yet its layer-1 vector is not the
 #   one that moves most: how far a vector moves in one layer also depends on how much weight it had put on the
 #   keys it lost and on what those keys carried. Losing context is better seen another way (next cell).
-# * From layer 1 on, **every** position has moved, the last one included: its keys and values are now the
-#   outputs of a masked layer 0.
+# * From layer 2 on, **every** position has moved, the last one included: its keys and values are now the
+#   outputs of a masked block 1.
 #
 # Under the mask the first token attends only to itself, in every layer. So its vector cannot depend on the
 # rest of the sentence at all. Compare the last-layer `[CLS]` vectors of three different sentences:
@@ -280,7 +282,7 @@ from course_lib.views.causal import layer_labels
 
 mean_cos = cmp.cosine.mean(dim=1)  # (L+1,): mean over the positions
 for label, c in zip(layer_labels(cmp.num_layers), mean_cos):
-    print(f"{label:>10s}: mean cosine(causal, bidirectional) = {c:.3f}")
+    print(f"{label:>15s}: mean cosine(causal, bidirectional) = {c:.3f}")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # **Padding masks.** Sentences in a batch have different lengths; the tokenizer pads the short
@@ -398,8 +400,8 @@ x.shape, q.shape, A.merge_heads(q).shape
 # $\mathbf{h} = \text{LayerNorm}(\mathbf{x} + \mathbf{W^O}\,\text{MultiHead}(\mathbf{x}))$,
 # $\quad\mathbf{y} = \text{LayerNorm}(\mathbf{h} + \mathbf{W_2}\,\text{GELU}(\mathbf{W_1}\mathbf{h}))$
 #
-# Written out with the first layer's own weights, it reproduces the model's output for layer 0
-# (`hidden_states[1]`):
+# Written out with the first block's own weights (`model.encoder.layer[0]`), it reproduces the model's layer
+# L1, the output of block 1 (`hidden_states[1]`):
 
 # %%
 # claim: block
@@ -411,8 +413,8 @@ with torch.no_grad():
     h = block.attention.output.LayerNorm(x + block.attention.output.dense(A.merge_heads(heads)))
     ffn = block.output.dense(torch.nn.functional.gelu(block.intermediate.dense(h)))
     y = block.output.LayerNorm(h + ffn)                                   # (1, T, 384)
-    layer0_output = model(**enc, output_hidden_states=True).hidden_states[1]
-torch.allclose(y, layer0_output, atol=1e-5)
+    layer1_output = model(**enc, output_hidden_states=True).hidden_states[1]
+torch.allclose(y, layer1_output, atol=1e-5)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5. How many parameters?
@@ -628,8 +630,8 @@ for h in found.values():
 # In this model one head attends almost only to the previous token and another parks most of its attention on
 # `[CLS]`; no head leans on `[SEP]` as much (the numbers above). The explorer opens on the previous-token head.
 #
-# Type a sentence, or two separated by `[SEP]`; pick a layer and a head ("all" shows the whole
-# layer); switch between the raw scores $\mathbf{QK}^\mathsf{T}/\sqrt{d_k}$ and the softmax
+# Type a sentence, or two separated by `[SEP]`; pick a block (1-6) and a head ("all" shows every head of the
+# block); switch between the raw scores $\mathbf{QK}^\mathsf{T}/\sqrt{d_k}$ and the softmax
 # weights; add a causal mask. Choose a query and a key token to read one cell. Look for the heads above (a
 # diagonal just below or above the main one, a bright first or last column), and, in sentence pairs, for
 # heads that connect the two sentences across the dashed boundary.

@@ -42,11 +42,11 @@ def test_the_last_position_is_bit_for_bit_unchanged_in_the_first_layer(compariso
     assert c.change[0].abs().max() == 0            # the embeddings do not see the mask
     assert c.layer_change(0)[-1] == 0              # the last query keeps every key, and the keys are unchanged
     assert (c.layer_change(0)[:-1] > 0).all()      # every other query lost keys
-    assert (c.layer_change(1) > 0).all()           # from layer 1 on the last position reads changed keys
+    assert (c.layer_change(1) > 0).all()           # from layer L2 (block 2) on the last position reads changed keys
     torch.testing.assert_close(c.cosine[0], torch.ones(len(c.tokens), dtype=torch.float64))
 
 
-def test_layer_change_counts_layers_from_zero_and_says_when_out_of_range(comparison):
+def test_layer_change_indexes_blocks_from_zero_and_says_when_out_of_range(comparison):
     torch.testing.assert_close(comparison.layer_change(0), comparison.change[1])
     torch.testing.assert_close(comparison.layer_change(-1), comparison.change[-1])
     with pytest.raises(IndexError, match="this model has 6 layers"):
@@ -86,7 +86,7 @@ def test_the_causal_change_drawing_has_labelled_axes_and_one_row_per_hidden_stat
     assert [t.get_text() for t in bottom.get_yticklabels()] == layer_labels(6)
     assert [t.get_text() for t in bottom.get_xticklabels()] == comparison.tokens
     assert len(bottom.texts) == comparison.change.numel()     # every cell labelled
-    assert layer_labels(2) == ["embeddings", "layer 0", "layer 1"]
+    assert layer_labels(2) == ["L0 (embeddings)", "L1", "L2"]
 
 
 # ----------------------------------------------------------------------------- one head from the inputs
@@ -165,7 +165,7 @@ def test_the_breakdown_of_bert_base_by_hand():
 # ----------------------------------------------------------------------------- head patterns
 
 def _one_hot_maps(T=6):
-    """Layer 0: head 0 previous token, head 1 next token; layer 1: head 0 on [CLS], head 1 on [SEP]."""
+    """Block index 0: head 0 previous token, head 1 next token; index 1: head 0 on [CLS], head 1 on [SEP]."""
     w = torch.zeros(2, 2, T, T)
     i = torch.arange(T)
     w[0, 0, i, (i - 1).clamp(min=0)] = 1
@@ -183,7 +183,7 @@ def test_strongest_heads_finds_each_pattern_where_it_was_put():
     assert found["next token"] == (0, 1, 1.0)
     assert found["[CLS]"] == (1, 0, 1.0)
     assert found["[SEP]"] == (1, 1, 1.0)
-    assert "layer 0, head 0 puts 100% of its attention there" in str(strongest_heads(w, tokens)[0])
+    assert "block 1, head 0 puts 100% of its attention there" in str(strongest_heads(w, tokens)[0])
 
 
 def test_pattern_shares_sums_several_sep_keys_and_skips_absent_tokens():

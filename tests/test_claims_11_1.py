@@ -54,19 +54,19 @@ def test_causal_toy_hides_the_future_and_the_first_word_keeps_least(run):
     assert shares == {"so": "20", "long": "40", "and": "60", "thanks": "80", "for": "100"}
 
 
-def test_causal_layer0_last_position_unchanged_every_other_changed(run):
-    text = output(run, "causal-layer0")
-    per_position = re.search(r"layer 0, change per position: (.*)", text).group(1)
+def test_causal_layer1_last_position_unchanged_every_other_changed(run):
+    text = output(run, "causal-layer1")
+    per_position = re.search(r"layer 1, change per position: (.*)", text).group(1)
     changes = [(t, float(v)) for t, v in re.findall(r"(\S+)=([\d.]+)", per_position)]
     assert changes[-1] == ("[SEP]", 0.0)
     assert "exactly 0: True" in text
     assert floats(r"smallest change among the other positions: ([\d.e-]+)", text)[0] > 0
-    # the first position loses the most context, but its layer-0 vector is not the one that moves most
+    # the first position loses the most context, but its layer-1 vector is not the one that moves most
     largest = re.search(r"the largest is at '([^']+)'", text).group(1)
     assert largest != changes[0][0] == "[CLS]"
-    # from layer 1 on every position has moved, the last one included
+    # from layer 2 on every position has moved, the last one included
     later = re.findall(r"layer (\d+): smallest change ([\d.e-]+), last position ([\d.e-]+)", text)
-    assert [int(layer) for layer, _, _ in later] == [1, 2, 3, 4, 5]
+    assert [int(layer) for layer, _, _ in later] == [2, 3, 4, 5, 6]
     assert all(float(smallest) > 0 and float(last) > 0 for _, smallest, last in later)
 
 
@@ -80,11 +80,11 @@ def test_causal_first_token_loses_all_context(run):
 
 def test_causal_drift_grows_layer_after_layer(run):
     text = output(run, "causal-drift")
-    labels = re.findall(r"^ *(embeddings|layer \d+): mean cosine", text, re.M)
-    assert labels == ["embeddings"] + [f"layer {i}" for i in range(6)]
+    labels = re.findall(r"^ *(L0 \(embeddings\)|L\d+): mean cosine", text, re.M)
+    assert labels == ["L0 (embeddings)"] + [f"L{i}" for i in range(1, 7)]
     cos = floats(r"= ([\d.]+)", text)
     assert cos[0] == 1.0
-    assert all(b <= a for a, b in zip(cos[1:], cos[2:])), cos  # never back up, from layer 0 on
+    assert all(b <= a for a, b in zip(cos[1:], cos[2:])), cos  # never back up, from L1 on
     assert cos[-1] < cos[1] - 0.05
 
 
@@ -183,7 +183,7 @@ def test_attention_memory_grows_towards_quadratic(run):
 
 def test_head_patterns_previous_token_and_cls_heads(run):
     found = {p.strip(): (int(layer), int(head), int(share)) for p, layer, head, share in re.findall(
-        r"^ *(.+?): layer (\d+), head (\d+) puts (\d+)% of its attention there", output(run, "head-patterns"), re.M)}
+        r"^ *(.+?): block (\d+), head (\d+) puts (\d+)% of its attention there", output(run, "head-patterns"), re.M)}
     assert set(found) == {"previous token", "next token", "[CLS]", "[SEP]"}
     assert found["previous token"][2] >= 90   # "attends almost only to the previous token"
     assert found["[CLS]"][2] >= 50            # "parks most of its attention on [CLS]"
@@ -195,7 +195,7 @@ def test_head_patterns_previous_token_and_cls_heads(run):
 def test_every_claim_cell_has_a_test_and_every_test_its_cell():
     marked = set(claims_in(NOTEBOOK))
     tested = {
-        "scaling", "softmax-rows", "library-attention", "causal-toy", "causal-layer0", "causal-first-token",
+        "scaling", "softmax-rows", "library-attention", "causal-toy", "causal-layer1", "causal-first-token",
         "causal-drift", "padding", "self-attention-toy", "head-shapes", "block", "parameter-counts",
         "parameter-breakdown", "stored-count", "position-table", "position-error", "tokenizer-error",
         "quadratic-memory", "head-patterns",

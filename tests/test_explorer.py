@@ -65,7 +65,7 @@ def test_over_long_and_unreadable_texts_are_refused(embedded):
 def test_select_view_single_head_and_grid(pair_maps):
     one = select_view(pair_maps, layer=2, head=3, kind="scores")
     torch.testing.assert_close(one.matrices[0], pair_maps.scores[2, 3])
-    assert one.title == "layer 2, head 3: raw scores QKᵀ/√d_k (bidirectional)"
+    assert one.title == "block 3, head 3: raw scores QKᵀ/√d_k (bidirectional)"
     lo, hi = one.value_range
     assert lo == -hi and hi == pytest.approx(float(pair_maps.scores[2, 3].abs().max()))
     grid = select_view(pair_maps, layer=-1, head="all")
@@ -79,7 +79,7 @@ def test_select_view_single_head_and_grid(pair_maps):
 def test_readout_reports_the_cell(pair_maps):
     line = readout(pair_maps, 1, 2, query=2, key=0)
     w = float(pair_maps.weights[1, 2, 2, 0])
-    assert line.startswith("layer 1, query 'bank' (2) → key '[CLS]' (0): head 2: ")
+    assert line.startswith("block 2, query 'bank' (2) → key '[CLS]' (0): head 2: ")
     assert f"weight {w:.3f}" in line
     assert readout(pair_maps, 1, "all", 2, 0).count("head ") == 12
 

@@ -34,7 +34,7 @@ class CausalComparison:
     tokens: T subword strings
     reach:  (T,) share of the keys each position may attend to under the causal mask
     change: (L+1, T) ‖h_causal − h_bidirectional‖ / ‖h_bidirectional‖ per layer (row 0: the embeddings,
-            row l + 1: the output of layer l) and position
+            row ℓ: layer Lℓ, the output of block ℓ) and position
     cosine: (L+1, T) cosine between the two vectors, same layout
     """
 
@@ -48,7 +48,8 @@ class CausalComparison:
         return self.change.size(0) - 1
 
     def layer_change(self, layer: int) -> torch.Tensor:
-        """(T,) relative change at the output of transformer layer ``layer`` (0 = the first block)."""
+        """(T,) relative change at the output of block ``layer + 1``: ``layer`` is 0-based over the blocks
+        (0 = block 1, whose output is layer L1, row 1 of ``change``)."""
         if not -self.num_layers <= layer < self.num_layers:
             raise IndexError(f"layer {layer} is out of range: this model has {self.num_layers} layers "
                              f"(0-{self.num_layers - 1})")

@@ -20,12 +20,12 @@ PATTERNS = ("previous token", "next token", "[CLS]", "[SEP]")
 @dataclass(frozen=True)
 class HeadPattern:
     pattern: str    # one of PATTERNS
-    layer: int      # counting from 0, as in the attention explorer
+    layer: int      # 0-based index of the block, as in attentions[layer]: 0 = block 1 (its output is layer L1)
     head: int
     share: float    # mean attention weight that head's queries put on the pattern's key(s)
 
     def __str__(self) -> str:
-        return f"{self.pattern:>14s}: layer {self.layer}, head {self.head} puts {self.share:.0%} of its attention there"
+        return f"{self.pattern:>14s}: block {self.layer + 1}, head {self.head} puts {self.share:.0%} of its attention there"
 
 
 def pattern_shares(weights: torch.Tensor, tokens: list[str]) -> dict[str, torch.Tensor]:

@@ -4,9 +4,13 @@ The widget in :mod:`course_lib.widgets` only draws these objects and wires the
 controls; everything here is a plain function with a unit test.
 
     maps = attention_maps(model, tokenizer, "The bank raised its rates. [SEP] It was expected.")
-    view = select_view(maps, layer=2, head=3, kind="weights")
+    view = select_view(maps, layer=2, head=3, kind="weights")   # block 3 (index 2), head 3
     fig = draw_view(view)                       # a matplotlib Figure
     readout(maps, layer=2, head=3, query=1, key=2)
+
+``layer`` is the 0-based index of a transformer *block*, as in ``attentions[layer]``: index 0 is block 1, whose
+output is layer L1 (``hidden_states[1]``; L0 is the embedding output). Titles and readouts name the block,
+"block 3", never "layer 2". Heads count from 0.
 """
 from __future__ import annotations
 
@@ -121,7 +125,7 @@ class View:
 
 
 def select_view(maps: AttentionMaps, layer: int, head: int | str = "all", kind: str = "weights") -> View:
-    """Pick what to draw: one head ('head=3') or the grid of all heads ('head="all"')."""
+    """Pick what to draw: one head ('head=3') or the grid of all heads ('head="all"') of block ``layer + 1``."""
     if kind not in KINDS:
         raise ValueError(f"kind must be 'weights' or 'scores', not {kind!r}")
     layer = check_index("layer", layer, maps.num_layers)
@@ -132,7 +136,7 @@ def select_view(maps: AttentionMaps, layer: int, head: int | str = "all", kind: 
         heads = [check_index("head", head, maps.num_heads)]
     what = "softmax weights" if kind == "weights" else "raw scores QKᵀ/√d_k"
     direction = "causal" if maps.causal else "bidirectional"
-    where = f"layer {layer}, head {heads[0]}" if len(heads) == 1 else f"layer {layer}, all {len(heads)} heads"
+    where = f"block {layer + 1}, head {heads[0]}" if len(heads) == 1 else f"block {layer + 1}, all {len(heads)} heads"
     return View(source[layer, heads].clone(), heads, maps.tokens, layer, kind, maps.mask, maps.boundary,
                 f"{where}: {what} ({direction})")
 
@@ -150,7 +154,7 @@ def readout(maps: AttentionMaps, layer: int, head: int | str, query: int, key: i
         w, s = float(maps.weights[layer, h, query, key]), float(maps.scores[layer, h, query, key])
         parts.append(f"head {h}: weight {w:.3f}, score {s:+.2f}")
     note = " (masked: a causal model cannot look ahead, so the weight is 0)" if masked else ""
-    return f"layer {layer}, query {q!r} ({query}) → key {k!r} ({key}){note}: " + "; ".join(parts)
+    return f"block {layer + 1}, query {q!r} ({query}) → key {k!r} ({key}){note}: " + "; ".join(parts)
 
 
 # ----------------------------------------------------------------------------- drawing

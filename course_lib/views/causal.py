@@ -12,8 +12,9 @@ CHANGE_CMAP = "viridis"  # sequential, colour-blind safe
 
 
 def layer_labels(num_layers: int) -> list[str]:
-    """Row labels of a (L+1)-row table of hidden states: the embeddings, then layers counted from 0."""
-    return ["embeddings"] + [f"layer {i}" for i in range(num_layers)]
+    """Row labels of a (L+1)-row table of hidden states: L0 (the embedding output), then L1..LL, the outputs of
+    blocks 1..L (row ℓ is hidden_states[ℓ]), named as :func:`course_lib.embeddings.layer_name` names them."""
+    return ["L0 (embeddings)"] + [f"L{i}" for i in range(1, num_layers + 1)]
 
 
 def draw_causal_change(cmp: CausalComparison) -> Figure:
@@ -37,6 +38,6 @@ def draw_causal_change(cmp: CausalComparison) -> Figure:
     bottom.set_xticks(range(T), cmp.tokens, rotation=90)
     bottom.set_yticks(range(rows), layer_labels(rows - 1))
     bottom.set_xlabel("position (token)")
-    bottom.set_ylabel("hidden state")
+    bottom.set_ylabel("layer (Lℓ = output of block ℓ)")
     fig.colorbar(im, ax=bottom, label="‖h_causal − h_bidir‖ / ‖h_bidir‖", shrink=0.9)
     return fig

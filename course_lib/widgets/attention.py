@@ -1,4 +1,4 @@
-"""Attention explorer: pick a sentence (or pair), layer, head; see weights or raw scores.
+"""Attention explorer: pick a sentence (or pair), a block (1 … L) and a head; see weights or raw scores.
 
 All numbers come from :mod:`course_lib.views.attention`; this module only wires controls
 to those functions and shows the PNG they draw. The model runs once per text and
@@ -21,7 +21,11 @@ REMEMBERED = 16  # (text, causal) inputs whose maps are kept
 
 
 class AttentionExplorer(W.VBox):
-    """``AttentionExplorer(model, tokenizer)``: display it as the last line of a cell."""
+    """``AttentionExplorer(model, tokenizer)``: display it as the last line of a cell.
+
+    ``layer`` is the 0-based index of the block to show first (0 = block 1, as in ``attentions[0]``); the
+    dropdown, labelled "block", lists the blocks as 1..L.
+    """
 
     def __init__(self, model, tokenizer, text: str = DEFAULT_TEXT, layer: int = 0, head: int | str = 0):
         self.model, self.tokenizer = model, tokenizer
@@ -31,7 +35,9 @@ class AttentionExplorer(W.VBox):
         self.text = W.Text(value=text, description="text", continuous_update=False,
                            placeholder="a sentence, or: sentence A [SEP] sentence B",
                            layout=W.Layout(width="95%"))
-        self.layer = W.Dropdown(options=list(range(L)), value=layer, description="layer", layout=W.Layout(width="160px"))
+        # blocks are shown as 1..L (block ℓ's output is layer Lℓ); the value stays the 0-based index (attentions[i])
+        self.layer = W.Dropdown(options=[(str(i + 1), i) for i in range(L)], value=layer, description="block",
+                                layout=W.Layout(width="160px"))
         self.head = W.Dropdown(options=["all"] + list(range(H)), value=head, description="head",
                                layout=W.Layout(width="160px"))
         self.kind = W.ToggleButtons(options=[("softmax weights", "weights"), ("raw scores QKᵀ/√d", "scores")],
