@@ -8,17 +8,31 @@ submission (its path under the folder, without ``.ipynb``), one column per exerc
 the total, the points possible and a feedback column; each feedback file holds the lines ``check()`` prints
 in the notebook. The same submissions always give byte-identical files (sorted, no timestamps); the
 submissions themselves are only read.
+
+One file must never cost the class its gradebook: a file the grader cannot handle gets its own row ("could not be
+graded: …", 0 points); the CSV is written to a temporary file and renamed over ``out``, so an earlier gradebook is
+replaced whole or not at all; a name that is not UTF-8 is shown with ``\\xe9`` escapes. Each row is out of the points
+its notebook's chapter has in the registry (:func:`.grading.notebook_chapter`), whatever the notebook calls
+``check()`` on; the columns of another chapter's exercises are left empty in its row. A cell that begins like a
+formula (``=``, ``+``, ``-``, ``@``, tab, carriage return) gets a leading ``'`` so that a spreadsheet shows it as text
+(OWASP's advice against CSV injection). Two submissions never share a feedback file (:func:`feedback_names`).
 """
 from __future__ import annotations
 
+import contextlib
 import csv
+import hashlib
 import io
+import os
+from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .core import EXERCISES, ICONS, NOT_ATTEMPTED, Result, fmt_points
-from .grading import Grade
+from .grading import Grade, chapter_of
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as the start of a formula
 
 
 def submissions(folder: str | Path) -> list[Path]:
@@ -30,20 +44,44 @@ def submissions(folder: str | Path) -> list[Path]:
 
 
 def submission_id(folder: Path, path: Path) -> str:
-    return path.relative_to(folder).with_suffix("").as_posix()
+    """The path under the folder, without .ipynb; bytes of a name that are not UTF-8 shown as ``\\xe9`` (written
+    as they are, they would stop the gradebook from being written)."""
+    sid = path.relative_to(folder).with_suffix("").as_posix()
+    try:
+        return sid.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a lone surrogate that is not an undecodable byte (possible in Windows names)
+        return sid.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def own(grade: Grade) -> list[Result]:
+    """The grade's results of its own chapter's exercises: check("…") on another notebook's exercise earns nothing."""
+    return [r for r in grade.results if grade.chapter is not None and chapter_of(r.name) == grade.chapter]
+
+
+def class_chapter(grades: Iterable[Grade]) -> str | None:
+    """The chapter of most graded notebooks: the one a file that could not be graded is out of."""
+    counts = Counter(g.chapter for g in grades if g.error is None and g.chapter is not None)
+    return max(sorted(counts), key=counts.__getitem__, default=None)
 
 
 def columns(grades: Iterable[Grade]) -> list[str]:
-    """The exercises of the gradebook: the order of the submission with the most of them, then every other
-    exercise of the same notebooks (chapter modules) in the registry's order."""
+    """The exercises of the graded notebooks' chapters: the order of the submission with the most of its own (the
+    fewest others' on a tie), then of the others, then the rest of those chapters in the registry's order."""
     graded = [g for g in grades if g.error is None]
-    best = max(graded, key=lambda g: len(g.results), default=None)
-    names = [r.name for r in best.results] if best else []
-    chapters = {EXERCISES[r.name].module for g in graded for r in g.results}
+    best = max(graded, key=lambda g: (len(own(g)), -len(g.results)), default=None)
+    names = [r.name for r in own(best)] if best else []
     for g in graded:
-        names += [r.name for r in g.results if r.name not in names]
-    names += [n for n, ex in EXERCISES.items() if ex.module in chapters and n not in names]
+        names += [r.name for r in own(g) if r.name not in names]
+    chapters = {g.chapter for g in graded}
+    names += [n for n in EXERCISES if chapter_of(n) in chapters and n not in names]
     return names
+
+
+def chapter_results(grade: Grade, names: list[str], fallback: str | None) -> list[Result]:
+    """The grade's result for each column of its chapter (``fallback`` for a file that could not be graded): what
+    its points are out of, from the registry, whatever else the notebook checked."""
+    chapter = grade.chapter or fallback
+    return complete(grade, [n for n in names if chapter_of(n) == chapter])
 
 
 def complete(grade: Grade, names: list[str]) -> list[Result]:
@@ -81,22 +119,64 @@ def feedback_markdown(sid: str, grade: Grade, results: list[Result]) -> str:
     return "\n".join(lines)
 
 
+def text_cell(text: str) -> str:
+    """``text`` as a spreadsheet must show it: one that begins like a formula gets a leading ' and stays text, so a
+    file named ``=HYPERLINK(…)`` is not a link in the teacher's spreadsheet. A carriage return becomes a line break,
+    which the csv module quotes (Python 3.11 writes a lone \\r bare, and a reader would end the row there)."""
+    text = "'" + text if text.startswith(FORMULA_START) else text
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def gradebook_csv(folder: Path, grades: list[Grade], names: list[str]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["submission", *names, "total", "out of", "feedback"])
+    writer.writerow([text_cell(n) for n in ["submission", *names, "total", "out of", "feedback"]])
+    fallback = class_chapter(grades)
     for grade in grades:
-        results = complete(grade, names)
-        score = 0 if grade.error is not None else sum(r.score for r in results)
-        writer.writerow([submission_id(folder, grade.path), *[fmt_points(0 if grade.error else r.score) for r in results],
-                         fmt_points(score), fmt_points(sum(r.points for r in results)), feedback_line(grade, results)])
+        results = chapter_results(grade, names, fallback)
+        scores = {r.name: 0 if grade.error is not None else r.score for r in results}
+        row = [submission_id(folder, grade.path), *[fmt_points(scores[n]) if n in scores else "" for n in names],
+               fmt_points(sum(scores.values())), fmt_points(sum(r.points for r in results)), feedback_line(grade, results)]
+        writer.writerow([text_cell(cell) for cell in row])
     return out.getvalue()
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write a temporary file in ``path``'s folder, then rename it over ``path``: an earlier gradebook there is
+    replaced whole or not at all, never left empty or cut off by an error halfway."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def feedback_names(sids: list[str]) -> dict[str, str]:
+    """The feedback file of each submission: its id with / as __, plus a short hash of the id where two ids would
+    give one file (alice/11_1 and alice__11_1; Bob and bob on a disk that ignores case), which would otherwise
+    hold only the feedback of the last one written."""
+    plain = {sid: sid.replace("/", "__") for sid in sids}
+    shared = Counter(name.casefold() for name in plain.values())
+    names, used = {}, set()
+    for sid in sids:
+        name = plain[sid]
+        if shared[name.casefold()] > 1:
+            name += "-" + hashlib.sha256(sid.encode("utf-8")).hexdigest()[:8]
+        while name.casefold() in used:  # only a name made to look like another's with its hash
+            name += "_"
+        used.add(name.casefold())
+        names[sid] = name + ".md"
+    return names
 
 
 def grade_all(folder: str | Path, out: str | Path, feedback_dir: str | Path | None = None, jobs: int = 2,
               limits=None, progress: bool = True) -> list[Grade]:
     """Grade every notebook under ``folder``; writes the gradebook ``out`` (CSV) and the feedback files
-    (``feedback_dir``, default ``<out without .csv>_feedback/``). Returns the grades, in the gradebook's order."""
+    (``feedback_dir``, default ``<out without .csv>_feedback/``). Returns the grades, in the gradebook's order.
+    A file the grader fails on (a bug of the grader, a result it cannot read) is that file's error, not the batch's."""
     from tqdm.auto import tqdm
 
     from .sandbox import grade_file
@@ -107,16 +187,21 @@ def grade_all(folder: str | Path, out: str | Path, feedback_dir: str | Path | No
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, \
             tqdm(total=len(paths), desc="grading", unit="notebook", disable=not progress) as bar:
         def one(path):
-            grade = grade_file(path, limits)
+            try:
+                grade = grade_file(path, limits)
+            except Exception as e:  # noqa: BLE001 - it costs this file its grade, never the class its gradebook
+                grade = Grade(path, error=f"the grader itself failed on this file ({type(e).__name__}: "
+                                          f"{str(e)[:200]}); ask your teacher to grade it by hand")
             bar.update(1)
             return grade
         grades = list(pool.map(one, paths))
-    names = columns(grades)
+    names, fallback = columns(grades), class_chapter(grades)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(gradebook_csv(folder, grades, names), encoding="utf-8")
+    write_atomically(out, gradebook_csv(folder, grades, names))
     feedback_dir.mkdir(parents=True, exist_ok=True)
-    for grade in grades:
-        sid = submission_id(folder, grade.path)
-        text = feedback_markdown(sid, grade, complete(grade, names))
-        (feedback_dir / (sid.replace("/", "__") + ".md")).write_text(text, encoding="utf-8")
+    sids = [submission_id(folder, grade.path) for grade in grades]
+    files = feedback_names(sids)
+    for sid, grade in zip(sids, grades):
+        text = feedback_markdown(sid, grade, chapter_results(grade, names, fallback))
+        (feedback_dir / files[sid]).write_text(text, encoding="utf-8")
     return grades

@@ -7,6 +7,9 @@ submission does ends at most one exercise, and the file handed in is only ever r
 
 A file that cannot be graded at all (empty, cut off, not a notebook, a notebook of another course) gives one
 :class:`SubmissionError` whose message says what is wrong in the student's words.
+
+A notebook's chapter (:func:`notebook_chapter`) is read from what its graded cells define, never from what it calls
+``check()`` on: the gradebook takes the points it is out of from the registry for that chapter.
 """
 from __future__ import annotations
 
@@ -43,6 +46,7 @@ class Grade:
     results: list[Result] = field(default_factory=list)
     error: str | None = None
     cpu: dict[str, float] = field(default_factory=dict)  # seconds of computing of each check, and of "cells"
+    chapter: str | None = None  # the chapter module whose notebook this is ("ch11_2"): see notebook_chapter
 
     @property
     def score(self) -> float:
@@ -83,6 +87,9 @@ def read_cells(path: str | Path) -> list[Cell]:
 def _ipynb_cells(text: str) -> list[Cell]:
     try:
         nb = json.loads(text)
+    except RecursionError:  # "[[[[…" thousands deep: no notebook is, and json cannot read it
+        raise SubmissionError(f"the notebook file is damaged (its JSON is nested thousands of levels deep); "
+                              f"{SAVE_AGAIN}") from None
     except json.JSONDecodeError as e:
         if not text.rstrip().endswith("}"):  # a notebook ends with the '}' that closes it
             raise SubmissionError(f"the notebook is cut off (its text stops at line {e.lineno}, in the middle of the "
@@ -92,7 +99,11 @@ def _ipynb_cells(text: str) -> list[Cell]:
     if isinstance(nb, dict) and "worksheets" in nb:  # nbformat 3: let nbformat convert it
         import nbformat
 
-        nb = json.loads(nbformat.writes(nbformat.reads(text, as_version=4)))
+        try:
+            nb = json.loads(nbformat.writes(nbformat.reads(text, as_version=4)))
+        except Exception as e:  # noqa: BLE001 - nbformat raises what it likes (ValidationError, KeyError…)
+            raise SubmissionError(f"the notebook is in the old format of Jupyter (nbformat 3) and is damaged, so it "
+                                  f"cannot be converted ({type(e).__name__}: {str(e)[:200]}); {SAVE_AGAIN}") from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         raise SubmissionError("the file is JSON but not a Jupyter notebook (it has no list of cells): "
                               "hand in the .ipynb of the exercises")
@@ -137,6 +148,43 @@ def _first_mention(source: str, ex) -> int:
     spots = [m.start() for m in CHECK_CALL.finditer(source) if m.group(1) == ex.name]
     spots += [m.start() for n in ex.needs for m in re.finditer(rf"^\s*def\s+{re.escape(n)}\s*\(", source, re.MULTILINE)]
     return min(spots, default=len(source))
+
+
+def chapter_of(name: str) -> str:
+    """The chapter module of exercise ``name``: "ch11_2" for one registered by ``course_lib.exercises.ch11_2``."""
+    return EXERCISES[name].module.rpartition(".")[2]
+
+
+def notebook_chapter(cells: list[Cell]) -> str | None:
+    """The chapter whose notebook this is: the one with the largest share of its exercises' functions (or prediction
+    variables) defined in graded cells, as the student copy defines each of them as a stub; then the largest share
+    of its exercises found at all. A cell that calls check() on every exercise of the course cannot make the
+    notebook another chapter's, nor raise the points it is out of. None when it holds no exercise at all."""
+    graded, found = "\n".join(c.source for c in cells if c.graded), set(exercises_in(code_of(cells)))
+    chapters: dict[str, list[str]] = {}
+    for name in EXERCISES:
+        chapters.setdefault(chapter_of(name), []).append(name)
+
+    def share(chapter: str) -> tuple[float, float]:
+        names = chapters[chapter]
+        defined = sum(any(_defines(graded, n) for n in EXERCISES[name].needs) for name in names)
+        return defined / len(names), len(found.intersection(names)) / len(names)
+    best = max(sorted(chapters), key=share, default=None)
+    return best if best is not None and share(best) > (0, 0) else None
+
+
+def checked(grade: Grade) -> Grade:
+    """``grade``, or an error in its place when it holds a result the grader cannot read: a status that is not one of
+    the three, credit outside 0…1 (more points than the exercise is worth) or a message that is not text. Only code
+    that writes to the grader's own channel sends those, and the gradebook must not show them (nor crash on them)."""
+    for r in grade.results:
+        credit = r.credit is None or (type(r.credit) in (int, float) and 0 <= r.credit < 1)
+        if not isinstance(r.status, str) or r.status not in ICONS or not credit or not isinstance(r.message, str):
+            return Grade(grade.path, error=f"the grader received a result for `{r.name}` that it cannot read (status "
+                                           f"{str(r.status)[:40]!r}, credit {str(r.credit)[:40]}): did the notebook "
+                                           "write to the grader's own output? Ask your teacher to grade it by hand",
+                         chapter=grade.chapter)
+    return grade
 
 
 def check_gradable(cells: list[Cell]) -> list[str]:

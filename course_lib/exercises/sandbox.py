@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .core import EXERCISES, WRONG, Result
-from .grading import Grade, SubmissionError, check_gradable, code_of, read_cells
+from .grading import Grade, SubmissionError, check_gradable, checked, code_of, notebook_chapter, read_cells
 
 MAX_RESTARTS = 8
 OUTPUT_CAP = 16_000  # characters of what a submission prints that are kept (for the grader's own errors)
@@ -244,7 +244,7 @@ def _attempt(run: _Run, cwd: str) -> str:
         try:
             event = json.loads(line)
             kind = event["ev"]
-        except (ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError, RecursionError):  # RecursionError: "[[[[…" thousands deep
             continue  # not ours (a student writing to our pipe): ignored
         if kind in ("ready", "cell_done", "result"):
             ready, phase, clock, deadline = True, None, None, now + 120
@@ -312,4 +312,4 @@ def grade_file(path: str | Path, limits: Limits | None = None) -> Grade:
                                          "(a problem of the grading machine, not of the notebook): " + " / ".join(tail))
     results = [run.results.get(n) or Result(n, WRONG, "not graded: the notebook stopped the grader "
                                                       f"{MAX_RESTARTS + 1} times") for n in run.order]
-    return Grade(path, results=results, cpu=dict(run.cpu))
+    return checked(Grade(path, results=results, cpu=dict(run.cpu), chapter=notebook_chapter(cells)))

@@ -247,7 +247,7 @@ def check_forked(name: str, namespace: dict, guard: LibraryGuard, job: dict) -> 
         buffer += data
         *lines, buffer = buffer.split(b"\n")
         for line in lines:
-            with contextlib.suppress(ValueError):
+            with contextlib.suppress(ValueError, AttributeError, RecursionError):  # JSON not ours, "[[[[…" too deep
                 event = json.loads(line)
                 if event.get("ev") == "in":
                     inside = event.get("fn")

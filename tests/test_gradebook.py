@@ -1,0 +1,205 @@
+"""The gradebook of grade-all against files that once cost the whole class its gradebook, without running a
+notebook: the files are tiny, and where a worker is needed its reports are scripted (``sandbox._start`` replaced),
+so that the supervisor reads exactly the lines a hostile submission could write to the grader's channel.
+
+A result the grader cannot read, a line nested thousands deep, a damaged nbformat-3 file, a bug of the grader: each
+costs its own row only. Names that are not UTF-8, or that a spreadsheet would run as a formula, are shown as text;
+two submissions never share a feedback file; a row is out of its notebook's chapter's points in the registry.
+"""
+import csv
+import io
+import json
+import os
+import queue
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+
+from course_lib.exercises import EXERCISES, sandbox
+from course_lib.exercises.core import fmt_points
+from course_lib.exercises.gradebook import FORMULA_START, grade_all, text_cell, write_atomically
+from course_lib.exercises.grading import chapter_of, notebook_chapter, read_cells
+from course_lib.exercises.sandbox import Limits
+
+LIMITS = Limits(fork=True)  # with fork, the supervisor starts no clock on a scripted process
+CH11_2 = [n for n in EXERCISES if chapter_of(n) == "ch11_2"]
+OUT_OF_11_2 = fmt_points(sum(EXERCISES[n].points for n in CH11_2))
+STUB = "def mask_tokens(*args):\n    raise NotImplementedError"  # mlm_masking, of notebook 11.2
+
+
+def _notebook(*cells: tuple[str, list[str]]) -> bytes:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source, metadata={"tags": tags})
+                                         for source, tags in cells])
+    return nbformat.writes(nb).encode()
+
+
+def _result(name: str, status: str = "correct", credit=None) -> dict:
+    return dict(ev="result", name=name, status=status, message="", credit=credit, cpu=0.1)
+
+
+def _graded(*results: dict) -> list:
+    """What a worker reports for a notebook whose checks give ``results``."""
+    names = [r["name"] for r in results if isinstance(r, dict) and r.get("ev") == "result"]
+    return [{"ev": "ready"}, {"ev": "found", "names": names}, *results, {"ev": "done"}]
+
+
+@pytest.fixture
+def scripted(monkeypatch):
+    """``scripts[filename]``: the lines the worker grading that file sends (dicts are sent as JSON)."""
+    scripts: dict[str, list] = {}
+
+    def start(run, cwd):
+        events: queue.Queue = queue.Queue()
+        for line in [*scripts[run.job["filename"]], None]:  # None: the worker's output ends
+            events.put(json.dumps(line).encode() if isinstance(line, dict) else line)
+        return SimpleNamespace(pid=0), events, [], []
+    monkeypatch.setattr(sandbox, "_start", start)
+    monkeypatch.setattr(sandbox, "_stop", lambda proc: 0)
+    return scripts
+
+
+def _rows(path: Path) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(path.read_bytes().decode("utf-8"), newline="")))
+
+
+# ----------------------------------------------------------------------------- one bad file, one row
+
+def test_one_bad_file_costs_only_its_own_row(tmp_path, scripted):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    good = _notebook((STUB, ["exercise"]))
+    for name in ("good", "status", "credit", "nested", "crash"):
+        (folder / f"{name}.ipynb").write_bytes(good)
+    v3 = {"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": [{"cells": [{"cell_type": "code",
+                                                                                          "input": STUB}]}]}
+    (folder / "v3.ipynb").write_text(json.dumps(v3))  # nbformat 3 with a cell missing its outputs
+    scripted.update({
+        "good.ipynb": _graded(_result("mlm_masking")),
+        "status.ipynb": _graded(_result("mlm_masking", status="excellent")),  # once a KeyError: no icon
+        "credit.ipynb": _graded(_result("mlm_masking", status="wrong", credit=40)),  # 40 times the points
+        "nested.ipynb": ["[" * 100_000 + "]" * 100_000, *_graded(_result("mlm_masking"))],  # once a RecursionError
+        "crash.ipynb": [{"ev": "ready"}, {"ev": "found", "names": 5}],  # a TypeError in the grader itself
+    })
+    (tmp_path / "grades.csv").write_text("the earlier gradebook\n")
+    grade_all(folder, tmp_path / "grades.csv", limits=LIMITS, progress=False)
+    rows = {row[0]: row for row in _rows(tmp_path / "grades.csv")}
+    columns = ["mlm_masking", *[n for n in CH11_2 if n != "mlm_masking"]]  # the notebooks' order, then the registry's
+    assert rows.pop("submission") == ["submission", *columns, "total", "out of", "feedback"]
+    assert sorted(rows) == ["crash", "credit", "good", "nested", "status", "v3"]
+    assert [rows[n][1:-1] for n in ("good", "nested")] == 2 * [["1", *["0"] * (len(CH11_2) - 1), "1", OUT_OF_11_2]]
+    reasons = {"status": "that it cannot read (status 'excellent', credit None)",
+               "credit": "that it cannot read (status 'wrong', credit 40)",
+               "crash": "the grader itself failed on this file (TypeError:",
+               "v3": "the notebook is in the old format of Jupyter (nbformat 3) and is damaged"}
+    for name, reason in reasons.items():
+        assert rows[name][1:-1] == [*["0"] * (len(CH11_2) + 1), OUT_OF_11_2], name
+        assert rows[name][-1].startswith("could not be graded: ") and reason in rows[name][-1], rows[name][-1]
+        feedback = (tmp_path / "grades_feedback" / f"{name}.md").read_text()
+        assert f"**0 of {OUT_OF_11_2} points**" in feedback and reason in feedback
+
+
+def test_a_notebook_nested_thousands_deep_is_a_damaged_file(tmp_path):
+    path = tmp_path / "deep.ipynb"
+    path.write_text("[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(ValueError, match="nested thousands of levels deep"):
+        read_cells(path)
+
+
+# ----------------------------------------------------------------------------- names in the CSV and on disk
+
+def test_a_name_that_is_not_utf8_is_shown_escaped_and_the_gradebook_is_replaced_whole(tmp_path):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    try:
+        (folder / os.fsdecode(b"caf\xe9.ipynb")).write_bytes(b"")
+    except OSError:  # a file system that accepts only UTF-8 names (macOS)
+        pytest.skip("this file system does not accept a name that is not UTF-8")
+    (tmp_path / "grades.csv").write_text("the earlier gradebook\n")
+    grade_all(folder, tmp_path / "grades.csv", limits=LIMITS, progress=False)
+    rows = _rows(tmp_path / "grades.csv")
+    assert [row[0] for row in rows] == ["submission", "caf\\xe9"]
+    assert rows[1][-1].startswith("could not be graded: the file is empty")
+    assert sorted(os.listdir(tmp_path)) == ["class", "grades.csv", "grades_feedback"]  # no temporary file left
+    assert os.listdir(tmp_path / "grades_feedback") == ["caf\\xe9.md"]
+
+
+def test_a_gradebook_that_cannot_be_written_leaves_the_earlier_one_whole(tmp_path):
+    out = tmp_path / "grades.csv"
+    out.write_text("the earlier gradebook\n")
+    with pytest.raises(UnicodeEncodeError):
+        write_atomically(out, "submission\ncaf\udce9\n")  # what a name that is not UTF-8 once did halfway
+    assert out.read_text() == "the earlier gradebook\n" and os.listdir(tmp_path) == ["grades.csv"]
+
+
+FORMULAS = ['=HYPERLINK("evil.example","click me")', "+1+1", "-2", "@SUM(1+1)", "\tTAB", "\rCR"]
+
+
+def test_a_cell_that_begins_like_a_formula_stays_text(tmp_path):
+    folder = tmp_path / "class"
+    (folder / "=cmd").mkdir(parents=True)
+    for name in FORMULAS:
+        (folder / f"{name}.ipynb").write_bytes(b"")
+    (folder / "=cmd" / "a.ipynb").write_bytes(b"")
+    grade_all(folder, tmp_path / "grades.csv", limits=LIMITS, progress=False)
+    rows = _rows(tmp_path / "grades.csv")
+    shown = ["'" + name.replace("\r", "\n") for name in [*FORMULAS, "=cmd/a"]]  # a lone \r would end the row
+    assert sorted(row[0] for row in rows[1:]) == sorted(shown)
+    assert not [cell for row in rows for cell in row if cell.startswith(FORMULA_START)]
+    assert text_cell("alice") == "alice" and text_cell("a=1") == "a=1" and text_cell("-2") == "'-2"
+
+
+def test_two_submissions_never_share_a_feedback_file(tmp_path):
+    folder = tmp_path / "class"
+    (folder / "alice").mkdir(parents=True)
+    (folder / "alice" / "11_1.ipynb").write_bytes(b"")
+    (folder / "alice__11_1.ipynb").write_bytes(b"PK\x03\x04\xff\xfe")
+    (folder / "Bob.ipynb").write_bytes(b"")
+    (folder / "bob.ipynb").write_bytes(b"PK\x03\x04\xff\xfe")  # the same file as Bob's on macOS and Windows
+    (folder / "carol.ipynb").write_bytes(b"")
+    grade_all(folder, tmp_path / "grades.csv", limits=LIMITS, progress=False)
+    files = sorted((tmp_path / "grades_feedback").iterdir())
+    assert len(files) == 5 and len({p.name.casefold() for p in files}) == 5
+    assert (tmp_path / "grades_feedback" / "carol.md").is_file()  # a name no one else's maps to stays plain
+    texts = {p.read_text().splitlines()[0].removeprefix("# Feedback: "): p.read_text() for p in files}
+    assert sorted(texts) == ["Bob", "alice/11_1", "alice__11_1", "bob", "carol"]
+    for sid in ("alice/11_1", "Bob", "carol"):
+        assert "the file is empty" in texts[sid] and "not a text file" not in texts[sid]
+    for sid in ("alice__11_1", "bob"):
+        assert "the file is not a text file" in texts[sid]
+
+
+# ----------------------------------------------------------------------------- what a row is out of
+
+def test_checking_every_exercise_of_the_course_changes_no_one_s_out_of(tmp_path, scripted):
+    every = "\n".join(f'check("{n}")' for n in EXERCISES)  # an untagged cell
+    hostile = _notebook((STUB, ["exercise"]), (every, []))
+    assert notebook_chapter(read_cells_of(tmp_path, hostile)) == "ch11_2"
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "alice.ipynb").write_bytes(_notebook((STUB, ["exercise"])))
+    (folder / "mallory.ipynb").write_bytes(hostile)
+    (folder / "empty.ipynb").write_bytes(b"")
+    scripted.update({"alice.ipynb": _graded(_result("mlm_masking")),
+                     "mallory.ipynb": _graded(*[_result(n) for n in EXERCISES])})  # every check passes
+    grade_all(folder, tmp_path / "grades.csv", limits=LIMITS, progress=False)
+    rows = {row[0]: row for row in _rows(tmp_path / "grades.csv")}
+    assert rows["submission"] == ["submission", *CH11_2, "total", "out of", "feedback"]
+    out_of = {name: row[-2] for name, row in rows.items() if name != "submission"}
+    assert out_of == {"alice": OUT_OF_11_2, "empty": OUT_OF_11_2, "mallory": OUT_OF_11_2}
+    assert rows["mallory"][-3] == OUT_OF_11_2 and rows["mallory"][-1] == "all correct"
+    assert f"**{OUT_OF_11_2} of {OUT_OF_11_2} points**" in (tmp_path / "grades_feedback" / "mallory.md").read_text()
+
+
+def read_cells_of(tmp_path: Path, content: bytes):
+    path = tmp_path / "notebook.ipynb"
+    path.write_bytes(content)
+    return read_cells(path)
+
+
+def test_a_notebook_is_the_chapter_whose_functions_its_graded_cells_define(tmp_path):
+    every = "\n".join(f'check("{n}")' for n in EXERCISES)
+    assert notebook_chapter(read_cells_of(tmp_path, _notebook((every, ["exercise"]), (STUB, ["exercise"])))) == "ch11_2"
+    assert notebook_chapter(read_cells_of(tmp_path, _notebook(('check("mlm_loss")', ["setup"])))) == "ch11_2"
+    assert notebook_chapter(read_cells_of(tmp_path, _notebook(("x = 1", ["setup"])))) is None
