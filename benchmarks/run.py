@@ -35,6 +35,10 @@ Notebooks (``benchmarks/notebook_timings.py``, ``--only notebooks``): each noteb
 Click-to-paint (``--only browser``): for one interaction of each widget, from the input event in headless Chromium
 to the output painted in JupyterLab (tests/browser/paint.py), median against 200 ms; skipped without Chromium.
 
+Fill-mask (``--only fillmask``, notebook 11.2's explorer): ``course_lib.fill_mask`` with course-bert on short
+everyday sentences, p50/p95 latency against 100 ms, and the ratio to transformers' BertForMaskedLM holding the same
+weights (the same tokenizer, top 5), checked to give the same top 5 first.
+
 Contextual states (``benchmarks/contextual_states.py``): ``target_states`` on the sense data with every word a target
 vs a transformers reference doing the same (goal: ratio >= 1.0), and vs the former one-forward-per-instance path.
 """
@@ -217,6 +221,53 @@ def finetuning(repeats: int, steps: int, device) -> dict:
             "transformers_steps_per_s": ref_sps, "ratio": ratio}
 
 
+def fillmask(repeats: int) -> dict:
+    """course_lib.fill_mask on course-bert vs transformers BertForMaskedLM with the same weights."""
+    import transformers
+
+    from course_lib.pretraining import everyday_cloze
+
+    model, tok = course_lib.load_pretrained("course-bert", device="cpu")
+    cfg = transformers.BertConfig.from_dict(model.config.to_dict() if hasattr(model.config, "to_dict")
+                                            else dict(vars(model.config)))
+    ref = transformers.BertForMaskedLM(cfg).eval()
+    state = {k: v for k, v in model.state_dict().items() if not k.startswith("bert.pooler.")}
+    missing, unexpected = ref.load_state_dict(state, strict=False)
+    assert not unexpected and all("position_ids" in k for k in missing), (missing, unexpected)
+    texts = [it["text"] for it in everyday_cloze("dev")[:40]]
+
+    def theirs(text):
+        enc = tok(text)
+        with torch.no_grad():
+            logits = ref(input_ids=enc.input_ids, attention_mask=enc.attention_mask,
+                         token_type_ids=enc.token_type_ids).logits[0]
+        pos = int((enc.input_ids[0] == tok.mask_token_id).nonzero()[0])
+        return tok.convert_ids_to_tokens(logits[pos].topk(5).indices.tolist())
+
+    for t in texts[:10]:
+        assert course_lib.fill_mask(model, tok, t, top_k=5)[0].tokens == theirs(t), t
+    ours_ms, ref_ms, ratios = [], [], []
+    for _ in range(repeats):
+        for i, t in enumerate(texts):
+            pair = [("ours", lambda: course_lib.fill_mask(model, tok, t, top_k=5)), ("ref", lambda: theirs(t))]
+            got = {}
+            for name, fn in (pair if i % 2 == 0 else pair[::-1]):
+                t0 = time.perf_counter()
+                fn()
+                got[name] = 1000 * (time.perf_counter() - t0)
+            ours_ms.append(got["ours"])
+            ref_ms.append(got["ref"])
+            ratios.append(got["ref"] / got["ours"])
+    q = statistics.quantiles(ours_ms, n=20)
+    res = {"p50_ms": statistics.median(ours_ms), "p95_ms": q[18], "transformers_p50_ms": statistics.median(ref_ms),
+           "ratio_speed_ours_over_transformers": statistics.median(ratios), "n": len(ours_ms)}
+    print(f"\nfill-mask with course-bert ({len(texts)} everyday sentences x {repeats}): p50 {res['p50_ms']:.1f} ms, "
+          f"p95 {res['p95_ms']:.1f} ms ({'goal < 100 ms met' if res['p95_ms'] < 100 else 'ABOVE the 100 ms goal'}); "
+          f"transformers p50 {res['transformers_p50_ms']:.1f} ms; speed ratio ours/theirs "
+          f"{res['ratio_speed_ours_over_transformers']:.2f} (goal >= 1.0)")
+    return res
+
+
 def widgets(args, write: bool = True):
     """The widget benchmark (benchmarks/widget_latency.py): every widget of every notebook through its controls."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -276,7 +327,8 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="fewer, smaller batches (a smoke run)")
     ap.add_argument("--json", help="also write the results to this file")
-    ap.add_argument("--only", choices=["encoder", "tokenization", "finetuning", "widgets", "states", "notebooks", "browser"],
+    ap.add_argument("--only", choices=["encoder", "tokenization", "finetuning", "fillmask", "widgets", "states", "notebooks",
+                                       "browser"],
                     help="run one of the benchmarks")
     ap.add_argument("--notebooks", nargs="*",
                     help="widgets, notebooks, browser: only the notebooks whose stem starts with these")
@@ -294,6 +346,12 @@ def main(argv=None):
     if args.only == "finetuning":
         results = {"finetuning": finetuning(2 if args.quick else 5, 4 if args.quick else 12,
                                             course_lib.get_device(args.device))}
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=2)
+        return 0
+    if args.only == "fillmask":
+        results = {"fillmask": fillmask(1 if args.quick else 5)}
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(results, f, indent=2)
@@ -329,6 +387,7 @@ def main(argv=None):
         print(f"{name:28s} {a:17.0f} {r:19.0f} {ratio:7.2f}  {'goal >= 1.0 met' if ratio >= 1.0 else 'BELOW goal 1.0'}")
     if args.only != "encoder":
         results["tokenization"] = tokenization(2 if args.quick else 5)
+        results["fillmask"] = fillmask(1 if args.quick else 5)
         results["widgets"] = widgets(args, write=False)
         results["states"] = states(args, write=False)
         results["finetuning"] = finetuning(2 if args.quick else 5, 4 if args.quick else 12, device)
