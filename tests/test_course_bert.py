@@ -1,5 +1,7 @@
-"""course-bert (course_lib/data/models/course-bert): files, loading, held-out numbers and geometry recomputed,
-cloze probes, the held-out split, and the model card / README generated from metrics.json."""
+"""course-bert v2 (course_lib/data/models/course-bert): files, loading, and every number of its model card
+recomputed from the shipped files -- held-out loss / top-1 / top-5 (overall, per register, frequent vs other
+tokens), the everyday cloze sentences, the fates of the 80/10/10 corruption, the geometry -- plus the checkpoint
+choice (held-out loss, never geometry), the held-out rule, and the card / README generated from metrics.json."""
 from __future__ import annotations
 
 import json
@@ -11,163 +13,175 @@ import torch
 from safetensors.torch import load_file
 
 from course_lib import fill_mask, load_pretrained
-from course_lib.checkpoints import embedded_model_dir, read_state_dict
+from course_lib.checkpoints import embedded_model_dir, read_state_dict, shipped_heldout
 from course_lib.checkpoints.delta import BASE_FILE, DELTA_FILE
 from course_lib.paths import data_dir
 from course_lib.pretraining import masked_token_accuracy
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-import train_course_bert as T  # noqa: E402
+import build_english_text as B  # noqa: E402
+import course_bert_card as C  # noqa: E402
+import course_bert_eval as E  # noqa: E402
 
-pytestmark = pytest.mark.slow  # recomputes the model card on held-out text (~45 s): make test, not make check
+pytestmark = pytest.mark.slow  # recomputes the model card on held-out text (~2 min): make test, not make check
 
 MODEL = data_dir("models", "course-bert")
 METRICS = json.loads((MODEL / "metrics.json").read_text())
 CURVE = json.loads((MODEL / "losses.json").read_text())
-HELDOUT = (MODEL / T.HELDOUT_FILE).read_text().splitlines()
-TOL = 0.005  # top-1/top-5 and cosines recomputed here vs metrics.json: other CPUs sum in other orders
+ROWS = E.read_heldout(MODEL / E.HELDOUT_FILE)
+EVAL = [r[3] for r in E.round_robin([r for r in ROWS if r[2] == "eval"])]
+TOL = 0.005  # rates and cosines recomputed here vs metrics.json: other CPUs sum in other orders
 
 
 @pytest.fixture(scope="module")
 def course_bert():
-    return load_pretrained(MODEL, device="cpu")
+    return load_pretrained("course-bert", device="cpu")
 
 
 @pytest.fixture(scope="module")
 def unigram():
-    return load_file(str(MODEL / T.UNIGRAM_FILE))["unigram"]
+    return load_file(str(MODEL / "unigram.safetensors"))["unigram"]
 
 
-def test_every_file_is_at_most_50_mb_and_the_directory_at_most_25_mb():
+def test_files_are_small_enough_and_the_data_card_and_licences_ship_with_it():
     files = [f for f in MODEL.rglob("*") if f.is_file()]
+    names = {f.name for f in files}
     assert {DELTA_FILE, BASE_FILE, "config.json", "vocab.txt", "metrics.json", "losses.json", "MODEL_CARD.md",
-            T.HELDOUT_FILE, T.UNIGRAM_FILE, "GCIDE_LICENSE.txt"} <= {f.name for f in files}
+            "DATA_CARD.md", E.HELDOUT_FILE, "unigram.safetensors"} <= names
     assert max(f.stat().st_size for f in files) <= 50 * 2**20
-    assert sum(f.stat().st_size for f in files) <= 25 * 2**20
     assert (MODEL / DELTA_FILE).stat().st_size == METRICS["delta_bytes"]
+    sources = METRICS["data"]["sources"]
+    assert len(sources) >= 20
+    for name, s in sources.items():
+        assert s["licence_files"] and all((MODEL / "licences" / name / f).is_file() for f in s["licence_files"]), name
+        assert s["title"] in (MODEL / "DATA_CARD.md").read_text()
 
 
-def test_it_loads_by_name_from_the_registry():
+def test_it_loads_by_name_and_every_part_was_trained(course_bert):
     from course_lib.checkpoints import resolve_model_dir, shipped_models
 
     assert "course-bert" in shipped_models()
     assert resolve_model_dir("course-bert").resolve() == MODEL.resolve()
-
-
-def test_it_is_a_bert_with_an_mlm_head_whose_embeddings_are_the_base_and_whose_layers_were_trained(course_bert):
     model, tok = course_bert
     assert model.has_mlm_head and model.config.num_hidden_layers == 6 and tok.vocab_size == 30522
     assert model.num_parameters() == METRICS["parameters"]
     assert model.cls.predictions.decoder.weight is model.bert.embeddings.word_embeddings.weight  # tied
-    base = {k: v for k, v in read_state_dict(embedded_model_dir()).items() if k != "embeddings.position_ids"}
+    base = read_state_dict(embedded_model_dir())
     mine = model.bert.state_dict()
-    for name, p in base.items():
-        if name.startswith("embeddings."):
-            assert torch.equal(p, mine[name]), f"{name} should be the embedded model's (frozen)"
-    for i in range(6):
-        key = f"encoder.layer.{i}.output.dense.weight"
-        assert not torch.equal(base[key], mine[key]), f"layer {i} was not trained"
+    for key in ["embeddings.word_embeddings.weight"] + [f"encoder.layer.{i}.output.dense.weight" for i in range(6)]:
+        assert not torch.equal(base[key], mine[key]), f"{key} was not trained"
 
 
 def test_the_tools_held_out_metric_uses_the_librarys_masks(course_bert, unigram):
     model, tok = course_bert
-    texts = HELDOUT[:120]
-    mine = T.heldout_mlm(model, tok, texts, unigram, seed=0)
-    lib = masked_token_accuracy(model, tok, texts, unigram, seed=0)
+    mine = E.heldout_mlm(model, tok, EVAL[:120], unigram, seed=0)
+    lib = masked_token_accuracy(model, tok, EVAL[:120], unigram, seed=0)
     assert mine["n_masked"] == lib.n_masked
-    for k in ("top1", "top5", "baseline_top1", "baseline_top5"):
-        assert mine[k] == pytest.approx(getattr(lib, k), abs=1e-12), k
+    for k in ("top1", "top5", "baseline_top1", "baseline_top5", "top1_frequent", "top1_other"):
+        assert mine[k] == pytest.approx(getattr(lib, k), abs=1e-6), k  # float32 vs float64 means
+    assert mine["n_frequent"] == lib.n_frequent and lib.frequent == E.FREQUENT
 
 
-def test_held_out_loss_top1_top5_are_recomputed_and_beat_the_unigram_baseline(course_bert, unigram):
+def test_held_out_numbers_are_recomputed_and_beat_the_unigram_baseline(course_bert, unigram):
     model, tok = course_bert
-    m = METRICS["heldout_eval"]
-    got = T.heldout_mlm(model, tok, HELDOUT[T.EVAL_TEXTS], unigram, seed=0)
-    assert got["n_masked"] == m["n_masked"]
+    want = METRICS["heldout"]
+    got = E.heldout_mlm(model, tok, EVAL, unigram, seed=0)
+    assert got["n_masked"] == want["n_masked"] and got["n_frequent"] == want["n_frequent"]
     for k in ("baseline_top1", "baseline_top5", "unigram_loss"):
-        assert got[k] == pytest.approx(m[k], abs=1e-9), k
-    assert got["top1"] == pytest.approx(m["top1"], abs=TOL)
-    assert got["top5"] == pytest.approx(m["top5"], abs=TOL)
-    assert got["loss"] == pytest.approx(m["loss"], abs=0.01)
-    # the MLM has learnt: 10 points above the context-free baseline at top-1 and top-5, and its loss is at least
-    # half a nat below the baseline's (the issue's stricter target, a full nat, is not met: see MODEL_CARD.md)
-    assert got["top1"] > got["baseline_top1"] + 0.10 and got["top5"] > got["baseline_top5"] + 0.10, got
-    assert got["loss"] <= got["unigram_loss"] - 0.5, got
+        assert got[k] == pytest.approx(want[k], abs=1e-9), k
+    for k in ("top1", "top5", "top1_frequent", "top1_other"):
+        assert got[k] == pytest.approx(want[k], abs=TOL), k
+    assert got["loss"] == pytest.approx(want["loss"], abs=0.01)
+    # it has learnt from the context: four times the baseline's top-1, two nats below its loss; and beyond the 50
+    # most frequent tokens (v1 got 2 of 903 others right, 0.2%), though frequent tokens still carry most of its top-1
+    assert got["top1"] > 4 * got["baseline_top1"] and got["loss"] < got["unigram_loss"] - 2, got
+    assert got["top1_other"] > 0.03 and got["top1_frequent"] > 0.4, got
 
 
-def test_geometry_per_layer_is_recomputed_on_held_out_tokens_with_z_scoring_fitted_on_other_tokens(course_bert):
+def test_per_register_numbers_are_recomputed(course_bert, unigram):
     model, tok = course_bert
-    score, fit = HELDOUT[T.EVAL_TEXTS], HELDOUT[T.FIT_TEXTS]
-    assert not set(map(T.normalise, score)) & set(map(T.normalise, fit)), "z-scoring must be fitted on other tokens"
-    geom = T.layer_geometry(model, tok, score, fit)
+    rows = E.round_robin([r for r in ROWS if r[2] == "eval"])  # the card's order (the masks depend on it)
+    got = E.by_group(model, tok, rows, unigram, 1)
+    want = METRICS["heldout"]["by_register"]
+    assert set(got) == set(want) and len(got) >= 7
+    for reg, v in want.items():
+        assert got[reg]["top1"] == pytest.approx(v["top1"], abs=TOL), reg
+        assert got[reg]["top1"] > v["baseline_top1"], reg   # the context helps in every register
+
+
+def test_everyday_cloze_scores_are_recomputed(course_bert):
+    model, tok = course_bert
+    for name, want in METRICS["cloze"].items():
+        got = E.cloze_scores(model, tok, E.read_cloze(name))
+        assert got["n"] == want["n"]
+        assert [r["top"] for r in got["rows"]] == [r["top"] for r in want["rows"]], name
+
+
+def test_keep_positions_are_copied_and_masked_ones_recovered(course_bert, unigram):
+    from course_lib.pretraining import predictions_by_fate
+
+    model, tok = course_bert
+    got = predictions_by_fate(model, tok, EVAL, unigram, seed=0)
+    for fate, want in METRICS["fates"].items():
+        assert got[fate].n == want["n"], fate
+        assert got[fate].top1_original == pytest.approx(want["top1_original"], abs=TOL), fate
+    assert got["unchanged"].top1_original > got["[MASK]"].top1_original
+
+
+def test_geometry_is_recomputed_with_z_scoring_fitted_on_other_tokens(course_bert):
+    model, tok = course_bert
+    score, fit = shipped_heldout("course-bert", "eval"), shipped_heldout("course-bert", "fit")
+    assert score == EVAL
+    assert not set(map(E.normalise, score)) & set(map(E.normalise, fit)), "z-scoring must be fitted on other tokens"
+    geom = E.layer_geometry(model, tok, score, fit)
     want = METRICS["geometry"]
     assert (geom["n_tokens_scored"], geom["n_tokens_fitted"]) == (want["n_tokens_scored"], want["n_tokens_fitted"])
     for key in ("anisotropy", "zscored", "top3_share"):
         assert geom[key] == pytest.approx(want[key], abs=TOL), key
-    met = T.meets_target(geom, METRICS["heldout_eval"]["loss"], METRICS["unigram_entropy"])
-    assert met == METRICS["target"]["met"]
-    a, z, share = geom["anisotropy"], geom["zscored"], geom["top3_share"]
-    # the claims of §11.3 the notebooks draw from this model (see MODEL_CARD.md):
-    assert max(abs(v) for v in z) < 0.05, z                       # z-scoring removes the common direction
-    assert all(abs(zv) < 0.25 * av for zv, av in zip(z[1:], a[1:])), (z, a)
-    assert a[1] < a[3] < a[5] and min(a[-2:]) > 2 * a[0], a      # anisotropy rises with depth
-    assert max(share) > 0.5, share                                # a few rogue dimensions dominate some layers
+    assert max(abs(v) for v in geom["zscored"]) < 0.05  # z-scoring removes the common direction
 
 
-def test_the_chosen_checkpoint_is_the_best_one_meeting_the_target_along_the_curve():
+def test_the_shipped_checkpoint_has_the_lowest_tracked_held_out_loss():
     evals = CURVE["evaluations"]
     steps = [r["step"] for r in evals]
-    assert steps == sorted(steps) and steps[0] == 0 and METRICS["chosen_step"] in steps
-    assert len(CURVE["train_loss"]) == METRICS["training"]["steps_run"] == steps[-1]
-    assert all(len(r["anisotropy"]) == len(r["zscored"]) == len(r["top3_share"]) == 7 for r in evals)
-    ok = [r for r in evals if r["meets_target"]]
+    assert steps == sorted(steps) and steps[0] == 0 and steps[-1] == METRICS["training"]["steps_run"]
+    assert len(CURVE["train_loss"]) == METRICS["training"]["steps_run"]
     chosen = next(r for r in evals if r["step"] == METRICS["chosen_step"])
-    if ok:
-        assert chosen["loss"] == min(r["loss"] for r in ok)
-    assert evals[-1]["loss"] < evals[0]["loss"] - 3  # the curve: MLM loss falls from the fresh head's ~ln|V|
+    assert chosen["loss"] == min(r["loss"] for r in evals)
+    assert all(len(r["anisotropy"]) == len(r["top3_share"]) == 7 for r in evals)
+    assert evals[-1]["loss"] < evals[0]["loss"] - 5  # from the fresh head's ~ln|V|
 
 
-def test_chapter_cloze_probes_give_plausible_words(course_bert):
-    model, tok = course_bert
-    assert METRICS["probes"], "metrics.json lists the probes"
-    for text, want in METRICS["probes"].items():
-        got = fill_mask(model, tok, text, top_k=5)[0]
-        assert got.tokens[:3] == want["tokens"][:3], text
-    top = fill_mask(model, tok, "Please turn [MASK] homework in.", top_k=5)[0].tokens
-    assert {"your", "his", "her", "my", "the", "their"} & set(top[:3]), top
-    top = fill_mask(model, tok, "He plays the [MASK] in an orchestra.", top_k=5)[0].tokens
-    assert sum(t.isalpha() for t in top) >= 4, top
+def test_held_out_texts_follow_the_split_rule_and_span_every_source():
+    assert len(ROWS) == METRICS["data"]["heldout_shipped"]
+    assert all(B.is_heldout(r[3]) for r in ROWS)
+    assert {r[0] for r in ROWS} == set(METRICS["data"]["sources"])
+    assert len({E.normalise(r[3]) for r in ROWS}) == len(ROWS)
 
 
-def test_held_out_texts_follow_the_split_rule_so_they_were_never_trained_on():
-    assert len(HELDOUT) == METRICS["data"]["heldout_shipped"] == T.HELDOUT_SHIPPED
-    assert all(T.is_heldout(t) for t in HELDOUT)
-    train, held = T.split(HELDOUT + ["A definition that the split rule puts on the training side, surely."])
-    assert held == [t for t in HELDOUT] or sorted(held) == sorted(HELDOUT)
-    assert len(set(map(T.normalise, HELDOUT))) == len(HELDOUT)
-    assert all(len(t.split()) >= T.MIN_WORDS for t in HELDOUT)
+TEXT = Path(__import__("tempfile").gettempdir()) / "english-text" / "train.tsv"
 
 
-@pytest.mark.skipif(not any((r / T.GCIDE_DICT).exists() for r in (Path("/"), Path("/tmp/course-bert-build/dict-gcide"))),
-                    reason="GCIDE (Debian dict-gcide) is not unpacked here: run tools/train_course_bert.py once")
+@pytest.mark.skipif(not TEXT.exists(), reason="the training text is not built here: python tools/build_english_text.py")
 def test_no_held_out_text_is_in_the_training_text():
-    root = Path("/") if (Path("/") / T.GCIDE_DICT).exists() else Path("/tmp/course-bert-build/dict-gcide")
-    train, held = T.split(T.gcide_paragraphs(root))
-    assert len(train) == METRICS["data"]["train_paragraphs"]
-    train_keys = set(map(T.normalise, train))
-    assert not any(T.normalise(t) in train_keys for t in HELDOUT)
-    assert set(HELDOUT) <= set(held)
+    import hashlib
+
+    if hashlib.sha256(TEXT.read_bytes()).hexdigest() != METRICS["data"]["text_sha256"]:
+        pytest.skip("the training text built here is not the one course-bert was trained on")
+    train = {E.normalise(line.split("\t", 1)[1]) for line in TEXT.read_text().splitlines()}
+    assert not any(E.normalise(r[3]) in train for r in ROWS)
 
 
 def test_model_card_and_readme_are_what_cards_only_generates():
-    assert (MODEL / "MODEL_CARD.md").read_text() == T.model_card(METRICS, CURVE, T.read_alternatives(MODEL))
+    assert (MODEL / "MODEL_CARD.md").read_text() == C.model_card(METRICS, CURVE)
     readme = (ROOT / "README.md").read_text()
-    assert T.README_BEGIN + "\n" + T.metrics_table(METRICS) + T.README_END in readme
+    assert C.README_BEGIN + "\n" + C.metrics_table(METRICS) + C.README_END in readme
 
 
-def test_the_card_states_data_licence_and_the_chapters_reference():
-    card = (MODEL / "MODEL_CARD.md").read_text()
-    assert "GPL-2.0-or-later" in card and "GCIDE" in card and "Ethayarajh" in card and "0.6-0.7" in card
-    assert METRICS["training"]["command"].startswith("python tools/train_course_bert.py")
-    assert "GNU GENERAL PUBLIC LICENSE" in (MODEL / "GPL-2.txt").read_text()
+def test_fill_mask_on_everyday_sentences(course_bert):
+    model, tok = course_bert
+    top = fill_mask(model, tok, "Please turn [MASK] homework in.", top_k=5)[0].tokens
+    assert {"your", "his", "her", "my", "the", "their"} & set(top[:3]), top
+    top = fill_mask(model, tok, "The dog [MASK] at the mailman.", top_k=5)[0].tokens
+    assert sum(t.isalpha() for t in top) >= 4, top  # v1 answered ", word as kind of"

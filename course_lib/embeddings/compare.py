@@ -2,7 +2,7 @@
 a randomly initialised encoder of the same configuration, measured on the same tokens.
 
     models = compared_models()                          # {"course-bert": (model, tok), "all-MiniLM-L6-v2": ..., ...}
-    score, fit = heldout_texts()                         # held-out GCIDE paragraphs: tokens scored / tokens fitted
+    score, fit = heldout_texts()                         # course-bert's held-out English text: scored / fitted
     S = model_states(model, tok, examples=data.examples, words=words, score_texts=score, fit_texts=fit)
     die_examples()                                       # Fig. 11.7's *die*: dice, to die, the German article
     sense_cosine_table(vectors, labels); silhouette(vectors, labels)
@@ -15,14 +15,12 @@ from dataclasses import dataclass
 
 import torch
 
-from ..paths import data_dir
 from .cache import cached_states, model_fingerprint
 from .senses import SenseExample, parse_marked
 from .states import corpus_states, isolated_word_states, target_states
 
 COURSE_BERT, MINILM, RANDOM = "course-bert", "all-MiniLM-L6-v2", "random init"
 MODEL_NAMES = (COURSE_BERT, MINILM, RANDOM)
-SCORE_TEXTS, FIT_TEXTS = slice(0, 1000), slice(1000, 2000)  # as course-bert's MODEL_CARD.md measures its geometry
 
 # Fig. 11.7 (Coenen et al. 2019): *die* as the singular of dice, the verb, and the German article.
 DIE_SENTENCES = {
@@ -86,13 +84,11 @@ def compared_models(seed: int = 0, minilm: tuple | None = None) -> dict:
 
 
 def heldout_texts() -> tuple[list[str], list[str]]:
-    """course-bert's held-out GCIDE paragraphs (never trained on): (texts whose tokens are scored, texts whose
-    tokens the z-scoring is fitted on), lines 0:1000 and 1000:2000 of its heldout.txt."""
-    path = data_dir("models", COURSE_BERT, "heldout.txt")
-    if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: course-bert is not installed")
-    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return lines[SCORE_TEXTS], lines[FIT_TEXTS]
+    """course-bert's held-out English text (never trained on, every source interleaved): (texts whose tokens are
+    scored, other texts whose tokens the z-scoring is fitted on), as course-bert's MODEL_CARD.md measures it."""
+    from ..checkpoints import shipped_heldout
+
+    return shipped_heldout(COURSE_BERT, "eval"), shipped_heldout(COURSE_BERT, "fit")
 
 
 @dataclass
