@@ -52,9 +52,6 @@ def test_every_claim_cell_has_a_test():
 
 # ----------------------------------------------------------------------------- §1 the cloze task
 
-PUNCTUATION_OR_FUNCTION = {",", ".", ";", "-", "and", "as", "or", "to", "be", "of", "a", "the", "an", "in"}
-
-
 def cloze_by_model(run) -> dict[str, dict]:
     models = {name: cloze_rows(text) for name, text in by_model(output(run, "cloze")).items()}
     assert list(models) == ["course-bert", "minilm-wordnet-mlm"], list(models)
@@ -62,47 +59,71 @@ def cloze_by_model(run) -> dict[str, dict]:
 
 
 @pytest.mark.slow
-def test_cloze_both_models_prefer_the_over_the_chapters_your(run):
+def test_cloze_both_models_prefer_the_and_course_bert_has_your_fifth(run):
     models = cloze_by_model(run)
     for name, rows in models.items():
         homework = rows[("Please turn [MASK] homework in.", 1)]
         assert homework["top"][0][0] == "the", f"{name}: *the* gets the most probability"
-        assert homework["word"] == "your" and homework["rank"] > 5, f"{name}: *your* is not among the first five"
     cb, other = (m[("Please turn [MASK] homework in.", 1)] for m in models.values())
-    assert 30 <= cb["rank"] <= 50 and 0.001 <= cb["p"] < 0.003, "course-bert: about 40th, with 0.2%"
-    assert other["rank"] == 16 and 0.005 <= other["p"] <= 0.02, "minilm-wordnet-mlm: 16th, with about 1%"
+    assert cb["word"] == "your" and cb["rank"] == 5 and 0.03 <= cb["p"] <= 0.05, "course-bert: 5th, about 4%"
+    assert other["rank"] == 16, "minilm-wordnet-mlm ranks it 16th"
 
 
 @pytest.mark.slow
-def test_cloze_homework_gap_full_stop_against_topic_words(run):
+def test_cloze_homework_gap_particles_against_topic_words(run):
     models = cloze_by_model(run)
     cb = models["course-bert"][("Please turn your homework [MASK].", 1)]
     other = models["minilm-wordnet-mlm"][("Please turn your homework [MASK].", 1)]
-    assert cb["top"][0][0] == ".", cb
+    assert [t for t, _ in cb["top"][:2]] == ["up", "way"] and cb["top"][0][1] < 0.05, cb  # little confidence
     assert {"school", "homework"} <= {t for t, _ in other["top"]}, other
     assert cb["rank"] > 5 and other["rank"] > 5, "neither puts *in* in its first five"
 
 
 @pytest.mark.slow
-def test_cloze_fig_11_4_gaps_punctuation_for_one_model_fish_for_the_other(run):
+def test_cloze_fig_11_4_comma_and_long_for_one_model_fish_for_the_other(run):
     models = cloze_by_model(run)
     for text in ("So [MASK] and [MASK] for all apricot fish.", "So [MASK] and [MASK] for all the fish."):
-        for i, word in ((1, "long"), (2, "thanks")):
-            cb, other = models["course-bert"][(text, i)], models["minilm-wordnet-mlm"][(text, i)]
-            assert cb["top"][0][0] in PUNCTUATION_OR_FUNCTION, f"course-bert {text} #{i}: {cb['top']}"
-            assert "fish" in other["top"][0][0], f"minilm-wordnet-mlm {text} #{i}: {other['top']}"
-            for row in (cb, other):
-                assert row["word"] == word and row["rank"] > 50, f"{word} is far down both lists"
-                if word == "thanks":
-                    assert row["rank"] > 1000, "*thanks* beyond rank 1,000"
+        cb1 = models["course-bert"][(text, 1)]
+        assert cb1["top"][0][0] == "," and cb1["rank"] in (3, 4), f"comma first, *long* 3rd or 4th: {cb1}"
+        for i in (1, 2):
+            assert models["minilm-wordnet-mlm"][(text, i)]["top"][0][0] == "fish", text
+        cb2, other2 = models["course-bert"][(text, 2)], models["minilm-wordnet-mlm"][(text, 2)]
+        assert cb2["word"] == "thanks" and cb2["rank"] > 50 and other2["rank"] > 3000, (cb2, other2)
+
+
+def everyday_of(run) -> dict[str, dict]:
+    out = {}
+    for name, text in by_model(output(run, "everyday")).items():
+        m = re.search(r"(\d+) everyday sentences: an acceptable word first in (\d+)%, in the top 5 in (\d+)%", text)
+        assert m, text
+        rows = re.findall(r"^  (.+?\[MASK\].*?) \| (.+?) \| (ok|--)$", text, flags=re.M)
+        out[name] = {"n": int(m.group(1)), "top1": int(m.group(2)), "top5": int(m.group(3)), "rows": rows}
+    assert list(out) == ["course-bert", "minilm-wordnet-mlm"]
+    return out
 
 
 @pytest.mark.slow
-def test_model_beats_the_unigram_baseline_on_held_out_glosses(run):
+def test_everyday_sentences_a_quarter_in_the_top_five_and_two_ways_to_fail(run):
+    ev = everyday_of(run)
+    cb, other = ev["course-bert"], ev["minilm-wordnet-mlm"]
+    assert cb["n"] == other["n"] == 165
+    assert 25 < cb["top5"] <= 33 and 25 < other["top5"] <= 33, "just over a quarter"
+    assert (cb["top5"], other["top5"]) == (28, 27) and (cb["top1"], other["top1"]) == (9, 5)
+    baby_cb = next(r for r in cb["rows"] if r[0].startswith("The baby is"))
+    baby_other = next(r for r in other["rows"] if r[0].startswith("The baby is"))
+    assert "baby" in baby_other[1].split(", ") and "baby" not in baby_cb[1].split(", "), "the copier copies *baby*"
+    assert {"house", "room", "night"} <= {w for r in cb["rows"] for w in r[1].split(", ")}
+
+
+@pytest.mark.slow
+def test_model_beats_the_unigram_baseline_mostly_on_frequent_tokens(run):
     text = output(run, "heldout-accuracy")
     top1, base1 = number(r"top-1 ([\d.]+)%", text), number(r"unigram baseline ([\d.]+)%", text)
     top5, base5 = number(r"top-5 ([\d.]+)%", text), number(r"\(baseline ([\d.]+)%\)", text)
-    assert top1 > 2 * base1 and top5 > base5
+    assert 4 <= top1 / base1 < 5 and 1.8 <= top5 / base5 <= 2.2, "four times the top-1, twice the top-5"
+    freq = number(r"most frequent tokens \([\d,]+ of the masked\): top-1 ([\d.]+)%", text)
+    other = number(r"all other tokens \([\d,]+\): top-1 ([\d.]+)%", text)
+    assert 45 <= freq < 50 and 3.5 <= other <= 4.5, "almost half / about one in twenty-five"
 
 
 # ----------------------------------------------------------------------------- §2 the MLM head
@@ -165,12 +186,14 @@ def test_where_it_sees_a_real_token_it_predicts_that_token_nine_times_in_ten(run
 
 
 @pytest.mark.slow
-def test_course_bert_copies_a_seen_token_about_three_times_in_ten(run):
+def test_course_bert_copies_a_seen_token_about_eight_times_in_ten(run):
     stats = fates_of(run, "course-bert")
     for fate in ("unchanged", "not selected"):
-        assert 0.22 <= stats[fate]["shown"] <= 0.36, f"about three times in ten: {fate}: {stats[fate]}"
-        assert stats[fate]["shown"] - stats["[MASK]"]["original"] < 0.15, "not much more often than at [MASK]"
-    assert stats["[MASK]"]["original"] < stats["not selected"]["shown"]
+        assert 0.75 <= stats[fate]["shown"] <= 0.85, f"about eight times in ten: {fate}: {stats[fate]}"
+    rnd = stats["random token"]
+    assert 0.28 <= rnd["shown"] <= 0.38 and 0.10 <= rnd["original"] <= 0.15, f"one in three / one in eight: {rnd}"
+    assert 0.2 <= stats["[MASK]"]["original"] <= 0.3, "about a quarter at [MASK]"
+    assert stats["unchanged"]["shown"] < fates_of(run, "minilm-wordnet-mlm")["unchanged"]["shown"], "a little less firmly"
 
 
 @pytest.mark.slow
@@ -231,6 +254,7 @@ def test_mlm_loss_starts_at_ln_v_and_ends_far_below_the_unigram_lines(run):
     assert n["train_end"] < n["entropy"] - 1.5, "far below the unigram entropy"
     assert n["held_end"] < n["held_unigram"] - 1.0, "on held-out text as well"
     assert n["held_unigram"] > n["entropy"], "the unigram guess does worse on held-out text"
+    assert 1.2 <= n["held_end"] - n["train_end"] <= 1.8, "held-out about a nat and a half above training: overfitting"
 
 
 @pytest.mark.slow
@@ -282,38 +306,26 @@ def test_nsp_reads_the_pooler_not_the_raw_cls_vector(run):
 # ----------------------------------------------------------------------------- §7 domain adaptation
 
 @pytest.mark.slow
-def test_adaptation_lowers_in_domain_loss_by_more_than_a_nat_and_costs_a_little_on_general_text(run):
+def test_adaptation_lowers_in_domain_loss_and_costs_a_little_on_general_text(run):
     text = output(run, "adaptation")
     dom = re.search(r"in-domain \(held-out Python manual\)\s+held-out cloze loss ([\d.]+) -> ([\d.]+)", text)
-    gen = re.search(r"general English \(held-out dictionary text\)\s+held-out cloze loss ([\d.]+) -> ([\d.]+)", text)
+    gen = re.search(r"general English \(course-bert's held-out text\)\s+held-out cloze loss ([\d.]+) -> ([\d.]+)", text)
     assert dom and gen, text
-    assert 1.0 <= float(dom.group(1)) - float(dom.group(2)) <= 2.0, "more than a nat"
-    assert 0.5 < float(gen.group(2)) - float(gen.group(1)) < 1.0, "general English: more than half a nat worse"
+    assert 0.6 <= float(dom.group(1)) - float(dom.group(2)) <= 0.9, "about three quarters of a nat"
+    assert 0.15 <= float(gen.group(2)) - float(gen.group(1)) <= 0.35, "general English: about a quarter of a nat worse"
 
 
 @pytest.mark.slow
-def test_adaptation_moves_five_domain_words_up_and_changes_every_first_choice(run):
+def test_adaptation_moves_every_domain_word_up_but_none_to_first(run):
     text = output(run, "adaptation-probes")
     found = re.findall(r"before: (\S+) .*?'(\w+)': rank ([\d,]+), p = [\d.]+\n\s+after:\s+(\S+) .*?'\w+': rank ([\d,]+)",
                        text)
     assert len(found) == 6, text
     ranks = {w: (int(b.replace(",", "")), int(a.replace(",", ""))) for _, w, b, _, a in found}
-    climbed = [w for w, (b, a) in ranks.items() if a < b]
-    assert sorted(climbed) == sorted(set(ranks) - {"if"}), f"five of six climb, not *if*: {ranks}"
-    assert sum(b >= 10 * a for b, a in ranks.values()) == 3, f"three by a factor of ten or more: {ranks}"
-    b_if, a_if = ranks["if"]
-    assert b_if <= 100 and b_if < a_if <= 1.5 * b_if, f"*if*, in the first hundred, slips a little: {ranks['if']}"
-    assert all(before != after for before, _, _, after, _ in found), "the first choices all change"
-    assert sum(after == '"' for _, _, _, after, _ in found) > len(found) / 2, "mostly to the quotation mark"
-
-
-def test_the_quotation_mark_is_one_of_the_manuals_most_frequent_tokens():
-    """Recomputed: the prose calls '"' one of the manual's most frequent tokens (under course-bert's vocabulary)."""
-    from course_lib.checkpoints import shipped_model_dir
-    from course_lib.pretraining.masking import unigram_distribution
-    from course_lib.pretraining.training import python_reference_documents
-    from course_lib.tokenization import BertTokenizer
-
-    tok = BertTokenizer.from_dir(shipped_model_dir("course-bert"))
-    unigram = unigram_distribution([s for d in python_reference_documents() for s in d], tokenizer=tok)
-    assert '"' in tok.convert_ids_to_tokens(unigram.topk(3).indices.tolist())
+    assert all(a < b for b, a in ranks.values()), f"all six climb: {ranks}"
+    assert 600 <= ranks["exception"][0] < 700 and ranks["exception"][1] <= 20, ranks["exception"]
+    assert ranks["return"][1] <= 30 and ranks["def"][1] >= 1000, ranks
+    assert all(a > 1 for _, a in ranks.values()), "none becomes a first choice"
+    changed = [after for before, _, _, after, _ in found if before != after]
+    assert len(changed) == 5, "five of the six first choices change"
+    assert {"execution", "string", "function"} <= set(changed), changed
