@@ -11,7 +11,7 @@ import re
 import pytest
 
 from conftest import ROOT
-from notebook_runs import claims_in, executed_ok, output, prose
+from notebook_runs import number, claims_in, executed_ok, output, prose
 
 NOTEBOOK = ROOT / "notebooks" / "11_3_contextual_embeddings.py"
 COURSE, MINILM, RANDOM = "course-bert", "all-MiniLM-L6-v2", "random init"
@@ -107,7 +107,7 @@ def test_wsd_by_layer(run):
     rows, mfs = wsd(run)
     for name in (COURSE, MINILM, RANDOM):
         assert rows[name][0][0] <= mfs, name                 # no model beats MFS at L0
-    assert rows[COURSE][0][0] == rows[MINILM][0][0]          # L0 is shared (course-bert's embeddings frozen)
+    assert abs(rows[COURSE][0][0] - rows[MINILM][0][0]) < 1  # L0 alike (course-bert's embeddings started as MiniLM's)
     for name in TRAINED:
         layers, last4 = rows[name]
         best = max(range(7), key=layers.__getitem__)
@@ -154,30 +154,33 @@ def test_course_bert_geometry_matches_its_model_card(run):
     card = json.loads((ROOT / "course_lib" / "data" / "models" / "course-bert" / "metrics.json").read_text())["geometry"]
     assert g["raw"] == pytest.approx(card["anisotropy"], abs=0.002)
     assert g["top3"] == pytest.approx(card["top3_share"], abs=0.01)
-    assert [round(v, 2) for v in g["raw"]] == [0.06, 0.14, 0.16, 0.20, 0.23, 0.27, 0.21]
+    assert [round(v, 2) for v in g["raw"]] == [0.06, 0.13, 0.14, 0.16, 0.18, 0.15, 0.12]
 
 
-def test_course_bert_rises_to_l5_then_drops(run):
+def test_course_bert_rises_to_l4_then_drops(run):
     raw = geometry(run)[COURSE]["raw"]
-    assert all(b > a for a, b in zip(raw[:6], raw[1:6])), raw   # rises with depth L0 … L5
-    assert raw[6] < raw[5], raw                                 # and drops at L6
+    assert all(b > a for a, b in zip(raw[:5], raw[1:5])), raw   # rises with depth L0 … L4
+    assert raw[6] < raw[5] < raw[4], raw                        # and drops at L5 and L6
     text = prose(run)
-    assert f"from {raw[0]:.2f} at L0 to {raw[5]:.2f} at L5, then *drops* to {raw[6]:.2f} at L6" in text
+    assert (f"from {raw[0]:.2f} at L0 to {raw[4]:.2f} at L4, then *drops* to {raw[5]:.2f} at L5 and {raw[6]:.2f}\n"
+            f"#   at L6" in NOTEBOOK.read_text()), "the prose states the measured values"
+    assert "far below the 0.6-0.7" in text
 
 
 def test_rogue_dimensions(run):
     g = geometry(run)
     top = g[COURSE]["top3"]
-    assert all(0.44 <= v <= 0.65 for v in top[:6]), top          # "carry 44-65% of the expected cosine"
+    assert all(0.37 <= v <= 0.54 for v in top[:6]), top          # "carry 37-54% of the expected cosine"
+    assert round(min(top[:6]), 2) == 0.37 and round(max(top[:6]), 2) == 0.54
     assert top[6] < 0.1                                          # "at L6 almost nothing"
-    assert "carry 44-65% of the expected cosine" in prose(run)
+    assert "carry 37-54% of the expected cosine" in prose(run)
     assert all(v < 0.1 for v in g[RANDOM]["top3"])              # no rogue dimensions in the random encoder
 
 
 def test_minilm_rises_then_nearly_isotropic_last_layer(run):
     g = geometry(run)
     raw = g[MINILM]["raw"]
-    assert raw[0] == g[COURSE]["raw"][0]                          # the embeddings are shared
+    assert abs(raw[0] - g[COURSE]["raw"][0]) < 0.01               # "almost the same L0"
     assert all(b > a for a, b in zip(raw[:6], raw[1:6])), raw     # "a similar rise to L5"
     assert raw[6] < 0.1                                           # "nearly isotropic" last layer
 
@@ -193,7 +196,23 @@ def test_random_init_most_anisotropic_everywhere_about_a_third(run):
 
 def test_z_scoring_brings_every_layer_near_zero(run):
     for name, g in geometry(run).items():
-        assert all(abs(v) < 0.02 for v in g["z"]), (name, g["z"])  # "within 0.02 of 0"
+        assert all(round(abs(v), 3) <= 0.020 for v in g["z"]), (name, g["z"])  # "0.02 or less" (as printed)
+
+
+def test_geometry_during_training_transient_then_settles(run):
+    text = output(run, "geometry-during-training")
+    start = number(r"L6 anisotropy: ([\d.]+) at step 0", text)
+    peak, peak_step = number(r"highest ([\d.]+) at step", text), number(r"highest [\d.]+ at step (\d+)", text)
+    peak_loss, end = number(r"\(loss ([\d.]+)\); at the end", text), number(r"at the end ([\d.]+)", text)
+    first_loss, final_loss = number(r"held-out MLM loss: ([\d.]+) at step 0", text), number(r"-> ([\d.]+) at step", text)
+    final = per_layer(r"([\d.]+)", text.splitlines()[-1].split(":", 1)[1])
+    assert (start, peak, peak_step, end) == (0.04, 0.30, 100, 0.13), text   # "jumps from 0.04 to 0.30 ... 0.13"
+    assert round(peak_loss, 1) == 6.4 and round(final_loss, 1) == 4.8 and first_loss > 10
+    assert max(range(7), key=final.__getitem__) == 4 and final[6] < final[5] < final[4]  # rises to L4, falls above
+    assert all(v > 0.1 for v in final[1:])                                  # "clearly positive" above L0
+    from course_lib.views.geometry_training import ETHAYARAJH_BERT_BASE
+    assert max(ETHAYARAJH_BERT_BASE["anisotropy"]) >= 0.6 > max(final)      # the size is not reproduced
+    assert "**not reproduced**" in prose(run) and "**reproduced**" in prose(run)
 
 
 # ----------------------------------------------------------------------------- §6 similarity
@@ -207,7 +226,8 @@ def similarity(run) -> dict:
         raw = [float(v) for v in m.group(3).split()]
         z = [float(v) for v in re.search(r"z +(.*?)   z-scoring", z_line).group(1).split()]
         up = int(re.search(r"raises ρ at (\d) of 7 layers", z_line).group(1))
-        assert up == sum(b > a for a, b in zip(raw, z))
+        # the count uses the unrounded values: a tie at 3 decimals may go either way
+        assert sum(b > a for a, b in zip(raw, z)) <= up <= sum(b >= a for a, b in zip(raw, z))
         out[(m.group(1).strip(), m.group(2))] = (raw, z)
     assert len(out) == 6
     return out
@@ -231,7 +251,7 @@ def test_z_scoring_does_not_reliably_help_similarity(run):
         assert sum(b > a for a, b in zip(raw, z)) >= 4, (name, raw, z)      # raises WordSim-353 at most layers
         raw2, z2 = s[(name, "simlex999")]
         assert sum(b < a for a, b in zip(raw2, z2)) >= 4, (name, raw2, z2)  # lowers SimLex-999 at most layers
-        assert all(abs(b - a) < 0.05 for a, b in zip(raw + raw2, z + z2))   # each time by less than 0.05
+        assert all(abs(b - a) <= 0.0505 for a, b in zip(raw + raw2, z + z2))  # "each time by 0.05 or less"
     assert "z-scoring helps" not in prose(run)
 
 
@@ -248,5 +268,6 @@ def test_six_exercises_and_two_predictions(run):
 
 def test_every_claim_cell_has_a_test_and_every_test_its_cell():
     marked = set(claims_in(NOTEBOOK))
-    tested = {"bank-cosines", "die-silhouette", "die-table", "wsd-by-layer", "scalar-mix", "geometry", "similarity"}
+    tested = {"bank-cosines", "die-silhouette", "die-table", "wsd-by-layer", "scalar-mix", "geometry", "similarity",
+              "geometry-during-training"}
     assert marked == tested, f"claim cells without a test: {marked - tested}; tests without a cell: {tested - marked}"

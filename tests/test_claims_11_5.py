@@ -65,15 +65,24 @@ def test_sbo_starts_at_the_unigram_loss_ends_below_it_also_held_out_and_mlm_stay
     assert f["held out: L_SBO"] < f["held out: unigram"]
     assert f["held out: unigram"] - f["held out: L_SBO"] < f["train: unigram, last 10 steps"] - f[
         "train: L_SBO, last 10 steps"]  # "by less" held out
+    # the MLM head is below both on the training curve, first and last steps, and held out (what the figure shows)
+    for when in ("first", "last"):
+        mlm = f[f"train: L_MLM, {when} 10 steps"]
+        assert mlm < f[f"train: L_SBO, {when} 10 steps"] and mlm < f[f"train: unigram, {when} 10 steps"], when
+        assert 6.0 <= mlm <= 6.2, "about 6.0-6.2 nats"
     assert f["held out: L_MLM"] < f["held out: L_SBO"]
+    assert round(f["held out: L_MLM"], 1) == 6.0 and round(f["held out: L_SBO"], 1) == 7.5
+    assert round(f["held out: unigram"], 1) == 7.6
 
 
-def test_edge_tokens_are_easiest_and_sbo_drops_further_in(facts):
+def test_edge_tokens_are_easiest_and_both_heads_drop_further_in(facts):
     f = facts["positions"]
     sbo, mlm = f["SBO top-1"], f["MLM top-1"]
     assert f["distance from the nearer boundary"] == [1, 2, 3]
-    assert min(f["tokens"]) >= 100
+    assert min(f["tokens"]) >= 100 and f["tokens"][2] < 300          # "a couple of hundred tokens"
     assert sbo[0] > max(sbo[1:]) and mlm[0] > max(mlm[1:])
+    assert 0.4 <= mlm[2] / mlm[0] <= 0.6, "the MLM head's top-1 roughly halves"
+    assert 0.25 <= sbo[2] / sbo[0] <= 0.4, "the SBO head's falls to about a third"
 
 
 def test_no_bio_sequence_holds_both_organisations_and_strict_reading_loses_the_org(facts):
