@@ -252,10 +252,10 @@ def train(args, corpus: Corpus, base_model, tok, log) -> dict:
         ids = m.input_ids.to(dev)
         if amp is not None:
             with amp:
-                out = model.bert(ids, torch.ones_like(ids), torch.zeros_like(ids), output_hidden_states=False)
+                out = model.bert(ids, None, torch.zeros_like(ids), output_hidden_states=False)  # packed: no padding
                 logits = model.cls.predictions(out.last_hidden_state[sel])
         else:
-            out = model.bert(ids, torch.ones_like(ids), torch.zeros_like(ids), output_hidden_states=False)
+            out = model.bert(ids, None, torch.zeros_like(ids), output_hidden_states=False)  # packed: no padding
             logits = model.cls.predictions(out.last_hidden_state[sel])
         loss = torch.nn.functional.cross_entropy(logits.float(), m.labels.to(dev)[sel])
         opt.zero_grad(set_to_none=True)
@@ -270,7 +270,7 @@ def train(args, corpus: Corpus, base_model, tok, log) -> dict:
         if step % 10 == 0:
             log(f"step {step:5d}  loss {sum(state['losses'][-10:]) / 10:.3f}  lr {sched.get_last_lr()[0]:.2e}  "
                 f"{state['train_seconds'] / 60:6.1f} min")
-        if step % args.eval_every == 0 or step == args.steps:
+        if step % args.eval_every == 0 or step == args.steps or step in args.eval_also:
             checkpoint(step)
             t_last = time.time()
             if args.stop_after is not None and step >= args.stop_after:
@@ -358,10 +358,13 @@ def command_line(args, steps_run: int) -> str:
     defaults = vars(parser().parse_args([]))
     given = {k: v for k, v in vars(args).items() if k != "stop_after"}
     for k, v in list(given.items()) + [("stop_after", steps_run if steps_run < args.steps else None)]:
-        if k in ("out", "run", "text", "write_only", "cards_only", "stop_file", "threads") or v == defaults.get(k):
+        if k in ("out", "run", "text", "write_only", "train_only", "cards_only", "stop_file", "threads") \
+                or v == defaults.get(k):
             continue
         if k == "stop_after" and v is None:
             continue
+        if isinstance(v, set):
+            v = ",".join(map(str, sorted(v)))
         parts.append(f"--{k.replace('_', '-')}" + ("" if v is True else f" {v}"))
     return " ".join(parts)
 
@@ -385,6 +388,10 @@ def parser() -> argparse.ArgumentParser:
                     help="stop at the next evaluation once this file exists; the same command continues the run")
     ap.add_argument("--stop-after", type=int, default=None,
                     help="stop after this step (at an evaluation) without changing the schedule of --steps")
+    ap.add_argument("--eval-also", type=lambda v: {int(x) for x in v.split(",") if x}, default=set(),
+                    help="extra evaluation steps, comma-separated (the fresh head's early transient: 50,100,200)")
+    ap.add_argument("--train-only", action="store_true", help="train, but leave the model folder unwritten "
+                    "(the GPU machine: tools/course_bert_gpu.py packs the run, --write-only finishes it here)")
     ap.add_argument("--write-only", action="store_true", help="write the model folder from the run's best checkpoint")
     ap.add_argument("--cards-only", action="store_true", help="rewrite MODEL_CARD.md and the README table from metrics.json")
     return ap
@@ -416,6 +423,8 @@ def main(argv=None):
     corpus = Corpus(args.text, tok, args.block_size, log)
     if not args.write_only:
         train(args, corpus, base_model, tok, log)
+    if args.train_only:
+        return
     metrics = write_model_dir(args, corpus, tok, log)
     log(json.dumps({k: metrics[k] for k in ("heldout", "cloze", "chosen_step")}, default=str)[:2000])
 
