@@ -268,6 +268,13 @@ def fillmask(repeats: int) -> dict:
     return res
 
 
+def _write_json(args, results: dict) -> None:
+    """--json FILE: the results, as the run printed them."""
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+
+
 def widgets(args, write: bool = True):
     """The widget benchmark (benchmarks/widget_latency.py): every widget of every notebook through its controls."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -277,9 +284,8 @@ def widgets(args, write: bool = True):
     res = widget_benchmark(repeats=5 if args.quick else 15, new_sentences=3 if args.quick else 8,
                            distinct=5 if args.quick else 13, notebooks=args.notebooks,
                            threads=args.threads)
-    if write and args.json:
-        with open(args.json, "w") as f:
-            json.dump({"widgets": res}, f, indent=2)
+    if write:
+        _write_json(args, {"widgets": res})
     return res if not write else 0
 
 
@@ -291,9 +297,8 @@ def states(args, write: bool = True):
     if args.threads:
         torch.set_num_threads(args.threads)
     res = states_benchmark(repeats=2 if args.quick else 5, max_sentences=60 if args.quick else 300)
-    if write and args.json:
-        with open(args.json, "w") as f:
-            json.dump({"states": res}, f, indent=2)
+    if write:
+        _write_json(args, {"states": res})
     return res if not write else 0
 
 
@@ -303,9 +308,8 @@ def notebooks(args, write: bool = True):
     from notebook_timings import notebooks_benchmark
 
     res = notebooks_benchmark(args.notebooks, warmup=not args.no_warmup)
-    if write and args.json:
-        with open(args.json, "w") as f:
-            json.dump({"notebooks": res}, f, indent=2)
+    if write:
+        _write_json(args, {"notebooks": res})
     return res if not write else 0
 
 
@@ -315,9 +319,8 @@ def browser(args, write: bool = True):
     from notebook_timings import browser_benchmark
 
     res = browser_benchmark(args.notebooks, repeats=3 if args.quick else 7)
-    if write and args.json:
-        with open(args.json, "w") as f:
-            json.dump({"browser": res}, f, indent=2)
+    if write:
+        _write_json(args, {"browser": res})
     return res if not write else 0
 
 
@@ -346,21 +349,15 @@ def main(argv=None):
     if args.only == "finetuning":
         results = {"finetuning": finetuning(2 if args.quick else 5, 4 if args.quick else 12,
                                             course_lib.get_device(args.device))}
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump(results, f, indent=2)
+        _write_json(args, results)
         return 0
     if args.only == "fillmask":
         results = {"fillmask": fillmask(1 if args.quick else 5)}
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump(results, f, indent=2)
+        _write_json(args, results)
         return 0
     if args.only == "tokenization":
         results = {"tokenization": tokenization(2 if args.quick else 5)}
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump(results, f, indent=2)
+        _write_json(args, results)
         return 0
     import warnings
 
@@ -393,9 +390,7 @@ def main(argv=None):
         results["finetuning"] = finetuning(2 if args.quick else 5, 4 if args.quick else 12, device)
         results["browser"] = browser(args, write=False)
         results["notebooks"] = notebooks(args, write=False)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": str(device), "sizes": sizes, "results": results}, f, indent=2)
+    _write_json(args, {"device": str(device), "sizes": sizes, "results": results})
     return 0
 
 

@@ -18,7 +18,8 @@ from pathlib import Path
 import torch
 
 from course_lib import mlm_mask
-from course_lib.embeddings import ZScorer, anisotropy, corpus_states, dimension_report
+from course_lib.checkpoints.registry import round_robin  # noqa: F401  (the trainer's too)
+from course_lib.embeddings import corpus_states, layer_geometry as library_geometry
 from course_lib.paths import data_dir
 from course_lib.pretraining import predictions_by_fate
 from course_lib.pretraining.everyday import everyday_cloze, everyday_cloze_scores
@@ -58,20 +59,6 @@ def write_heldout(path: Path, rows) -> None:
 def read_heldout(path: Path) -> list[tuple[str, str, str, str]]:
     lines = path.read_text(encoding="utf-8").splitlines()
     return [tuple(line.split("\t", 3)) for line in lines[1:]]
-
-
-def round_robin(rows, per_source: int | None = None) -> list:
-    """Rows interleaved by source (source order = sorted names), at most ``per_source`` of each: any prefix spans
-    every register."""
-    by_source = defaultdict(list)
-    for r in rows:
-        if per_source is None or len(by_source[r[0]]) < per_source:
-            by_source[r[0]].append(r)
-    queues = [by_source[s] for s in sorted(by_source)]
-    out = []
-    for i in range(max(map(len, queues), default=0)):
-        out += [q[i] for q in queues if i < len(q)]
-    return out
 
 
 @torch.no_grad()
@@ -131,15 +118,8 @@ def layer_geometry(model, tok, score_texts, fit_texts, *, n_tokens: int = GEOMET
     carried by the top-3 dimensions (Timkey & van Schijndel 2021)."""
     S = corpus_states(model, tok, score_texts, max_tokens=n_tokens)  # (N, L+1, d)
     F = corpus_states(model, tok, fit_texts, max_tokens=n_tokens)
-    raw, z, share, rogue = [], [], [], []
-    for layer in range(S.size(1)):
-        x = S[:, layer]
-        raw.append(anisotropy(x, n_pairs, seed))
-        z.append(anisotropy(ZScorer().fit(F[:, layer]).transform(x), n_pairs, seed))
-        rep = dimension_report(x, n_rogue=N_ROGUE)
-        share.append(rep.top_share())
-        rogue.append(rep.rogue)
-    return {"anisotropy": raw, "zscored": z, "top3_share": share, "rogue_dims": rogue,
+    g = library_geometry(S, F, n_pairs=n_pairs, seed=seed, n_rogue=N_ROGUE)
+    return {"anisotropy": g.anisotropy, "zscored": g.zscored, "top3_share": g.top_share, "rogue_dims": g.rogue,
             "n_tokens_scored": int(S.size(0)), "n_tokens_fitted": int(F.size(0))}
 
 

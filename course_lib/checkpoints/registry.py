@@ -34,6 +34,18 @@ def shipped_models() -> dict[str, str]:
     return {name: about for name, about in SHIPPED.items() if shipped_model_dir(name) is not None}
 
 
+def round_robin(rows, per_source: int | None = None) -> list:
+    """Rows (tuples whose first field is their source) interleaved by source, sources in sorted order, at most
+    ``per_source`` of each: any prefix of the result spans every source."""
+    by_source: dict = {}
+    for r in rows:
+        queue = by_source.setdefault(r[0], [])
+        if per_source is None or len(queue) < per_source:
+            queue.append(r)
+    queues = [by_source[s] for s in sorted(by_source)]
+    return [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
+
+
 def shipped_heldout(name: str, split: str = "eval") -> list[str]:
     """The held-out texts (never trained on) shipped with the model ``name``.
 
@@ -50,12 +62,7 @@ def shipped_heldout(name: str, split: str = "eval") -> list[str]:
     tsv, txt = folder / "heldout.tsv", folder / "heldout.txt"
     if tsv.exists():
         rows = [line.split("\t", 3) for line in tsv.read_text(encoding="utf-8").splitlines()[1:] if line.strip()]
-        by_source: dict[str, list[str]] = {}
-        for source, _register, part, text in rows:
-            if part == split:
-                by_source.setdefault(source, []).append(text)
-        queues = [by_source[s] for s in sorted(by_source)]
-        return [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
+        return [text for _source, _register, _part, text in round_robin([r for r in rows if r[2] == split])]
     if txt.exists():
         if split == "fit":
             raise ValueError(f"{name} ships one list of held-out texts (heldout.txt), without a 'fit' part")

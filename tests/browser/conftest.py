@@ -89,7 +89,7 @@ MiniExplorer()
 
 
 # ---------------------------------------------------------------------------- fixtures
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def lab(tmp_path_factory):
     problem = jl.chromium_problem()
     if problem:
@@ -111,7 +111,7 @@ def lab(tmp_path_factory):
     server.cleanup()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(lab):
     from playwright.sync_api import sync_playwright
 
@@ -121,7 +121,7 @@ def browser(lab):
         chromium.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def _executed_session(lab, browser):
     """``run(name, module)`` -> (page, RunResult): each notebook is opened once per session, and its cells run
     again (new widgets, in their initial state) when another test module asks for it, so that no module sees

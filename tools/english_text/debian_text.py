@@ -43,6 +43,15 @@ def fortune_entry(entry: str) -> str:
     return text if is_prose(text, min_words=4) else ""
 
 
+def split_clean(text: str, separator: str, clean) -> Iterator[str]:
+    """The non-empty results of ``clean`` on the parts of ``text`` between matches of ``separator``."""
+    for part in re.split(separator, text):
+        if part.strip():
+            cleaned = clean(part)
+            if cleaned:
+                yield cleaned
+
+
 def fortunes(roots: list[Path]) -> Iterator[str]:
     for root in roots:
         folder = root / FORTUNE_DIR
@@ -52,10 +61,7 @@ def fortunes(roots: list[Path]) -> Iterator[str]:
             if (not path.is_file() or path.is_symlink() or path.suffix in (".dat", ".u8")
                     or path.name in _SKIP_FORTUNE_FILES):
                 continue
-            for entry in re.split(r"(?m)^%[ \t]*$", read_text(path)):
-                text = fortune_entry(entry)
-                if text:
-                    yield text
+            yield from split_clean(read_text(path), r"(?m)^%[ \t]*$", fortune_entry)
 
 
 # ------------------------------------------------------------------------------------------- anarchist FAQ
@@ -97,11 +103,7 @@ def markdown_block(block: str) -> str:
 
 def anarchist_faq(roots: list[Path]) -> Iterator[str]:
     for path in sorted((roots[0] / FAQ_DIR).glob("*.md.gz")):
-        for block in re.split(r"\n\s*\n", read_text(path)):
-            if block.strip():
-                text = markdown_block(block)
-                if text:
-                    yield text
+        yield from split_clean(read_text(path), r"\n\s*\n", markdown_block)
 
 
 # ----------------------------------------------------------------------------------------------- jargon
