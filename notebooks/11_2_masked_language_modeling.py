@@ -57,18 +57,27 @@ torch.set_printoptions(precision=3, sci_mode=False)
 # The embedded all-MiniLM-L6-v2 was trained for sentence embeddings and has no MLM head, so the course ships
 # models that have one (`course_lib.shipped_models()` lists them). This notebook uses **course-bert**, the
 # course's MLM model: all of all-MiniLM-L6-v2 with a new MLM head, trained further by MLM on 10 M words of
-# broad English from 20 sources — novels, speeches, e-mail, encyclopedias, dialogue, a dictionary — for 73
-# minutes on two CPU cores (its card, `course_lib/data/models/course-bert/MODEL_CARD.md`, and its data card list
-# every source and licence). Every cell below works with any of the shipped models; the cloze cells put a
+# broad English from 20 sources — novels, speeches, e-mail, encyclopedias, dialogue, a dictionary — for 10,700
+# steps of 256 sequences of 128 tokens (about 350 M tokens; five minutes on one GPU). Its card,
+# `course_lib/data/models/course-bert/MODEL_CARD.md`, and its data card list every source and licence. Every cell below works with any of the shipped models; the cloze cells put a
 # second one beside it, `minilm-wordnet-mlm` (only the top three layers trained by MLM, on short WordNet glosses),
 # kept as a contrast: it has learnt above all to copy the words it sees.
 
 # %%
+# claim: model
+import json
+
+from course_lib.checkpoints.registry import shipped_model_dir
+
 MLM_MODEL = "course-bert"
 OTHER_MLM = "minilm-wordnet-mlm"
 mlm_model, tokenizer = course_lib.load_pretrained(MLM_MODEL)
 print(MLM_MODEL, "-", course_lib.shipped_models()[MLM_MODEL])
 print(f"{mlm_model.num_parameters():,} parameters, vocabulary of {tokenizer.vocab_size:,} WordPiece tokens")
+card_run = json.loads((shipped_model_dir(MLM_MODEL) / "metrics.json").read_text())["training"]   # from its card
+print(f"trained {card_run['steps_run']:,} steps of {card_run['batch_size']} x {card_run['block_size']} tokens "
+      f"({card_run['steps_run'] * card_run['batch_size'] * card_run['block_size'] / 1e6:.0f} M tokens) in "
+      f"{card_run['train_seconds'] / 60:.1f} min on {card_run['hardware'][0]}")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # The chapter's cloze sentences, with the word the original text had at each `[MASK]`: *Please turn ___ homework
@@ -94,14 +103,15 @@ for name, model, tok in ((MLM_MODEL, mlm_model, tokenizer), (OTHER_MLM, other_mo
         print(row)
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# Read the numbers before the words. Both models give *the* the most probability in *Please turn ___ homework
-# in*; course-bert has the chapter's *your* among its first five (5th, with about 4% of the probability),
-# minilm-wordnet-mlm ranks it 16th. In *Please turn your homework ___* neither puts *in* in its first five:
-# course-bert guesses particles (*up*, *way*) with little confidence, while minilm-wordnet-mlm stays on the topic
-# and repeats it (*school*, *homework*...). In the Fig. 11.4 sentence course-bert's first guess for the first gap
-# is the comma, but *long* is 3rd or 4th; minilm-wordnet-mlm fills both gaps with *fish*, the sentence's own last
-# word. *thanks* is far down every list (course-bert: beyond rank 50; the other model: beyond rank 3,000),
-# whether the third gap holds the random *apricot* or the original *the*. A cloze test measures what the
+# Read the numbers before the words. In *Please turn ___ homework in* course-bert puts the chapter's *your*
+# first, with more than half of the probability, and fills most of the rest with other possessives (*my*,
+# *his*, *her*) and *the*; minilm-wordnet-mlm gives *the* the most and ranks *your* 16th. In *Please turn your
+# homework ___* neither puts *in* in its first five: course-bert spreads its probability over particles (*out*,
+# *up*, *on*, *down*, none above 10%; *in* is 14th), while minilm-wordnet-mlm stays on the topic and repeats it
+# (*school*, *homework*...). In the Fig. 11.4 sentence course-bert's first guess for the first gap is the comma,
+# and *long* comes 3rd (after the original *the*) or 6th (after the random *apricot*); minilm-wordnet-mlm fills
+# both gaps with *fish*, the sentence's own last word. *thanks* is far down every list (course-bert: beyond rank
+# 40; the other model: beyond rank 3,000). A cloze test measures what the
 # training text made likely: a sentence from a novel is easier for a model that has read novels.
 #
 # The model outputs a distribution over the whole vocabulary at every position. Type your own sentences
@@ -119,12 +129,13 @@ for name, model, tok in ((MLM_MODEL, mlm_model, tokenizer), (OTHER_MLM, other_mo
         print(f"  {row['text']} | {', '.join(row['top'])} | {'ok' if row['topk_ok'] else '--'}")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# Neither model is good at everyday English: an acceptable word is in the top five for just over a quarter of
-# the sentences (28% and 27%) and first for about one in ten (course-bert) or one in twenty (minilm-wordnet-mlm). The two fail
-# differently: course-bert guesses common words of the right kind (*house*, *room*, *night*) that are often not
-# the right one; minilm-wordnet-mlm copies a word of the sentence (*baby* in *The baby is ___ in her crib*).
-# BERT-base, trained for days on 3.3 billion words, fills most of these; a longer run of course-bert on a GPU gets
-# about three quarters of them into its top five (the project's measurements; its card gives the recipe).
+# course-bert puts an acceptable word in its top five for just over half of the sentences (55%) and first for
+# one in five (21%); minilm-wordnet-mlm for about a quarter (27%) and one in twenty (5%). When they miss, they
+# miss differently: course-bert guesses a word of the right kind that this sentence does not want (*morning*,
+# *world*, *country* for where mom cooks dinner; *night*, *street* for where we watched a movie), while
+# minilm-wordnet-mlm copies a word of the sentence (*dinner* for the cooking, *baby* in *The baby is ___ in her
+# crib*). BERT-base fills most of these: it was trained on about 400 times as many tokens (a million steps of
+# 256 sequences of up to 512 tokens, against course-bert's 10,700 of 256 × 128).
 
 # %%
 from course_lib.widgets import FillMaskExplorer
@@ -149,11 +160,10 @@ heldout_unigram = unigram_distribution(shipped_heldout(MLM_MODEL, "fit"), tokeni
 print(masked_token_accuracy(mlm_model, tokenizer, heldout[:400], heldout_unigram, seed=0))
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# Four times the baseline's top-1, and twice its top-5: the context helps. But the split shows where course-bert
-# stands: it recovers almost half of the frequent tokens and only about one in twenty-five of the others. A
-# model can score well on this test by learning where *the*, *of* and the comma go; knowing which *content* word
-# a sentence needs takes much more training (1,000 steps on two CPU cores here; BERT-base had a million steps of
-# 256 sequences).
+# Eight times the baseline's top-1, and three times its top-5: the context helps. The split shows where the
+# accuracy comes from: course-bert recovers two thirds of the frequent tokens, but fewer than one in four of the
+# others. A model can score well on this test by learning where *the*, *of* and the comma go; knowing which
+# *content* word a sentence needs takes much more training (10,700 steps here; BERT-base had a million).
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2. The MLM head (§11.2.1)
@@ -315,10 +325,11 @@ for name, model, tok, texts, uni in ((OTHER_MLM, other_model, other_tokenizer, g
 # when that looks plausible, and otherwise falls back on the context. At `[MASK]` it can only use the context,
 # and it gets about a quarter right.
 #
-# course-bert behaves the same way, a little less firmly: where it sees a real token its first guess is that
-# token about eight times in ten, and at random tokens it copies about one in three and recovers the original
-# about one in eight. At `[MASK]` both models get about a quarter right. Copying is learnt from the selected
-# tokens left unchanged — 1.5% of the text — yet both heads learnt it: the 10% is there for a reason.
+# course-bert, trained longer and on every layer, copies more firmly still: where it sees a real token its first
+# guess is that token 98 or 99 times in 100. At random tokens it trusts the context more than minilm-wordnet-mlm does:
+# it copies the token shown in one case in five and recovers the original in three in ten. At `[MASK]` it gets
+# more than four in ten right, minilm-wordnet-mlm about a quarter. Copying is learnt from the selected tokens
+# left unchanged — 1.5% of the text — yet both heads learnt it: the 10% is there for a reason.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4. The MLM loss (§11.2.1)
@@ -607,13 +618,14 @@ for before, after in zip(rows_before, rows_after):
     print(f"{before.text}\n    before: {before.summary()}\n    after:  {after.summary()}")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# The held-out in-domain loss falls by about three quarters of a nat, and general English pays for it: its loss
-# rises by about a quarter of a nat. The model has moved towards the manual. In the sentences above all six
-# programmer's words climb the ranking — *exception* from the 600s into the first twenty, *return* into the first
-# thirty — but none becomes a first choice, and *def* stays in the thousands: the word is rare in English and
-# a minute of training on the top layers does not make it likely. Five of the six first choices change, mostly to
-# words the manual uses everywhere (*execution*, *string*, *function*): the model learns what the domain's text
-# looks like before it learns which word a gap needs.
+# The held-out in-domain loss falls by about a third of a nat, and general English pays for it: its loss rises
+# by about a tenth of a nat. The model has moved towards the manual. In the sentences above five of the six
+# programmer's words climb the ranking — *exception* from the 150s and *return* from the 80s into the first
+# twenty — while *if* slips a little; none becomes a first choice, and *def* stays in the thousands: the word is
+# rare in English, and a minute of training on the top layers does not make it likely. None of the six first
+# choices changes, and five of them are words the sentence already contains (*conditional*, *key*, *sequence*,
+# *current*, *module*): on text this far from what it was trained on, course-bert falls back on copying too. The
+# model learns what the domain's text looks like before it learns which word a gap needs.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 8. RoBERTa and BART: other ways to corrupt and train

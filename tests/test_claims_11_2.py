@@ -52,6 +52,15 @@ def test_every_claim_cell_has_a_test():
 
 # ----------------------------------------------------------------------------- §1 the cloze task
 
+@pytest.mark.slow
+def test_the_model_was_trained_as_the_prose_says(run):
+    text = output(run, "model")
+    m = re.search(r"trained ([\d,]+) steps of (\d+) x (\d+) tokens \((\d+) M tokens\) in ([\d.]+) min on .*(GPU|H100|H200)", text)
+    assert m, text
+    assert (m.group(1), m.group(2), m.group(3), m.group(4)) == ("10,700", "256", "128", "351"), m.groups()
+    assert 4 <= float(m.group(5)) < 6, "five minutes on one GPU"
+
+
 def cloze_by_model(run) -> dict[str, dict]:
     models = {name: cloze_rows(text) for name, text in by_model(output(run, "cloze")).items()}
     assert list(models) == ["course-bert", "minilm-wordnet-mlm"], list(models)
@@ -59,14 +68,14 @@ def cloze_by_model(run) -> dict[str, dict]:
 
 
 @pytest.mark.slow
-def test_cloze_both_models_prefer_the_and_course_bert_has_your_fifth(run):
+def test_cloze_course_bert_puts_your_first_the_other_model_the(run):
     models = cloze_by_model(run)
-    for name, rows in models.items():
-        homework = rows[("Please turn [MASK] homework in.", 1)]
-        assert homework["top"][0][0] == "the", f"{name}: *the* gets the most probability"
     cb, other = (m[("Please turn [MASK] homework in.", 1)] for m in models.values())
-    assert cb["word"] == "your" and cb["rank"] == 5 and 0.03 <= cb["p"] <= 0.05, "course-bert: 5th, about 4%"
-    assert other["rank"] == 16, "minilm-wordnet-mlm ranks it 16th"
+    assert cb["word"] == "your" and cb["rank"] == 1 and cb["p"] > 0.5, "course-bert: first, more than half"
+    assert {"my", "his", "her", "the"} <= {t for t, _ in cb["top"]}, "the rest: other possessives and *the*"
+    assert sum(p for t, p in cb["top"] if t in ("my", "his", "her", "the")) > sum(
+        p for t, p in cb["top"][1:] if t not in ("my", "his", "her", "the")), "most of the rest"
+    assert other["top"][0][0] == "the" and other["rank"] == 16, "minilm-wordnet-mlm: *the* first, *your* 16th"
 
 
 @pytest.mark.slow
@@ -74,7 +83,8 @@ def test_cloze_homework_gap_particles_against_topic_words(run):
     models = cloze_by_model(run)
     cb = models["course-bert"][("Please turn your homework [MASK].", 1)]
     other = models["minilm-wordnet-mlm"][("Please turn your homework [MASK].", 1)]
-    assert [t for t, _ in cb["top"][:2]] == ["up", "way"] and cb["top"][0][1] < 0.05, cb  # little confidence
+    assert {"out", "up", "on", "down"} <= {t for t, _ in cb["top"][:4]} and cb["top"][0][1] < 0.10, cb  # spread
+    assert cb["rank"] == 14, "*in* is 14th"
     assert {"school", "homework"} <= {t for t, _ in other["top"]}, other
     assert cb["rank"] > 5 and other["rank"] > 5, "neither puts *in* in its first five"
 
@@ -82,13 +92,13 @@ def test_cloze_homework_gap_particles_against_topic_words(run):
 @pytest.mark.slow
 def test_cloze_fig_11_4_comma_and_long_for_one_model_fish_for_the_other(run):
     models = cloze_by_model(run)
-    for text in ("So [MASK] and [MASK] for all apricot fish.", "So [MASK] and [MASK] for all the fish."):
+    for text, long_rank in (("So [MASK] and [MASK] for all apricot fish.", 6), ("So [MASK] and [MASK] for all the fish.", 3)):
         cb1 = models["course-bert"][(text, 1)]
-        assert cb1["top"][0][0] == "," and cb1["rank"] in (3, 4), f"comma first, *long* 3rd or 4th: {cb1}"
+        assert cb1["top"][0][0] == "," and cb1["rank"] == long_rank, f"comma first, *long* {long_rank}: {cb1}"
         for i in (1, 2):
             assert models["minilm-wordnet-mlm"][(text, i)]["top"][0][0] == "fish", text
         cb2, other2 = models["course-bert"][(text, 2)], models["minilm-wordnet-mlm"][(text, 2)]
-        assert cb2["word"] == "thanks" and cb2["rank"] > 50 and other2["rank"] > 3000, (cb2, other2)
+        assert cb2["word"] == "thanks" and cb2["rank"] > 40 and other2["rank"] > 3000, (cb2, other2)
 
 
 def everyday_of(run) -> dict[str, dict]:
@@ -103,16 +113,21 @@ def everyday_of(run) -> dict[str, dict]:
 
 
 @pytest.mark.slow
-def test_everyday_sentences_a_quarter_in_the_top_five_and_two_ways_to_fail(run):
+def test_everyday_sentences_half_against_a_quarter_and_two_ways_to_fail(run):
     ev = everyday_of(run)
     cb, other = ev["course-bert"], ev["minilm-wordnet-mlm"]
     assert cb["n"] == other["n"] == 165
-    assert 25 < cb["top5"] <= 33 and 25 < other["top5"] <= 33, "just over a quarter"
-    assert (cb["top5"], other["top5"]) == (28, 27) and (cb["top1"], other["top1"]) == (9, 5)
-    baby_cb = next(r for r in cb["rows"] if r[0].startswith("The baby is"))
-    baby_other = next(r for r in other["rows"] if r[0].startswith("The baby is"))
-    assert "baby" in baby_other[1].split(", ") and "baby" not in baby_cb[1].split(", "), "the copier copies *baby*"
-    assert {"house", "room", "night"} <= {w for r in cb["rows"] for w in r[1].split(", ")}
+    assert (cb["top5"], cb["top1"]) == (55, 21) and (other["top5"], other["top1"]) == (27, 5)
+    assert 50 < cb["top5"] < 60 and 25 <= other["top5"] < 30, "just over half / about a quarter"
+
+    def row(model, start):
+        return next(r for r in ev[model]["rows"] if r[0].startswith(start))[1].split(", ")
+
+    assert "baby" in row("minilm-wordnet-mlm", "The baby is") and "baby" not in row("course-bert", "The baby is")
+    assert "dinner" in row("minilm-wordnet-mlm", "My mom is cooking") and "dinner" not in row("course-bert", "My mom")
+    assert {"morning", "world", "country"} <= set(row("course-bert", "My mom is cooking")), "the right kind of word"
+    assert "kitchen" not in row("course-bert", "My mom is cooking")
+    assert {"night", "street"} <= set(row("course-bert", "We watched a movie"))
 
 
 @pytest.mark.slow
@@ -120,10 +135,10 @@ def test_model_beats_the_unigram_baseline_mostly_on_frequent_tokens(run):
     text = output(run, "heldout-accuracy")
     top1, base1 = number(r"top-1 ([\d.]+)%", text), number(r"unigram baseline ([\d.]+)%", text)
     top5, base5 = number(r"top-5 ([\d.]+)%", text), number(r"\(baseline ([\d.]+)%\)", text)
-    assert 4 <= top1 / base1 < 5 and 1.8 <= top5 / base5 <= 2.2, "four times the top-1, twice the top-5"
+    assert 7.5 <= top1 / base1 < 8.5 and 2.8 <= top5 / base5 <= 3.2, "eight times the top-1, three times the top-5"
     freq = number(r"most frequent tokens \([\d,]+ of the masked\): top-1 ([\d.]+)%", text)
     other = number(r"all other tokens \([\d,]+\): top-1 ([\d.]+)%", text)
-    assert 45 <= freq < 50 and 3.5 <= other <= 4.5, "almost half / about one in twenty-five"
+    assert 63 <= freq < 70 and 20 <= other < 25, "two thirds / fewer than one in four"
 
 
 # ----------------------------------------------------------------------------- §2 the MLM head
@@ -186,14 +201,15 @@ def test_where_it_sees_a_real_token_it_predicts_that_token_nine_times_in_ten(run
 
 
 @pytest.mark.slow
-def test_course_bert_copies_a_seen_token_about_eight_times_in_ten(run):
-    stats = fates_of(run, "course-bert")
+def test_course_bert_copies_a_seen_token_98_or_99_times_in_100(run):
+    stats, other = fates_of(run, "course-bert"), fates_of(run, "minilm-wordnet-mlm")
     for fate in ("unchanged", "not selected"):
-        assert 0.75 <= stats[fate]["shown"] <= 0.85, f"about eight times in ten: {fate}: {stats[fate]}"
+        assert 0.975 <= stats[fate]["shown"] < 0.995, f"98 or 99 times in 100: {fate}: {stats[fate]}"
+        assert stats[fate]["shown"] > other[fate]["shown"], "more firmly than minilm-wordnet-mlm"
     rnd = stats["random token"]
-    assert 0.28 <= rnd["shown"] <= 0.38 and 0.10 <= rnd["original"] <= 0.15, f"one in three / one in eight: {rnd}"
-    assert 0.2 <= stats["[MASK]"]["original"] <= 0.3, "about a quarter at [MASK]"
-    assert stats["unchanged"]["shown"] < fates_of(run, "minilm-wordnet-mlm")["unchanged"]["shown"], "a little less firmly"
+    assert 0.17 <= rnd["shown"] <= 0.23 and 0.27 <= rnd["original"] <= 0.33, f"one in five / three in ten: {rnd}"
+    assert rnd["shown"] < other["random token"]["shown"], "trusts the context more at random tokens"
+    assert stats["[MASK]"]["original"] > 0.4 and 0.2 <= other["[MASK]"]["original"] <= 0.3, "four in ten / a quarter"
 
 
 @pytest.mark.slow
@@ -311,21 +327,24 @@ def test_adaptation_lowers_in_domain_loss_and_costs_a_little_on_general_text(run
     dom = re.search(r"in-domain \(held-out Python manual\)\s+held-out cloze loss ([\d.]+) -> ([\d.]+)", text)
     gen = re.search(r"general English \(course-bert's held-out text\)\s+held-out cloze loss ([\d.]+) -> ([\d.]+)", text)
     assert dom and gen, text
-    assert 0.6 <= float(dom.group(1)) - float(dom.group(2)) <= 0.9, "about three quarters of a nat"
-    assert 0.15 <= float(gen.group(2)) - float(gen.group(1)) <= 0.35, "general English: about a quarter of a nat worse"
+    assert 0.25 <= float(dom.group(1)) - float(dom.group(2)) <= 0.4, "about a third of a nat"
+    assert 0.05 <= float(gen.group(2)) - float(gen.group(1)) <= 0.15, "general English: about a tenth of a nat worse"
 
 
 @pytest.mark.slow
-def test_adaptation_moves_every_domain_word_up_but_none_to_first(run):
+def test_adaptation_moves_five_domain_words_up_none_to_first_and_keeps_the_first_choices(run):
     text = output(run, "adaptation-probes")
     found = re.findall(r"before: (\S+) .*?'(\w+)': rank ([\d,]+), p = [\d.]+\n\s+after:\s+(\S+) .*?'\w+': rank ([\d,]+)",
                        text)
     assert len(found) == 6, text
     ranks = {w: (int(b.replace(",", "")), int(a.replace(",", ""))) for _, w, b, _, a in found}
-    assert all(a < b for b, a in ranks.values()), f"all six climb: {ranks}"
-    assert 600 <= ranks["exception"][0] < 700 and ranks["exception"][1] <= 20, ranks["exception"]
-    assert ranks["return"][1] <= 30 and ranks["def"][1] >= 1000, ranks
+    climbed = [w for w, (b, a) in ranks.items() if a < b]
+    assert sorted(climbed) == ["def", "exception", "for", "import", "return"], f"five climb: {ranks}"
+    assert ranks["if"][1] > ranks["if"][0], "*if* slips"
+    assert 150 <= ranks["exception"][0] < 160 and 80 <= ranks["return"][0] < 90, ranks
+    assert ranks["exception"][1] <= 20 and ranks["return"][1] <= 20 and ranks["def"][1] >= 1000, ranks
     assert all(a > 1 for _, a in ranks.values()), "none becomes a first choice"
-    changed = [after for before, _, _, after, _ in found if before != after]
-    assert len(changed) == 5, "five of the six first choices change"
-    assert {"execution", "string", "function"} <= set(changed), changed
+    assert all(before == after for before, _, _, after, _ in found), "no first choice changes"
+    sentences = re.findall(r"^(\S.*)$", text, flags=re.M)
+    copied = [before for (before, *_), sentence in zip(found, sentences) if before in re.findall(r"\w+", sentence)]
+    assert sorted(copied) == ["conditional", "current", "key", "module", "sequence"], copied

