@@ -19,7 +19,7 @@ ATOL_CUDA = 1e-4
 def reference(model_dir, device="cpu"):
     import transformers
 
-    return transformers.BertModel.from_pretrained(model_dir, attn_implementation="eager").to(device).eval()
+    return transformers.BertModel.from_pretrained(model_dir, attn_implementation="eager", dtype=torch.float32).to(device).eval()
 
 
 def compare_with_reference(device):
@@ -82,7 +82,7 @@ def test_fast_path_matches_transformers_sdpa(embedded, parity_batch, embedded_di
     import transformers
 
     model, _ = embedded
-    ref = transformers.BertModel.from_pretrained(embedded_dir, attn_implementation="sdpa").eval()
+    ref = transformers.BertModel.from_pretrained(embedded_dir, attn_implementation="sdpa", dtype=torch.float32).eval()
     with torch.no_grad():
         ours, theirs = model(**parity_batch), ref(**parity_batch)
     am = parity_batch["attention_mask"].bool()
