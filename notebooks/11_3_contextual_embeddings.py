@@ -189,9 +189,9 @@ for name in MODEL_NAMES:
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # At L0 every model sees only the word *die* and its position: the senses overlap (silhouette below 0). Both
-# trained models separate the three uses from L1 on, best in the upper middle layers; their best silhouettes
-# differ by less than 0.05, so neither "shows it best" by a real margin. The random encoder separates
-# nothing at any layer. The mean cosine between the instances of two senses (a vector never with itself),
+# trained models separate the three uses from L1 on, best in the upper middle layers. all-MiniLM-L6-v2, trained
+# to tell sentences apart, separates them a little better (best silhouette about 0.7) than course-bert after its
+# MLM training (about 0.6). The random encoder separates nothing at any layer. The mean cosine between the instances of two senses (a vector never with itself),
 # at each model's best layer:
 
 # %%
@@ -209,7 +209,8 @@ for name in MODEL_NAMES:
 # segment's embeddings, which its blocks pass through almost unchanged, and differ only by position.
 #
 # The figure, with UMAP: course-bert is drawn, because it is the MLM-trained BERT like the one of Fig. 11.7 and
-# its separation is as good as MiniLM's (the silhouettes above); beside it, the random encoder at the same layer.
+# its separation, a little weaker than MiniLM's, is clear (the silhouettes above); beside it, the random encoder at
+# the same layer.
 
 # %%
 from course_lib.embeddings import umap_project
@@ -528,13 +529,13 @@ fig.tight_layout()
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # What this shows, model by model:
 #
-# - **course-bert (MLM)** rises with depth from 0.06 at L0 to 0.18 at L4, then *drops* to 0.15 at L5 and 0.12
+# - **course-bert (MLM)** rises with depth from 0.04 at L0 to 0.18 at L4, then *drops* to 0.13 at L5 and 0.09
 #   at L6 — not a steady rise, and far below the 0.6-0.7 Ethayarajh measured in bert-base's upper layers
-#   (course-bert is 6 layers deep and briefly trained; its model card gives the same numbers). From L0 to L5
-#   three rogue dimensions carry 37-54% of the expected cosine; at L6 they carry almost nothing — there the
-#   anisotropy is spread over many dimensions.
-# - **all-MiniLM-L6-v2 (contrastive)** has almost the same L0 (course-bert's embeddings started as MiniLM's) and a
-#   rise to L5, but its **last layer is nearly isotropic**. That is not what the chapter reports for BERT's last layer, and not
+#   (course-bert is 6 layers deep and trained on a few hundred times fewer tokens; its model card gives the same
+#   numbers). From L0 to L5 three rogue dimensions carry 42-58% of the expected cosine; at L6 they carry about a
+#   tenth — there the anisotropy is spread over many dimensions.
+# - **all-MiniLM-L6-v2 (contrastive)** starts a little higher at L0 (0.06; course-bert's embeddings started as
+#   MiniLM's and its MLM training moved them) and rises to L5, but its **last layer is nearly isotropic**. That is not what the chapter reports for BERT's last layer, and not
 #   an accident: its contrastive sentence-embedding training, on a billion sentence pairs, pushes the
 #   (mean-pooled last-layer) vectors of unrelated sentences apart — which is what isotropy means.
 # - **random init** is the most anisotropic at every layer, for a plain reason: every token of a one-sentence
@@ -590,10 +591,11 @@ draw_geometry_during_training(curve, reference=ETHAYARAJH_BERT_BASE)
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # The run tells the story the chapter's single number hides. At the first evaluation after the fresh MLM head
-# starts learning (step 100, loss still 6.4 nats), the last layer's anisotropy jumps from 0.04 to 0.30: the new
+# starts learning (step 100, loss still 6.7 nats), the last layer's anisotropy jumps from 0.04 to 0.25: the new
 # head's gradients push every token's output towards the same few directions that predict frequent tokens. As
-# the model learns to use the context (loss 4.8 by step 1,000), that transient fades and the last layer settles
-# at 0.13; the profile that remains rises from L0 to L4 and falls in the top layers. So, measured honestly on a
+# the model learns to use the context (loss 4.1 by step 1,000, 3.2 at the end of the run, step 10,700), that
+# transient fades and the last layer settles at 0.09; the profile that remains rises from L0 to L4 and falls in
+# the top layers. So, measured honestly on a
 # model this small and this briefly trained:
 #
 # - **reproduced**: contextual vectors are anisotropic — every layer above L0 has a clearly positive mean cosine —
@@ -632,8 +634,9 @@ for name in MODEL_NAMES:
 # - Both trained models correlate with the human scores (ρ about 0.7 on WordSim-353, 0.4-0.5 on SimLex-999)
 #   already at L0 — a word on its own is what a static embedding is — and deeper layers change ρ little.
 #   The random encoder's ρ is near 0 everywhere: its vectors carry no meaning.
-# - **z-scoring does not reliably help similarity here.** For both trained models it raises WordSim-353's ρ at
-#   most layers and lowers SimLex-999's at most layers, each time by 0.05 or less. z-scoring fixes the
+# - **z-scoring does not reliably help similarity here.** It raises WordSim-353's ρ at six layers of seven for
+#   MiniLM but at only three for course-bert, and lowers SimLex-999's at most layers for both, each time by 0.05
+#   or less. z-scoring fixes the
 #   *geometry* (section 5), but Spearman's ρ depends only on the order of the cosines, and a rogue dimension that
 #   shifts every cosine alike does not change that order much. Words out of context are also not what the
 #   encoder was trained on; the chapter's caution stands — cosine similarity of contextual vectors is a rough

@@ -62,7 +62,8 @@ def test_die_senses_separate_in_trained_models_only(run):
         best = max(range(7), key=sil[name].__getitem__)
         assert best in (4, 5), (name, best)                  # "best in the upper middle layers"
         assert sil[name][best] > 0.5
-    assert abs(max(sil[COURSE]) - max(sil[MINILM])) < 0.05   # "differ by less than 0.05"
+    assert 0.65 <= max(sil[MINILM]) < 0.75 and 0.55 <= max(sil[COURSE]) < 0.65  # "about 0.7" / "about 0.6"
+    assert max(sil[MINILM]) > max(sil[COURSE])                # "MiniLM separates them a little better"
     assert max(sil[RANDOM]) <= 0.05                          # "separates nothing at any layer"
 
 
@@ -84,7 +85,7 @@ def test_die_cosine_table_language_first(run):
 
 def test_die_prose_draws_course_bert(run):
     text = prose(run)
-    assert "course-bert is drawn" in text and "less than 0.05" in text
+    assert "course-bert is drawn" in text and "a little weaker than MiniLM's" in text
 
 
 # ----------------------------------------------------------------------------- §4 WSD
@@ -154,7 +155,7 @@ def test_course_bert_geometry_matches_its_model_card(run):
     card = json.loads((ROOT / "course_lib" / "data" / "models" / "course-bert" / "metrics.json").read_text())["geometry"]
     assert g["raw"] == pytest.approx(card["anisotropy"], abs=0.002)
     assert g["top3"] == pytest.approx(card["top3_share"], abs=0.01)
-    assert [round(v, 2) for v in g["raw"]] == [0.06, 0.13, 0.14, 0.16, 0.18, 0.15, 0.12]
+    assert [round(v, 2) for v in g["raw"]] == [0.04, 0.14, 0.14, 0.16, 0.18, 0.13, 0.09]
 
 
 def test_course_bert_rises_to_l4_then_drops(run):
@@ -170,17 +171,17 @@ def test_course_bert_rises_to_l4_then_drops(run):
 def test_rogue_dimensions(run):
     g = geometry(run)
     top = g[COURSE]["top3"]
-    assert all(0.37 <= v <= 0.54 for v in top[:6]), top          # "carry 37-54% of the expected cosine"
-    assert round(min(top[:6]), 2) == 0.37 and round(max(top[:6]), 2) == 0.54
-    assert top[6] < 0.1                                          # "at L6 almost nothing"
-    assert "carry 37-54% of the expected cosine" in prose(run)
+    assert all(0.415 <= v < 0.585 for v in top[:6]), top        # "carry 42-58% of the expected cosine"
+    assert round(min(top[:6]), 2) == 0.42 and round(max(top[:6]), 2) == 0.58
+    assert 0.08 <= top[6] < 0.12                                 # "at L6 about a tenth"
+    assert "carry 42-58% of the expected cosine" in prose(run)
     assert all(v < 0.1 for v in g[RANDOM]["top3"])              # no rogue dimensions in the random encoder
 
 
 def test_minilm_rises_then_nearly_isotropic_last_layer(run):
     g = geometry(run)
     raw = g[MINILM]["raw"]
-    assert abs(raw[0] - g[COURSE]["raw"][0]) < 0.01               # "almost the same L0"
+    assert 0 < raw[0] - g[COURSE]["raw"][0] < 0.02 and round(raw[0], 2) == 0.06  # "a little higher at L0 (0.06)"
     assert all(b > a for a, b in zip(raw[:6], raw[1:6])), raw     # "a similar rise to L5"
     assert raw[6] < 0.1                                           # "nearly isotropic" last layer
 
@@ -206,10 +207,13 @@ def test_geometry_during_training_transient_then_settles(run):
     peak_loss, end = number(r"\(loss ([\d.]+)\); at the end", text), number(r"at the end ([\d.]+)", text)
     first_loss, final_loss = number(r"held-out MLM loss: ([\d.]+) at step 0", text), number(r"-> ([\d.]+) at step", text)
     final = per_layer(r"([\d.]+)", text.splitlines()[-1].split(":", 1)[1])
-    assert (start, peak, peak_step, end) == (0.04, 0.30, 100, 0.13), text   # "jumps from 0.04 to 0.30 ... 0.13"
-    assert round(peak_loss, 1) == 6.4 and round(final_loss, 1) == 4.8 and first_loss > 10
+    assert (start, peak, peak_step, end) == (0.04, 0.25, 100, 0.09), text   # "jumps from 0.04 to 0.25 ... 0.09"
+    assert round(peak_loss, 1) == 6.7 and round(final_loss, 1) == 3.2 and first_loss > 10
+    curve = json.loads((ROOT / "course_lib" / "data" / "models" / "course-bert" / "losses.json").read_text())
+    at_1000 = next(r for r in curve["evaluations"] if r["step"] == 1000)
+    assert round(at_1000["loss"], 1) == 4.1 and max(r["step"] for r in curve["evaluations"]) == 10700
     assert max(range(7), key=final.__getitem__) == 4 and final[6] < final[5] < final[4]  # rises to L4, falls above
-    assert all(v > 0.1 for v in final[1:])                                  # "clearly positive" above L0
+    assert all(v >= 0.09 for v in final[1:]) and min(final[1:]) > 2 * final[0]  # "clearly positive" above L0
     from course_lib.views.geometry_training import ETHAYARAJH_BERT_BASE
     assert max(ETHAYARAJH_BERT_BASE["anisotropy"]) >= 0.6 > max(final)      # the size is not reproduced
     assert "**not reproduced**" in prose(run) and "**reproduced**" in prose(run)
@@ -246,9 +250,10 @@ def test_similarity_trained_vs_random(run):
 
 def test_z_scoring_does_not_reliably_help_similarity(run):
     s = similarity(run)
+    ups = {name: sum(b > a for a, b in zip(*s[(name, "wordsim353")])) for name in TRAINED}
+    assert ups == {MINILM: 6, COURSE: 3}, ups                   # "six layers of seven for MiniLM, three for course-bert"
     for name in TRAINED:
         raw, z = s[(name, "wordsim353")]
-        assert sum(b > a for a, b in zip(raw, z)) >= 4, (name, raw, z)      # raises WordSim-353 at most layers
         raw2, z2 = s[(name, "simlex999")]
         assert sum(b < a for a, b in zip(raw2, z2)) >= 4, (name, raw2, z2)  # lowers SimLex-999 at most layers
         assert all(abs(b - a) <= 0.0505 for a, b in zip(raw + raw2, z + z2))  # "each time by 0.05 or less"
