@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from ..finetuning.labelling import encode_words
+from ..finetuning.runs import model_fingerprint
 from ..finetuning.training import fingerprint
 from ..model.device import seed_everything
 from ..paths import cache_dir
@@ -77,6 +78,12 @@ def _unigram_loss(unigram: torch.Tensor, labels: torch.Tensor) -> float:
 UNIGRAM_SMOOTHING = 0.1
 
 
+def sbo_cache_key(config: dict, texts, mlm_model: nn.Module) -> str:
+    """The cache folder's key: the run's configuration, its text, and the base model's weights themselves (a
+    model retrained under the same name must not find the runs of its predecessor)."""
+    return fingerprint([config, texts, model_fingerprint(mlm_model)])[:24]
+
+
 def train_spanbert(sentences: Sequence[SpanSentence], *, base: str | None = None, steps: int = 96,
                    batch_size: int = 16, pool: int = 32, lr: float = 1e-4, head_lr: float = 2e-3,
                    train_layers: int = 0, seed: int = 0, start_from_unigram: bool = True, cache: bool = True,
@@ -103,7 +110,7 @@ def train_spanbert(sentences: Sequence[SpanSentence], *, base: str | None = None
     config = dict(base=base, steps=steps, smoothing=UNIGRAM_SMOOTHING, batch_size=batch_size, pool=pool, lr=lr, head_lr=head_lr,
                   train_layers=train_layers, seed=seed, start_from_unigram=start_from_unigram, p=P_GEOMETRIC,
                   max_len=MAX_SPAN_WORDS, version=CACHE_VERSION)
-    key = fingerprint([config, texts])[:24]
+    key = sbo_cache_key(config, texts, mlm_model)
     folder = cache_dir("spans", f"spanbert-{key}")
     seed_everything(seed)
     model = SpanBertForPreTraining(mlm_model)
