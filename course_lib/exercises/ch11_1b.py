@@ -99,7 +99,30 @@ MERGE_CASES = [
     {("l", "o", "w", "</w>"): 5, ("l", "o", "w", "e", "r", "</w>"): 2, ("n", "e", "w", "e", "s", "t", "</w>"): 6,
      ("w", "i", "d", "e", "s", "t", "</w>"): 3},                               # a tie: (e, s), (s, t), (t, </w>)
     {("x", "y", "z"): 3, ("a", "b"): 3},                                       # a tie the first pair seen loses
+    {("a", "a", "a"): 5, ("b", "c"): 8},      # an odd run: (a, a) occurs twice in it, and merges left to right
 ]
+
+
+def _pair_counts(words: dict, overlapping: bool = True) -> dict:
+    """Weighted counts of adjacent pairs; ``overlapping=False`` is the mistake of skipping a position after a
+    pair (so that 'a a a' holds (a, a) once)."""
+    counts: dict = {}
+    for w, n in words.items():
+        i = 0
+        while i < len(w) - 1:
+            counts[(w[i], w[i + 1])] = counts.get((w[i], w[i + 1]), 0) + n
+            i += 1 if overlapping or (i + 2 < len(w) and w[i + 1] != w[i + 2]) or w[i] != w[i + 1] else 2
+    return counts
+
+
+def _merge_right_to_left(word: tuple, pair: tuple) -> tuple:
+    out = list(word)
+    i = len(out) - 2
+    while i >= 0:
+        if (out[i], out[i + 1]) == pair:
+            out[i:i + 2] = [out[i] + out[i + 1]]
+        i -= 1
+    return tuple(out)
 
 
 def _reference_merge(words: dict) -> tuple[tuple[str, str], dict, dict]:
@@ -139,6 +162,11 @@ def check_bpe_merge_step(bpe_merge_step):
             if pair == min(plain, key=lambda p: (-plain[p], p)) and counts.get(pair, 0) < counts[best]:
                 raise Wrong(f"you chose {pair}, which occurs in the most *distinct* words; weight each occurrence by "
                             f"the word's count: {best} occurs {counts[best]} times, {pair} {counts.get(pair, 0)}")
+            skipping = _pair_counts(words, overlapping=False)
+            if pair == min(skipping, key=lambda p: (-skipping[p], p)) and skipping.get(best) != counts[best]:
+                raise Wrong(f"count the pair at every position: in ('a', 'a', 'a') the pair ('a', 'a') occurs twice "
+                            f"(first-second and second-third), although one merge can use only one of them; so "
+                            f"{best} occurs {counts[best]} times, more than {pair} ({counts.get(pair, 0)})")
             if counts.get(pair, 0) == counts[best]:
                 raise Wrong(f"{pair} and {best} both occur {counts[best]} times: on a tie take the smallest pair, "
                             "min() of the tied pairs")
@@ -153,13 +181,16 @@ def check_bpe_merge_step(bpe_merge_step):
             for w in words:
                 expect = next(k for k in merged if "".join(k) == "".join(w))
                 mine = next((k for k in new_words if "".join(k) == "".join(w)), None)
+                if mine != expect and mine == _merge_right_to_left(w, best):
+                    raise Wrong(f"after merging {best}, {w} should become {expect}, yours is {mine}: merge from "
+                                "left to right — the first two symbols of an odd run join, the last one stays alone")
                 if mine != expect:
                     left = sum(1 for p in zip(mine or (), (mine or ())[1:]) if p == best)
                     extra = (": merge *every* occurrence, left to right, without overlaps" if left else
                              ": the merged symbol is the two strings joined, e.g. 'e' + 's' → 'es'")
                     raise Wrong(f"after merging {best}, {w} should become {expect}, yours is {mine}{extra}")
             raise Wrong(f"after merging {best} the words should be {merged}, yours are {new_words}")
-    return "counts, ties and merges as in course_lib's BPE learner on five small corpora"
+    return "counts, ties and merges as in course_lib's BPE learner on six small corpora"
 
 
 # ----------------------------------------------------------------------------- viterbi

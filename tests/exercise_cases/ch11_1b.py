@@ -135,6 +135,44 @@ WRONG_ANSWERS = {
         words[tuple(out)] = n
     return best, words
 """, "changed the dictionary it was given"),
+        (MERGE + """\
+    from collections import Counter
+    pairs = Counter()
+    for w, n in words.items():
+        i = 0
+        while i < len(w) - 1:            # jumps over a pair once counted: 'a a a' holds (a, a) once
+            pairs[(w[i], w[i + 1])] += n
+            i += 2 if i + 2 < len(w) and w[i] == w[i + 1] == w[i + 2] else 1
+    best = min(pairs, key=lambda p: (-pairs[p], p))
+    new = {}
+    for w, n in words.items():
+        out, i = [], 0
+        while i < len(w):
+            if i + 1 < len(w) and (w[i], w[i + 1]) == best:
+                out.append(w[i] + w[i + 1]); i += 2
+            else:
+                out.append(w[i]); i += 1
+        new[tuple(out)] = n
+    return best, new
+""", "count the pair at every position"),
+        (MERGE + """\
+    from collections import Counter
+    pairs = Counter()
+    for w, n in words.items():
+        for p in zip(w, w[1:]):
+            pairs[p] += n
+    best = min(pairs, key=lambda p: (-pairs[p], p))
+    new = {}
+    for w, n in words.items():
+        out, i = [], len(w) - 1            # merges from the right
+        while i >= 0:
+            if i > 0 and (w[i - 1], w[i]) == best:
+                out.insert(0, w[i - 1] + w[i]); i -= 2
+            else:
+                out.insert(0, w[i]); i -= 1
+        new[tuple(out)] = n
+    return best, new
+""", "merge from left to right"),
     ],
     "viterbi": [
         (VITERBI + """\
