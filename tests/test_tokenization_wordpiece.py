@@ -60,6 +60,15 @@ def test_normalizer_and_splitter_equal_tokenizers_character_by_character():
         assert pretokenize.split_words(text) == [w for w, _ in split.pre_tokenize_str(text)], f"U+{cp:04X}"
 
 
+def test_lowercasing_is_per_character_as_in_tokenizers():
+    """Python's str.lower() applies Unicode's final-sigma rule to a whole string; tokenizers lower-cases each
+    character, so a word-final capital sigma becomes σ, not ς."""
+    norm = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=True)
+    for text in ("ΟΔΟΣ", "ΟΔΟΣ ΚΑΙ ΣΟΦΙΑ.", "Σ", "ΑΣ, ΒΣ!", "İstanbul", "ǅemal", "STRAẞE"):
+        assert pretokenize.normalize(text) == norm.normalize_str(text), text
+    assert pretokenize.normalize("ΟΔΟΣ") == "οδοσ"
+
+
 def test_wordpiece_equals_the_embedded_tokenizer_on_real_sentences(reference, ours):
     texts = real_sentences() + EDGE_CASES
     accented = sum(any(ord(c) > 127 for c in t) for t in texts)

@@ -87,8 +87,8 @@ def normalize(text: str, lowercase: bool = True, strip_accents_: bool | None = N
         text = "".join(f" {ch} " if is_cjk(ch) else ch for ch in text)
     if lowercase if strip_accents_ is None else strip_accents_:
         text = strip_accents(text)
-    if lowercase:
-        text = text.lower()
+    if lowercase:  # character by character, as tokenizers does: str.lower() would make a word-final Σ into ς
+        text = "".join(ch.lower() for ch in text)
     return text
 
 
