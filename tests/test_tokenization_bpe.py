@@ -119,6 +119,21 @@ def test_bpe_learner_and_encoder_on_the_classic_example():
     assert len(learning.vocabulary(3)) == len(learning.alphabet) + 3
 
 
+def test_special_tokens_typed_in_the_text_stay_whole_as_in_tokenizers():
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    ref = Tokenizer(models.BPE(unk_token="[UNK]"))
+    ref.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    ref.train_from_iterator(["the cat sat on the mat."] * 20, trainers.BpeTrainer(
+        vocab_size=60, special_tokens=["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"], show_progress=False))
+    ours = BPE.from_tokenizers(ref)
+    for text in ("the [UNK] cat", "the[MASK]mat [SEP].", "a [unk] [UNK][UNK] [CLS", "[PAD]"):
+        assert ours.tokenize(text) == ref.encode(text).tokens, text
+    own = learn_bpe({"low": 5, "lower": 2}, 5).tokenizer()   # learnt here: the unknown token stays whole too
+    assert own.tokenize("low [UNK] low") == ["low</w>", "[UNK]", "low</w>"]
+    assert own.tokenize("[UN") == ["[UNK]", "[UNK]", "[UNK]"]
+
+
 def test_bad_input_gives_clear_results_or_errors():
     bpe = learn_bpe({"low": 5, "lower": 2}, 5).tokenizer()
     assert bpe.tokenize("") == [] and bpe.tokenize("  \t ") == []

@@ -22,6 +22,7 @@ ranks), until no learnt pair is left. Frequent words end as one piece, rare word
 from __future__ import annotations
 
 import heapq
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -119,15 +120,24 @@ class BPE:
     """Apply merges by rank. ``vocab`` gives the ids (a list: id = position; a dict: token → id).
 
     unk_token: what a character outside the vocabulary becomes (None: an error names the character).
+    special_tokens: strings kept whole wherever they appear in a text, as ``tokenizers`` keeps its special
+    tokens (default: the unknown token, so that a typed "[UNK]" stays one token).
     """
 
     def __init__(self, merges: list[tuple[str, str]], vocab: list[str] | dict[str, int],
-                 end_of_word: str | None = END_OF_WORD, unk_token: str | None = "[UNK]"):
+                 end_of_word: str | None = END_OF_WORD, unk_token: str | None = "[UNK]",
+                 special_tokens: Iterable[str] | None = None):
         self.vocab = {t: i for i, t in enumerate(vocab)} if isinstance(vocab, list) else dict(vocab)
         self.end_of_word = end_of_word or ""
         self.unk_token = unk_token
-        if unk_token is not None and unk_token not in self.vocab:
-            self.vocab[unk_token] = len(self.vocab)
+        self.special_tokens = list(dict.fromkeys(t for t in (special_tokens if special_tokens is not None
+                                                              else [unk_token]) if t))
+        for t in ([unk_token] if unk_token is not None else []) + self.special_tokens:
+            if t not in self.vocab:
+                self.vocab[t] = len(self.vocab)
+        self._special_split = (re.compile("(" + "|".join(map(re.escape, sorted(self.special_tokens, key=len,
+                                                                               reverse=True))) + ")")
+                               if self.special_tokens else None)
         self.ranks: dict[tuple[str, str], tuple[int, str]] = {}
         for rank, (a, b) in enumerate(merges):
             new = a + b
@@ -145,12 +155,16 @@ class BPE:
         if model.get("type") != "BPE":
             raise ValueError(f"expected a BPE model, got {model.get('type')!r}")
         merges = [tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m) for m in model["merges"]]
-        return cls(merges, model["vocab"], end_of_word=model.get("end_of_word_suffix"), unk_token=model.get("unk_token"))
+        specials = [t["content"] for t in json.loads(tokenizer.to_str()).get("added_tokens", []) if t.get("special")]
+        return cls(merges, model["vocab"], end_of_word=model.get("end_of_word_suffix"), unk_token=model.get("unk_token"),
+                   special_tokens=specials or None)
 
     def encode_word(self, word: str) -> list[str]:
         """One word → its pieces: characters, then the earliest-learnt adjacent pair merged, again and again."""
         if word in self._cache:
             return self._cache[word]
+        if word in self.special_tokens:
+            return [word]
         symbols = initial_symbols(word, self.end_of_word)
         for k, s in enumerate(symbols):
             if s not in self.vocab:
@@ -197,8 +211,14 @@ class BPE:
         return Segmentation(tokens, [self.vocab[t] for t in tokens], word_ids, list(words))
 
     def encode(self, text: str) -> Segmentation:
-        """Split ``text`` at whitespace and punctuation (case kept), then encode every word."""
-        return self.encode_words(words_of(text))
+        """Split ``text`` at whitespace and punctuation (case kept; special tokens kept whole), then encode every
+        word."""
+        if self._special_split is None or not isinstance(text, str):  # words_of names a wrong type
+            return self.encode_words(words_of(text))
+        words: list[str] = []
+        for part in self._special_split.split(text):
+            words += [part] if part in self.special_tokens else words_of(part)
+        return self.encode_words(words)
 
     def tokenize(self, text: str) -> list[str]:
         return self.encode(text).tokens
