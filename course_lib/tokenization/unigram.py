@@ -24,12 +24,22 @@ from __future__ import annotations
 
 import math
 import random
+import struct
 from collections.abc import Iterator
 
 from .segmentation import Segmentation
 
 WORD_START = "▁"
 UNK_PENALTY = 10.0
+_FLOAT32 = struct.Struct("f")
+NEAR_TIE = 1e-3   # paths closer than this (nats) may swap under float32 rounding: decided with the running total
+
+
+def f32(x: float) -> float:
+    """``x`` rounded to float32. SentencePiece keeps its scores and sums the best path in float32; summed in
+    float64, two segmentations whose float32 totals differ can tie, and the tie goes the other way ('0 00'
+    against SentencePiece's '00 0')."""
+    return _FLOAT32.unpack(_FLOAT32.pack(x))[0]
 
 
 def logsumexp(values: list[float]) -> float:
@@ -80,21 +90,44 @@ class Unigram:
         return ends
 
     def viterbi(self, word: str) -> list[str]:
-        """The most probable segmentation; among equal scores the one whose last piece is longest."""
+        """The most probable segmentation; among equal scores the one whose last piece is longest. Scores are
+        summed in float32, as SentencePiece sums them, so that near-ties go the same way."""
         if not word:
             return []
-        if word in self._cache:
-            return list(self._cache[word])
+        return list(self._cached(word)[0])
+
+    def _cached(self, word: str) -> tuple[list[str], bool]:
+        """(pieces, fragile) of ``word`` on its own; fragile: two paths came within NEAR_TIE of each other."""
+        hit = self._cache.get(word)
+        if hit is None:
+            pieces, _, fragile = self._viterbi(word, 0.0)
+            hit = (pieces, fragile)
+            if len(word) <= 64:
+                self._cache[word] = hit
+        return hit
+
+    def _viterbi(self, word: str, start: float) -> tuple[list[str], float, bool]:
+        """Viterbi from a running total ``start`` (SentencePiece's lattice spans the whole text, and float32
+        rounding depends on the total so far): (pieces, total at the end, whether a near-tie occurred)."""
         ends = self.edges(word)
-        best, back = [0.0] + [-math.inf] * len(word), [0] * (len(word) + 1)
+        best, back, fragile = [f32(start)] + [-math.inf] * len(word), [0] * (len(word) + 1), False
         for i in range(1, len(word) + 1):
+            runner_up = -math.inf
             for j, _, s in ends[i]:
-                if best[j] + s > best[i]:
-                    best[i], back[i] = best[j] + s, j
-        pieces = self._pieces(word, back)
-        if len(word) <= 64:
-            self._cache[word] = pieces
-        return list(pieces)
+                total = f32(best[j] + f32(s))
+                if total > best[i]:
+                    best[i], back[i], runner_up = total, j, best[i]
+                elif total > runner_up:
+                    runner_up = total
+            fragile = fragile or best[i] - runner_up <= NEAR_TIE
+        return self._pieces(word, back), best[-1], fragile
+
+    def _continue(self, total: float, pieces: list[str]) -> float:
+        """The running float32 total after ``pieces`` (a run of unknown characters: one edge per character)."""
+        for p in pieces:
+            for s in ([self.scores[p]] if p in self.scores else [self.unk_score] * len(p)):
+                total = f32(total + f32(s))
+        return total
 
     def _pieces(self, word: str, back: list[int]) -> list[str]:
         cuts, i = [], len(word)
@@ -170,8 +203,15 @@ class Unigram:
         words = self.words(text)
         rng = rng if isinstance(rng, random.Random) else random.Random(rng)
         tokens, word_ids = [], []
+        total = 0.0
         for w, word in enumerate(words):
-            pieces = self.viterbi(word) if alpha is None else self.sample(word, alpha, rng)
+            if alpha is None:
+                pieces, fragile = self._cached(word)
+                if fragile and total != 0.0:   # a near-tie: decide it from the text's running total
+                    pieces = self._viterbi(word, total)[0]
+                total = self._continue(total, pieces)
+            else:
+                pieces = self.sample(word, alpha, rng)
             tokens += pieces
             word_ids += [w] * len(pieces)
         return Segmentation(tokens, [self.ids.get(t, self.ids[self.unk_token]) for t in tokens], word_ids, words)
