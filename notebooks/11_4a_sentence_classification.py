@@ -47,6 +47,9 @@ from course_lib.exercises import check
 torch.set_printoptions(precision=3, sci_mode=False)
 
 # %%
+# %matplotlib inline
+
+# %%
 import time
 
 from IPython.display import HTML, display

@@ -232,3 +232,32 @@ def widget_notebook(source: Path):
     out.metadata.pop("jupytext", None)
     out.cells = [nbformat.v4.new_code_cell(nb.cells[i].source) for i in keep]
     return out
+
+
+# ----------------------------------------------------------------------------- figures as JupyterLab shows them
+FIGURE_AS_TEXT = re.compile(r"<Figure size [\d.]+x[\d.]+ with \d+ Axes>")
+DRAWS = re.compile(r"plt\.(?:subplots|figure)\(|\bdraw_\w+\(|\.plot\(")
+IMAGE_TYPES = {"image/png", "image/svg+xml"}
+WIDGET_TYPE = "application/vnd.jupyter.widget-view+json"
+
+
+def figure_problems(notebook) -> list[str]:
+    """Code cells whose figure would not show in JupyterLab: a Figure displayed as its text repr (built without
+    pyplot, no inline display) with no image beside it, or a cell that draws (plt.subplots, a draw_* view,
+    .plot) whose outputs hold no image. Widget cells draw into their own outputs and are left out."""
+    problems = []
+    for k, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code":
+            continue
+        kinds, texts = set(), []
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            kinds |= set(data)
+            texts += [data.get("text/plain", ""), out.get("text", "")]
+        image = bool(kinds & IMAGE_TYPES)
+        first_line = cell.source.strip().splitlines()[0][:70] if cell.source.strip() else ""
+        if not image and any(FIGURE_AS_TEXT.search(t) for t in texts):
+            problems.append(f"cell {k} ({first_line}): a Figure shown as text, no image")
+        elif not image and WIDGET_TYPE not in kinds and DRAWS.search(cell.source):
+            problems.append(f"cell {k} ({first_line}): draws, but its outputs hold no image")
+    return problems

@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from conftest import ROOT, TIMINGS
-from notebook_runs import executed, student_cells_to_rerun
+from notebook_runs import executed, figure_problems, student_cells_to_rerun
 
 sys.path.insert(0, str(ROOT / "tools"))
 import make_notebooks  # noqa: E402
@@ -26,6 +26,27 @@ def test_notebook_runs_top_to_bottom(source):
     assert not errors, f"{source.name}: {errors[0].ename}: {errors[0].evalue}"
     TIMINGS.append(f"notebook {source.name} (top to bottom, + its student copy's stub-dependent cells): "
                    f"{run.seconds:.1f} s")
+
+
+@pytest.mark.parametrize("source", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_every_figure_shows_as_an_image(source):
+    """Executed as JupyterLab runs it (the kernel's own inline backend; no MPLBACKEND set by the tests), every
+    cell that draws has an image output, and no Figure is shown as the text '<Figure size ... with 2 Axes>'."""
+    assert "MPLBACKEND" not in os.environ, "the tests must not choose a matplotlib backend for the kernels"
+    problems = figure_problems(executed(source).notebook)
+    assert not problems, f"{source.name}: " + "; ".join(problems)
+
+
+def test_the_figure_check_finds_a_figure_shown_as_text():
+    nb = nbformat.v4.new_notebook()
+    text_only = nbformat.v4.new_code_cell("draw_curves(run)")
+    text_only.outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "<Figure size 1000x360 with 2 Axes>"})]
+    no_output = nbformat.v4.new_code_cell("fig, ax = plt.subplots()\nax.plot([1, 2])")
+    shown = nbformat.v4.new_code_cell("fig, ax = plt.subplots()")
+    shown.outputs = [nbformat.v4.new_output("display_data", {"image/png": "iVBOR", "text/plain": "<Figure size 640x480 with 1 Axes>"})]
+    nb.cells = [text_only, no_output, shown, nbformat.v4.new_code_cell("x = 1")]
+    problems = figure_problems(nb)
+    assert len(problems) == 2 and "shown as text" in problems[0] and "no image" in problems[1], problems
 
 
 @pytest.mark.parametrize("source", [p for p in NOTEBOOKS if "### BEGIN SOLUTION" in p.read_text()],
