@@ -96,17 +96,20 @@ TEARDOWN_SECONDS = 60
 
 
 @contextlib.contextmanager
-def browser_watchdog(seconds: float):
+def browser_watchdog(seconds: float, processes=None):
     """Closing pages and the browser must not hang the suite: Playwright's close calls take no timeout and wait
     for as long as a browser that stopped answering makes them (a CI run once sat there until it was killed).
-    After ``seconds`` the browser's processes are killed, the pending call fails, and the failure is reported
-    as a warning; the tests themselves have already passed or failed."""
+    After ``seconds`` the browser's processes (default: this process's Chromium children) are killed, the
+    pending call fails, and that is reported as a warning; the tests themselves have already passed or failed."""
     import psutil
 
-    procs = [p for p in psutil.Process().children(recursive=True) if "chrom" in p.name().lower()]
+    if processes is None:
+        processes = [p for p in psutil.Process().children(recursive=True) if "chrom" in p.name().lower()]
+    fired = threading.Event()
 
     def kill():
-        for proc in procs:
+        fired.set()
+        for proc in processes:
             with contextlib.suppress(psutil.Error):
                 proc.kill()
 
@@ -114,8 +117,10 @@ def browser_watchdog(seconds: float):
     timer.daemon = True
     timer.start()
     try:
-        yield
+        yield fired
     except Exception as err:  # noqa: BLE001 - a teardown that failed only because the watchdog fired
+        if not fired.is_set():
+            raise
         warnings.warn(f"closing the browser took over {seconds} s; its processes were killed ({err})", stacklevel=1)
     finally:
         timer.cancel()
