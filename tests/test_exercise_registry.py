@@ -83,6 +83,7 @@ def test_the_exercise_belongs_to_exactly_one_notebook(name):
     notebook_of(name)
 
 
+@pytest.mark.slow  # grades a whole notebook: make test, not make check
 @pytest.mark.parametrize("name", NAMES)
 def test_the_notebooks_solution_is_graded_correct(name, graded):
     notebook = notebook_of(name)
@@ -91,6 +92,7 @@ def test_the_notebooks_solution_is_graded_correct(name, graded):
     assert results[name].correct, str(results[name])
 
 
+@pytest.mark.slow  # grades a whole notebook: make test, not make check
 @pytest.mark.parametrize("name", NAMES)
 def test_the_student_copy_is_graded_not_attempted(name, student_copy):
     notebook = notebook_of(name)

@@ -152,6 +152,7 @@ def test_a_broken_setup_cell_does_not_stop_grading(tmp_path):
     assert [r.status for r in grade_notebook(notebook)] == ["correct"] * len(set(checks_called(NOTEBOOK)))
 
 
+@pytest.mark.slow  # grades a whole notebook: make test, not make check
 def test_grading_an_ipynb_gives_the_same_results_as_its_py_source(tmp_path):
     source = _copy(tmp_path, "nb.py")
     ipynb = tmp_path / "nb.ipynb"
@@ -166,6 +167,7 @@ def test_exercises_come_from_check_calls_or_definitions(tmp_path):
                                                "cell that defines it (and keep the name `causal_mask`)")]
 
 
+@pytest.mark.slow  # grades a whole notebook: make test, not make check
 def test_the_command_line_prints_a_table_and_exits_0(capsys, tmp_path):
     n = len(set(checks_called(NOTEBOOK)))
     wrong = _copy(tmp_path, "wrong.py", _replace_cell(NOTEBOOK.read_text(), "def causal_mask(T):", """\

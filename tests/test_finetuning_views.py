@@ -104,6 +104,7 @@ def panel(embedded):
                            batch_size=4, redraw_seconds=0.0)
 
 
+@pytest.mark.slow  # trains in a thread for ~10 s: make test, not make check
 def test_panel_trains_in_a_thread_and_overlays_finished_runs(panel):
     tables_when_done = []  # a browser sees every value in order: the final status must come after the table
     panel.status.observe(lambda ch: "held-out accuracy" in ch["new"] and tables_when_done.append(panel.table.value),
