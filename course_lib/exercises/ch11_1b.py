@@ -103,15 +103,15 @@ MERGE_CASES = [
 ]
 
 
-def _pair_counts(words: dict, overlapping: bool = True) -> dict:
-    """Weighted counts of adjacent pairs; ``overlapping=False`` is the mistake of skipping a position after a
-    pair (so that 'a a a' holds (a, a) once)."""
+def _skipping_pair_counts(words: dict) -> dict:
+    """Weighted pair counts with the mistake of jumping over a counted pair inside a run of one symbol (so that
+    'a a a' holds (a, a) once)."""
     counts: dict = {}
     for w, n in words.items():
         i = 0
         while i < len(w) - 1:
             counts[(w[i], w[i + 1])] = counts.get((w[i], w[i + 1]), 0) + n
-            i += 1 if overlapping or (i + 2 < len(w) and w[i + 1] != w[i + 2]) or w[i] != w[i + 1] else 2
+            i += 2 if i + 2 < len(w) and w[i] == w[i + 1] == w[i + 2] else 1
     return counts
 
 
@@ -162,7 +162,7 @@ def check_bpe_merge_step(bpe_merge_step):
             if pair == min(plain, key=lambda p: (-plain[p], p)) and counts.get(pair, 0) < counts[best]:
                 raise Wrong(f"you chose {pair}, which occurs in the most *distinct* words; weight each occurrence by "
                             f"the word's count: {best} occurs {counts[best]} times, {pair} {counts.get(pair, 0)}")
-            skipping = _pair_counts(words, overlapping=False)
+            skipping = _skipping_pair_counts(words)
             if pair == min(skipping, key=lambda p: (-skipping[p], p)) and skipping.get(best) != counts[best]:
                 raise Wrong(f"count the pair at every position: in ('a', 'a', 'a') the pair ('a', 'a') occurs twice "
                             f"(first-second and second-third), although one merge can use only one of them; so "

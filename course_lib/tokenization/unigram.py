@@ -100,15 +100,14 @@ class Unigram:
         """(pieces, fragile) of ``word`` on its own; fragile: two paths came within NEAR_TIE of each other."""
         hit = self._cache.get(word)
         if hit is None:
-            pieces, _, fragile = self._viterbi(word, 0.0)
-            hit = (pieces, fragile)
+            hit = self._viterbi(word, 0.0)
             if len(word) <= 64:
                 self._cache[word] = hit
         return hit
 
-    def _viterbi(self, word: str, start: float) -> tuple[list[str], float, bool]:
+    def _viterbi(self, word: str, start: float) -> tuple[list[str], bool]:
         """Viterbi from a running total ``start`` (SentencePiece's lattice spans the whole text, and float32
-        rounding depends on the total so far): (pieces, total at the end, whether a near-tie occurred)."""
+        rounding depends on the total so far): (pieces, whether a near-tie occurred)."""
         ends = self.edges(word)
         best, back, fragile = [f32(start)] + [-math.inf] * len(word), [0] * (len(word) + 1), False
         for i in range(1, len(word) + 1):
@@ -120,7 +119,7 @@ class Unigram:
                 elif total > runner_up:
                     runner_up = total
             fragile = fragile or best[i] - runner_up <= NEAR_TIE
-        return self._pieces(word, back), best[-1], fragile
+        return self._pieces(word, back), fragile
 
     def _continue(self, total: float, pieces: list[str]) -> float:
         """The running float32 total after ``pieces`` (a run of unknown characters: one edge per character)."""
