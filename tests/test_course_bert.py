@@ -153,6 +153,18 @@ def test_the_shipped_checkpoint_has_the_lowest_tracked_held_out_loss():
     assert evals[-1]["loss"] < evals[0]["loss"] - 5  # from the fresh head's ~ln|V|
 
 
+def test_the_recipes_compared_include_the_shipped_run_as_its_record_says():
+    recipes = C.read_recipes(MODEL)
+    assert recipes is not None, "recipes.json: the recipes measured before shipping"
+    shipped = [r for r in recipes["runs"] if r["note"] == "shipped"]
+    assert len(shipped) == 1
+    run, chosen = shipped[0], next(r for r in CURVE["evaluations"] if r["step"] == METRICS["chosen_step"])
+    assert run["recipe"]["lr"] == METRICS["training"]["lr"] and run["best_step"] == METRICS["chosen_step"]
+    for k in ("loss", "top1", "top5", "cloze_dev_top1", "cloze_dev_top5"):
+        assert run[k] == chosen[k], k
+    assert run["loss"] == min(r["loss"] for r in recipes["runs"]), "the recipe shipped has the lowest held-out loss"
+
+
 def test_held_out_texts_follow_the_split_rule_and_span_every_source():
     assert len(ROWS) == METRICS["data"]["heldout_shipped"]
     assert all(B.is_heldout(r[3]) for r in ROWS)
@@ -174,7 +186,7 @@ def test_no_held_out_text_is_in_the_training_text():
 
 
 def test_model_card_and_readme_are_what_cards_only_generates():
-    assert (MODEL / "MODEL_CARD.md").read_text() == C.model_card(METRICS, CURVE)
+    assert (MODEL / "MODEL_CARD.md").read_text() == C.model_card(METRICS, CURVE, C.read_recipes(MODEL))
     readme = (ROOT / "README.md").read_text()
     assert C.README_BEGIN + "\n" + C.metrics_table(METRICS) + C.README_END in readme
 

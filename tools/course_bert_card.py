@@ -2,6 +2,7 @@
 can check that the card says what the files say)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 README_BEGIN, README_END = "<!-- course-bert-metrics:begin -->", "<!-- course-bert-metrics:end -->"
@@ -61,15 +62,57 @@ def metrics_table(metrics: dict) -> str:
 def curve_table(curve: dict) -> str:
     rows = []
     for r in curve["evaluations"]:
+        cloze = (f"{r['cloze_dev_top5']:.2f} / {r['cloze_dev_top1']:.2f}" if "cloze_dev_top5" in r else "")
         rows.append(f"| {r['step']} | {r['train_minutes']:.0f} | {r['loss']:.2f} | {r['top1']:.2f} | {r['top5']:.2f} | "
-                    f"{' '.join(f'{v:.2f}' for v in r['anisotropy'])} | "
+                    f"{cloze} | {' '.join(f'{v:.2f}' for v in r['anisotropy'])} | "
                     f"{' '.join(f'{v:.2f}' for v in r['top3_share'])} |"
                     f"{' ← shipped' if r['step'] == curve['chosen_step'] else ''}")
-    return ("| step | min trained | held-out loss | top-1 | top-5 | anisotropy L0…L6 | top-3 share L0…L6 |\n"
-            "|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+    return ("| step | min trained | held-out loss | top-1 | top-5 | everyday dev top-5 / top-1 | anisotropy L0…L6 | "
+            "top-3 share L0…L6 |\n|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
 
 
-def model_card(metrics: dict, curve: dict) -> str:
+def read_recipes(model_dir: Path) -> dict | None:
+    """``recipes.json``: the recipes compared before shipping (tools/course_bert_recipes.py)."""
+    path = Path(model_dir) / "recipes.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def recipes_section(recipes: dict | None, curve: dict) -> str:
+    """The recipes measured before this one was shipped (``recipes.json`` beside the card), as a table."""
+    if not recipes:
+        return ""
+    runs = recipes["runs"]
+    rows = "\n".join(
+        f"| {r['recipe']['lr']:.0e} | {r['recipe']['encoder_lr_scale']:g} | {r['steps_run']:,} of {r['of_steps']:,} | "
+        f"{r['loss']:.2f} | {r['top1']:.1%} | {r['top5']:.1%} | {r['cloze_dev_top5']:.0%} / {r['cloze_dev_top1']:.0%} | "
+        f"{r['gpu']} | {r['note']} |" for r in runs)
+    c5 = [r["cloze_dev_top5"] for r in runs]
+    loss = [r["loss"] for r in runs]
+    tracked = [r for r in sorted(curve["evaluations"], key=lambda r: r["step"]) if "cloze_dev_top5" in r]
+    along = ""
+    if len(tracked) >= 2:
+        early = next((r for r in tracked if r["step"] >= 2000), tracked[0])
+        end = tracked[-1]
+        along = (f" Along the shipped run, the dev top-5 is {early['cloze_dev_top5']:.0%} at step {early['step']:,} "
+                 f"(held-out loss {early['loss']:.2f}) and {end['cloze_dev_top5']:.0%} at step {end['step']:,} "
+                 f"(loss {end['loss']:.2f}).")
+    counts = ", ".join(f"*{w}* {n}" for w, n in recipes.get("word_counts", {}).items())
+    return f"""## Recipes compared
+{recipes['about']}. Each run's checkpoint is its own lowest-loss one; the recipe shipped has the lowest held-out
+loss of the {len(runs)}.
+
+| lr (head) | layers' share of lr | steps | held-out loss | top-1 | top-5 | everyday dev top-5 / top-1 | GPU | |
+|---|---|---|---|---|---|---|---|---|
+{rows}
+
+The everyday sentences barely move with the recipe ({min(c5):.0%}-{max(c5):.0%} top-5) while the held-out loss
+ranges from {max(loss):.2f} to {min(loss):.2f}.{along} Fitting this text better does not teach the model much more
+everyday English: the text is what limits it{f" (it is thin on everyday words; occurrences in the training text: {counts})" if counts else ""}.
+
+"""
+
+
+def model_card(metrics: dict, curve: dict, recipes: dict | None = None) -> str:
     t, d, h, g = metrics["training"], metrics["data"], metrics["heldout"], metrics["geometry"]
     f = metrics["fates"]
     a = g["anisotropy"]
@@ -81,9 +124,13 @@ def model_card(metrics: dict, curve: dict) -> str:
     hours = t["train_seconds"] / 3600
     steps = sorted(r["step"] for r in curve["evaluations"])
     eval_steps = "At steps " + ", ".join(f"{s:,}" for s in steps)
+    shipped = next((r for r in (recipes or {}).get("runs", []) if r["note"] == "shipped"), None)
+    shared_note = (f" The GPU was {shipped['gpu']} (`tools/course_bert_gpu_pair.sh` trains two recipes side by "
+                   "side), so the training time above is up to twice what the run takes alone."
+                   if shipped and "shared" in shipped["gpu"] else "")
     gpu_note = ("Made on a lent GPU machine with `tools/course_bert_gpu.py`: base and text staged there, "
                 "`--train-only` there, the best checkpoint and the run's record packed and brought back, "
-                "`--write-only` here." if str(t["device"]).startswith("cuda") else
+                "`--write-only` here." + shared_note if str(t["device"]).startswith("cuda") else
                 "With a GPU: `--device cuda --bf16 --batch-size 256 --steps 10700 --warmup 300` "
                 "(`tools/course_bert_gpu.py` says how).")
     return f"""# Model card: course-bert (v2)
@@ -154,7 +201,7 @@ Ethayarajh (2019) measured for bert-base {ETHAYARAJH_BERT_BASE}. course-bert goe
 embedding output to {max(a[1:]):.2f} at its most anisotropic layer (layer {a.index(max(a[1:]))}) and {a[-1]:.2f} at
 the last: it is 6 layers deep and briefly trained, and the geometry was measured, never targeted.
 
-## The run (`losses.json`)
+{recipes_section(recipes, curve)}## The run (`losses.json`)
 Along the run (loss on the tracked 20 pieces per source; geometry on {curve['geometry_tokens']:,} tokens):
 
 {curve_table(curve)}

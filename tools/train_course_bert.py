@@ -83,7 +83,7 @@ def text_sha(path: Path) -> str:
 
 
 class Corpus:
-    def __init__(self, text_dir: Path, tok, block_size: int, log=print):
+    def __init__(self, text_dir: Path, tok, block_size: int, log=print, weights: dict[str, float] | None = None):
         if not (text_dir / "train.tsv").exists():
             raise SystemExit(f"no training text in {text_dir}: run `python tools/build_english_text.py --out {text_dir}`")
         t0 = time.time()
@@ -96,15 +96,54 @@ class Corpus:
             ids += [e.ids for e in tok.backend.encode_batch(texts[i:i + 20000], add_special_tokens=False)]
         self.train_tokens = sum(map(len, ids))
         self.train_words = sum(len(t.split()) for t in texts)
+        # the unigram distribution (the 10% random tokens, the baseline) is the text's, whatever the weights
         self.unigram = unigram_distribution(ids, tok.vocab_size, exclude=tok.special_ids)
         p = self.unigram.double()
         self.unigram_entropy = float(-(p[p > 0] * p[p > 0].log()).sum())
+        self.weights = dict(weights or {})
+        self.weighted_tokens = self.train_tokens
+        if self.weights:
+            ids = [ids[i] for i in reweight(train, self.weights)]
+            self.weighted_tokens = sum(map(len, ids))
+            log("source weights " + ", ".join(f"{k} x{v:g}" for k, v in sorted(self.weights.items())) +
+                f": {self.weighted_tokens:,} tokens per pass over the text ({self.train_tokens:,} unweighted)")
         self.blocks = pack_sequences(ids, block_size, tok.sep_token_id, tok.cls_token_id)
         registers = {name: v["register"] for name, v in self.stats["sources"].items()}
         self.heldout = E.heldout_sample(read_tsv(text_dir / "heldout.tsv"), registers, tok, block_size)
         log(f"text: {len(train):,} training pieces, {self.train_words:,} words, {self.train_tokens:,} tokens -> "
             f"{tuple(self.blocks.shape)} blocks; unigram entropy {self.unigram_entropy:.3f} nats; held-out sample "
             f"{len(self.heldout):,} pieces ({time.time() - t0:.0f} s)")
+
+
+def reweight(rows: list[tuple[str, str]], weights: dict[str, float]) -> list[int]:
+    """Each piece of a source with weight w, ``int(w)`` times, plus once more when the fractional part of w
+    exceeds the piece's hash position in [0, 1) (a fixed choice, as the holding out is): w 0.3 keeps about
+    30% of the pieces, w 2.5 every piece twice and half of them a third time. Sources not named keep w 1.
+    Returns the indices of the rows to use, in order: the copies stay in the source's order, so packed blocks
+    still hold running text."""
+    unknown = set(weights) - {src for src, _ in rows}
+    if unknown:
+        raise SystemExit(f"--source-weights names sources the text does not have: {sorted(unknown)}")
+    out = []
+    for i, (src, text) in enumerate(rows):
+        w = weights.get(src, 1.0)
+        n = int(w) + (int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) / 16 ** 8 < w - int(w))
+        out += [i] * n
+    return out
+
+
+def parse_weights(value: str) -> dict[str, float]:
+    """``brown=2,kjv=0.3`` -> {"brown": 2.0, "kjv": 0.3}."""
+    out = {}
+    for part in filter(None, value.split(",")):
+        name, _, w = part.partition("=")
+        try:
+            out[name.strip()] = float(w)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"--source-weights wants name=number pairs, got {part!r}") from None
+        if out[name.strip()] < 0:
+            raise argparse.ArgumentTypeError(f"a source weight must be >= 0, got {part!r}")
+    return out
 
 
 # ============================================================================= model
@@ -148,8 +187,13 @@ def save_weights(model, out: Path) -> dict:
 
 def recipe(args, corpus: Corpus) -> dict:
     """What a saved run must share with the command that continues it."""
-    return {"steps": args.steps, "batch_size": args.batch_size, "block_size": args.block_size, "lr": args.lr,
-            "warmup": args.warmup, "seed": args.seed, "text_sha256": corpus.sha}
+    out = {"steps": args.steps, "batch_size": args.batch_size, "block_size": args.block_size, "lr": args.lr,
+           "warmup": args.warmup, "seed": args.seed, "text_sha256": corpus.sha}
+    if args.encoder_lr_scale != 1.0:
+        out["encoder_lr_scale"] = args.encoder_lr_scale
+    if corpus.weights:
+        out["source_weights"] = dict(sorted(corpus.weights.items()))
+    return out
 
 
 def lr_factor(step: int, warmup: int, total: int) -> float:
@@ -173,7 +217,10 @@ def train(args, corpus: Corpus, base_model, tok, log) -> dict:
     torch.manual_seed(args.seed)
     model = build_model(base_model).to(dev)
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=args.lr, betas=(0.9, 0.98), weight_decay=0.01)
+    head = {id(p) for p in model.cls.predictions.transform.parameters()} | {id(model.cls.predictions.bias)}
+    groups = [{"params": [p for p in params if id(p) not in head], "lr": args.lr * args.encoder_lr_scale},
+              {"params": [p for p in params if id(p) in head], "lr": args.lr}]  # the fresh head at the full rate
+    opt = torch.optim.AdamW(groups, lr=args.lr, betas=(0.9, 0.98), weight_decay=0.01)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, args.warmup, args.steps))
     g = torch.Generator().manual_seed(args.seed)
     want = recipe(args, corpus)
@@ -204,6 +251,7 @@ def train(args, corpus: Corpus, base_model, tok, log) -> dict:
     track_eval = [r[3] for r in E.round_robin([r for r in corpus.heldout if r[2] == "eval"], E.TRACK_PER_SOURCE)]
     geo_score = [r[3] for r in E.round_robin([r for r in corpus.heldout if r[2] == "eval"])]
     geo_fit = [r[3] for r in E.round_robin([r for r in corpus.heldout if r[2] == "fit"])]
+    cloze_dev = E.read_cloze("everyday_dev")  # logged along the run (the dev set's job), never used to choose
     if not track_eval or not geo_fit:
         raise SystemExit("the held-out sample is empty: rebuild the text with tools/build_english_text.py")
 
@@ -212,14 +260,17 @@ def train(args, corpus: Corpus, base_model, tok, log) -> dict:
         model.eval()
         mlm = E.heldout_mlm(model, tok, track_eval, corpus.unigram)
         geom = E.layer_geometry(model, tok, geo_score, geo_fit, n_tokens=TRACK_TOKENS)
+        with torch.no_grad():
+            cloze = E.cloze_scores(model, tok, cloze_dev)
         model.train()
         seconds = time.time() - t
         state["eval_seconds"] += seconds
         losses = state["losses"][-args.eval_every:]
         rec = {"step": step, "train_minutes": round(state["train_seconds"] / 60, 2),
-               "train_loss": round(sum(losses) / len(losses), 4) if losses else None, "lr": sched.get_last_lr()[0],
+               "train_loss": round(sum(losses) / len(losses), 4) if losses else None, "lr": sched.get_last_lr()[-1],
                **{k: mlm[k] for k in ("n_masked", "loss", "unigram_loss", "top1", "top5")},
-               **{k: geom[k] for k in ("anisotropy", "zscored", "top3_share")}}
+               **{k: geom[k] for k in ("anisotropy", "zscored", "top3_share")},
+               "cloze_dev_top1": cloze["top1"], "cloze_dev_top5": cloze["top5"]}
         state["records"] = [r for r in state["records"] if r["step"] != step] + [rec]
         best = min(state["records"], key=lambda r: (r["loss"], r["step"]))
         if best["step"] == step:
@@ -233,7 +284,8 @@ def train(args, corpus: Corpus, base_model, tok, log) -> dict:
         state["generator"] = g.get_state()
         save_state(run, state)
         log(f"[eval] step {step:5d} {state['train_seconds'] / 60:6.1f} min trained  held-out loss {rec['loss']:.3f} "
-            f"(unigram {rec['unigram_loss']:.3f})  top-1 {rec['top1']:.3f} top-5 {rec['top5']:.3f} | aniso "
+            f"(unigram {rec['unigram_loss']:.3f})  top-1 {rec['top1']:.3f} top-5 {rec['top5']:.3f} | cloze dev "
+            f"{rec['cloze_dev_top1']:.2f}/{rec['cloze_dev_top5']:.2f} | aniso "
             f"{' '.join(f'{v:.2f}' for v in rec['anisotropy'])} | top-3 {' '.join(f'{v:.2f}' for v in rec['top3_share'])}"
             f" | best step {state['best_step']} ({seconds:.0f} s)")
 
@@ -269,7 +321,7 @@ def train(args, corpus: Corpus, base_model, tok, log) -> dict:
         state["train_seconds"] += now - t_last
         t_last = now
         if step % 10 == 0:
-            log(f"step {step:5d}  loss {sum(state['losses'][-10:]) / 10:.3f}  lr {sched.get_last_lr()[0]:.2e}  "
+            log(f"step {step:5d}  loss {sum(state['losses'][-10:]) / 10:.3f}  lr {sched.get_last_lr()[-1]:.2e}  "
                 f"{state['train_seconds'] / 60:6.1f} min")
         if step % args.eval_every == 0 or step == args.steps or step in args.eval_also:
             checkpoint(step)
@@ -334,6 +386,7 @@ def write_model_dir(args, corpus: Corpus, tok, log) -> dict:
                  "tokens_seen_to_chosen": best["step"] * args.batch_size * args.block_size},
         "training": {"steps_run": steps_run, "chosen_step": best["step"], "batch_size": args.batch_size,
                      "block_size": args.block_size, "lr": args.lr, "warmup": args.warmup, "schedule": "linear decay",
+                     "encoder_lr_scale": args.encoder_lr_scale, "source_weights": corpus.weights, "weighted_tokens": corpus.weighted_tokens,
                      "seed": args.seed, "device": state["device"], "hardware": state["hardware"],
                      "train_seconds": state["train_seconds"], "eval_seconds": state["eval_seconds"],
                      "eval_every": args.eval_every, "torch": torch.__version__,
@@ -348,7 +401,7 @@ def write_model_dir(args, corpus: Corpus, tok, log) -> dict:
     (out / "losses.json").write_text(json.dumps(curve) + "\n")
     import course_bert_card as C
 
-    (out / "MODEL_CARD.md").write_text(C.model_card(metrics, curve))
+    (out / "MODEL_CARD.md").write_text(C.model_card(metrics, curve, C.read_recipes(out)))
     if out.resolve() == DEFAULT_OUT.resolve():
         C.update_readme(metrics, ROOT / "README.md")
     return metrics
@@ -367,6 +420,8 @@ def command_line(args, steps_run: int) -> str:
             continue
         if isinstance(v, set):
             v = ",".join(map(str, sorted(v)))
+        if isinstance(v, dict):
+            v = ",".join(f"{name}={w:g}" for name, w in sorted(v.items()))
         parts.append(f"--{k.replace('_', '-')}" + ("" if v is True else f" {v}"))
     return " ".join(parts)
 
@@ -382,7 +437,11 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--block-size", type=int, default=128)
     ap.add_argument("--lr", type=float, default=1e-4)
     ap.add_argument("--warmup", type=int, default=300)
+    ap.add_argument("--encoder-lr-scale", type=float, default=1.0,
+                    help="the embeddings' and layers' learning rate as a share of --lr (the fresh head gets --lr)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--source-weights", type=parse_weights, default={},
+                    help="name=w,...: each piece of a source used w times (w < 1 keeps a fixed share), e.g. kjv=0.3")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--device", default="cpu", help="cpu or cuda (the long run when a GPU is lent)")
     ap.add_argument("--bf16", action="store_true", help="bf16 autocast on cuda (evaluation stays fp32)")
@@ -406,7 +465,7 @@ def main(argv=None):
 
         metrics = json.loads((args.out / "metrics.json").read_text())
         curve = json.loads((args.out / "losses.json").read_text())
-        (args.out / "MODEL_CARD.md").write_text(C.model_card(metrics, curve))
+        (args.out / "MODEL_CARD.md").write_text(C.model_card(metrics, curve, C.read_recipes(args.out)))
         if args.out.resolve() == DEFAULT_OUT.resolve():
             C.update_readme(metrics, ROOT / "README.md")
         return
@@ -422,7 +481,7 @@ def main(argv=None):
     if args.device == "cpu":
         torch.use_deterministic_algorithms(True, warn_only=True)
     base_model, tok = load_pretrained(device="cpu")
-    corpus = Corpus(args.text, tok, args.block_size, log)
+    corpus = Corpus(args.text, tok, args.block_size, log, weights=args.source_weights)
     if not args.write_only:
         train(args, corpus, base_model, tok, log)
     if args.train_only:
