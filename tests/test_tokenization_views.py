@@ -30,6 +30,18 @@ def small() -> CourseTokenizers:
     )
 
 
+def test_every_row_counts_the_same_words_for_the_same_text(small):
+    """Unigram splits only at spaces (punctuation stays in its chunk); its row still counts the words the others do."""
+    import re
+
+    text = "The dog barked, didn't it? Yes."
+    rows = [(name, fn(text), "", None) for name, fn in (
+        ("BPE", small.bpe.tokenizer().encode), ("WordPiece", small.wordpiece.encode), ("Unigram", small.unigram.model.encode))]
+    assert len(rows[2][1].words) < len(rows[0][1].words), "Unigram's chunks are fewer: the case this guards"
+    counts = re.findall(r"(\d+) words</span>", comparison_html(rows))
+    assert counts == ["11", "11", "11"], counts  # The dog barked , didn ' t it ? Yes .
+
+
 def test_pieces_html_shows_every_piece_its_id_the_counts_and_marks_unknowns():
     seg = Segmentation(["mt", ".", "san", "##itas", "[UNK]"], [11047, 1012, 2624, 24317, 100], [0, 1, 2, 2, 3],
                        ["mt", ".", "sanitas", "☃"])

@@ -12,7 +12,7 @@ import html
 from matplotlib.figure import Figure
 
 from ..tokenization.bpe import BpeLearning
-from ..tokenization.segmentation import Segmentation
+from ..tokenization.segmentation import Segmentation, words_of
 
 # light tints of Okabe-Ito orange, sky blue, bluish green, yellow, blue, vermillion, reddish purple
 TINTS = ("#FBE3B3", "#CDE8F8", "#B3E2D5", "#FBF5C4", "#B3D4EA", "#F6CDB3", "#EFD2E2")
@@ -27,6 +27,8 @@ def pieces_html(seg: Segmentation, name: str = "", unk_id: int | None = None, sh
     """One row: the tokenizer's name, the token count, and every piece as a box with its id below it.
 
     A piece whose id is ``unk_id`` is drawn as unknown (WordPiece shows it as [UNK], Unigram as its text).
+    The word count is the same for every tokenizer on the same text (split at spaces and around punctuation),
+    although Unigram's boxes group pieces by space-separated chunk, as SentencePiece does.
     """
     words: list[list[str]] = [[] for _ in seg.words]
     for k, (t, i, w) in enumerate(zip(seg.tokens, seg.ids, seg.word_ids)):
@@ -42,7 +44,7 @@ def pieces_html(seg: Segmentation, name: str = "", unk_id: int | None = None, sh
     plural = (lambda n, s: f"{n} {s}{'' if n == 1 else 's'}")
     head = (f"<div style='min-width:11em;font-weight:bold'>{html.escape(name)}<br>"
             f"<span class='count' style='font-weight:normal'>{plural(len(seg), 'token')}, "
-            f"{plural(len(seg.words), 'word')}</span>"
+            f"{plural(len(words_of(' '.join(seg.words))), 'word')}</span>"
             + (f"<br><small style='font-weight:normal;color:#555'>{html.escape(note)}</small>" if note else "")
             + "</div>")
     return (f"<div class='pieces-row' style='display:flex;align-items:flex-start;gap:8px;margin:4px 0'>"
