@@ -58,7 +58,8 @@ torch.set_printoptions(precision=3, sci_mode=False)
 # models that have one (`course_lib.shipped_models()` lists them). This notebook uses **course-bert**, the
 # course's MLM model: all of all-MiniLM-L6-v2 with a new MLM head, trained further by MLM on 10 M words of
 # broad English from 20 sources — novels, speeches, e-mail, encyclopedias, dialogue, a dictionary — for 10,700
-# steps of 256 sequences of 128 tokens (about 350 M tokens; five minutes on one GPU). Its card,
+# steps of 256 sequences of 128 tokens (about 350 M tokens; eight minutes on one GPU, which it shared with a second recipe for most of
+# them). Its card,
 # `course_lib/data/models/course-bert/MODEL_CARD.md`, and its data card list every source and licence. Every cell below works with any of the shipped models; the cloze cells put a
 # second one beside it, `minilm-wordnet-mlm` (only the top three layers trained by MLM, on short WordNet glosses),
 # kept as a contrast: it has learnt above all to copy the words it sees.
@@ -104,14 +105,14 @@ for name, model, tok in ((MLM_MODEL, mlm_model, tokenizer), (OTHER_MLM, other_mo
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # Read the numbers before the words. In *Please turn ___ homework in* course-bert puts the chapter's *your*
-# first, with more than half of the probability, and fills most of the rest with other possessives (*my*,
-# *his*, *her*) and *the*; minilm-wordnet-mlm gives *the* the most and ranks *your* 16th. In *Please turn your
-# homework ___* neither puts *in* in its first five: course-bert spreads its probability over particles (*out*,
-# *up*, *on*, *down*, none above 10%; *in* is 14th), while minilm-wordnet-mlm stays on the topic and repeats it
+# first, with almost three quarters of the probability, and fills most of the rest with other possessives (*my*,
+# *his*, *its*) and *the*; minilm-wordnet-mlm gives *the* the most and ranks *your* 16th. In *Please turn your
+# homework ___* neither puts *in* in its first five: course-bert spreads its probability over particles and
+# adverbs (*again*, *on*, *up*, *carefully*, none above 10%; *in* is 18th), while minilm-wordnet-mlm stays on the topic and repeats it
 # (*school*, *homework*...). In the Fig. 11.4 sentence course-bert's first guess for the first gap is the comma,
-# and *long* comes 3rd (after the original *the*) or 6th (after the random *apricot*); minilm-wordnet-mlm fills
+# and *long* comes 4th (after the original *the*) or 5th (after the random *apricot*); minilm-wordnet-mlm fills
 # both gaps with *fish*, the sentence's own last word. *thanks* is far down every list (course-bert: beyond rank
-# 40; the other model: beyond rank 3,000). A cloze test measures what the
+# 100; the other model: beyond rank 3,000). A cloze test measures what the
 # training text made likely: a sentence from a novel is easier for a model that has read novels.
 #
 # The model outputs a distribution over the whole vocabulary at every position. Type your own sentences
@@ -129,12 +130,12 @@ for name, model, tok in ((MLM_MODEL, mlm_model, tokenizer), (OTHER_MLM, other_mo
         print(f"  {row['text']} | {', '.join(row['top'])} | {'ok' if row['topk_ok'] else '--'}")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# course-bert puts an acceptable word in its top five for just over half of the sentences (55%) and first for
-# one in five (21%); minilm-wordnet-mlm for about a quarter (27%) and one in twenty (5%). When they miss, they
-# miss differently: course-bert guesses a word of the right kind that this sentence does not want (*morning*,
-# *world*, *country* for where mom cooks dinner; *night*, *street* for where we watched a movie), while
-# minilm-wordnet-mlm copies a word of the sentence (*dinner* for the cooking, *baby* in *The baby is ___ in her
-# crib*). BERT-base fills most of these: it was trained on about 400 times as many tokens (a million steps of
+# course-bert puts an acceptable word in its top five for more than half of the sentences (58%) and first for
+# about one in four (24%); minilm-wordnet-mlm for about a quarter (27%) and one in twenty (5%). When they miss,
+# they miss differently: course-bert guesses a word of the right kind that this sentence does not want (*night*,
+# *street*, *moon* for where we watched a movie; *wrapped*, *buried* for the baby in her crib; and for where mom
+# cooks dinner, *morning* and *afternoon* before *kitchen*), while minilm-wordnet-mlm copies a word of the
+# sentence (*dinner* for the cooking, *baby* in *The baby is ___ in her crib*). BERT-base fills most of these: it was trained on about 400 times as many tokens (a million steps of
 # 256 sequences of up to 512 tokens, against course-bert's 10,700 of 256 × 128).
 
 # %%
@@ -160,9 +161,9 @@ heldout_unigram = unigram_distribution(shipped_heldout(MLM_MODEL, "fit"), tokeni
 print(masked_token_accuracy(mlm_model, tokenizer, heldout[:400], heldout_unigram, seed=0))
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# Eight times the baseline's top-1, and three times its top-5: the context helps. The split shows where the
-# accuracy comes from: course-bert recovers two thirds of the frequent tokens, but fewer than one in four of the
-# others. A model can score well on this test by learning where *the*, *of* and the comma go; knowing which
+# Almost nine times the baseline's top-1, and three times its top-5: the context helps. The split shows where
+# the accuracy comes from: course-bert recovers more than two thirds of the frequent tokens, but only about one
+# in four of the others. A model can score well on this test by learning where *the*, *of* and the comma go; knowing which
 # *content* word a sentence needs takes much more training (10,700 steps here; BERT-base had a million).
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -327,7 +328,7 @@ for name, model, tok, texts, uni in ((OTHER_MLM, other_model, other_tokenizer, g
 #
 # course-bert, trained longer and on every layer, copies more firmly still: where it sees a real token its first
 # guess is that token 98 or 99 times in 100. At random tokens it trusts the context more than minilm-wordnet-mlm does:
-# it copies the token shown in one case in five and recovers the original in three in ten. At `[MASK]` it gets
+# it copies the token shown in one case in five and recovers the original in one in three. At `[MASK]` it gets
 # more than four in ten right, minilm-wordnet-mlm about a quarter. Copying is learnt from the selected tokens
 # left unchanged — 1.5% of the text — yet both heads learnt it: the 10% is there for a reason.
 
@@ -620,11 +621,12 @@ for before, after in zip(rows_before, rows_after):
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # The held-out in-domain loss falls by about a third of a nat, and general English pays for it: its loss rises
 # by about a tenth of a nat. The model has moved towards the manual. In the sentences above five of the six
-# programmer's words climb the ranking — *exception* from the 150s and *return* from the 80s into the first
-# twenty — while *if* slips a little; none becomes a first choice, and *def* stays in the thousands: the word is
-# rare in English, and a minute of training on the top layers does not make it likely. None of the six first
-# choices changes, and five of them are words the sentence already contains (*conditional*, *key*, *sequence*,
-# *current*, *module*): on text this far from what it was trained on, course-bert falls back on copying too. The
+# programmer's words climb the ranking — *exception* from 145th and *return* from 67th into the first twenty —
+# while *if* slips a little; none becomes a first choice, and *def* stays in the thousands: the word is rare in
+# English, and a minute of training on the top layers does not make it likely. Two first choices change, neither
+# to the programmer's word (*end* becomes *object*, *module* becomes *following*), and before the adaptation four
+# of the six are words the sentence already contains (*conditional*, *sequence*, *current*, *module*): on text
+# this far from what it was trained on, course-bert falls back on copying too. The
 # model learns what the domain's text looks like before it learns which word a gap needs.
 
 # %% [markdown] slideshow={"slide_type": "slide"}

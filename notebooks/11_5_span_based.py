@@ -289,8 +289,8 @@ acc = sbo_position_accuracy(spanbert, sbo_tokenizer, sbo_unigram, test_sentences
 # $L_{SBO}$ starts at the unigram loss and ends below it — on the training batches and, by less, on held-out
 # sentences: two boundary vectors and a position already say something about the hidden tokens. The MLM head,
 # which reads the output at the token itself (built from the whole context), is below both from the first step
-# to the last on the training curve (about 5.3 nats against 6.3-7.1) and on held-out sentences (5.0 against
-# 7.4 and 7.6): the frozen course-bert already predicts masked tokens better than a boundary head trained for
+# to the last on the training curve (about 5.2 nats against 6.3-7.1) and on held-out sentences (5.0 against
+# 7.5 and 7.6): the frozen course-bert already predicts masked tokens better than a boundary head trained for
 # 96 steps.
 
 # %%

@@ -58,7 +58,7 @@ def test_the_model_was_trained_as_the_prose_says(run):
     m = re.search(r"trained ([\d,]+) steps of (\d+) x (\d+) tokens \((\d+) M tokens\) in ([\d.]+) min on .*(GPU|H100|H200)", text)
     assert m, text
     assert (m.group(1), m.group(2), m.group(3), m.group(4)) == ("10,700", "256", "128", "351"), m.groups()
-    assert 4 <= float(m.group(5)) < 6, "five minutes on one GPU"
+    assert 7 <= float(m.group(5)) < 9, "eight minutes on one GPU"
 
 
 def cloze_by_model(run) -> dict[str, dict]:
@@ -71,10 +71,10 @@ def cloze_by_model(run) -> dict[str, dict]:
 def test_cloze_course_bert_puts_your_first_the_other_model_the(run):
     models = cloze_by_model(run)
     cb, other = (m[("Please turn [MASK] homework in.", 1)] for m in models.values())
-    assert cb["word"] == "your" and cb["rank"] == 1 and cb["p"] > 0.5, "course-bert: first, more than half"
-    assert {"my", "his", "her", "the"} <= {t for t, _ in cb["top"]}, "the rest: other possessives and *the*"
-    assert sum(p for t, p in cb["top"] if t in ("my", "his", "her", "the")) > sum(
-        p for t, p in cb["top"][1:] if t not in ("my", "his", "her", "the")), "most of the rest"
+    assert cb["word"] == "your" and cb["rank"] == 1 and 0.7 <= cb["p"] < 0.78, "course-bert: first, almost 3/4"
+    assert {"my", "his", "its", "the"} <= {t for t, _ in cb["top"]}, "the rest: other possessives and *the*"
+    assert sum(p for t, p in cb["top"] if t in ("my", "his", "its", "the")) > sum(
+        p for t, p in cb["top"][1:] if t not in ("my", "his", "its", "the")), "most of the rest"
     assert other["top"][0][0] == "the" and other["rank"] == 16, "minilm-wordnet-mlm: *the* first, *your* 16th"
 
 
@@ -83,8 +83,8 @@ def test_cloze_homework_gap_particles_against_topic_words(run):
     models = cloze_by_model(run)
     cb = models["course-bert"][("Please turn your homework [MASK].", 1)]
     other = models["minilm-wordnet-mlm"][("Please turn your homework [MASK].", 1)]
-    assert {"out", "up", "on", "down"} <= {t for t, _ in cb["top"][:4]} and cb["top"][0][1] < 0.10, cb  # spread
-    assert cb["rank"] == 14, "*in* is 14th"
+    assert {"again", "on", "up", "carefully"} == {t for t, _ in cb["top"][:4]} and cb["top"][0][1] < 0.10, cb  # spread
+    assert cb["rank"] == 18, "*in* is 18th"
     assert {"school", "homework"} <= {t for t, _ in other["top"]}, other
     assert cb["rank"] > 5 and other["rank"] > 5, "neither puts *in* in its first five"
 
@@ -92,13 +92,13 @@ def test_cloze_homework_gap_particles_against_topic_words(run):
 @pytest.mark.slow
 def test_cloze_fig_11_4_comma_and_long_for_one_model_fish_for_the_other(run):
     models = cloze_by_model(run)
-    for text, long_rank in (("So [MASK] and [MASK] for all apricot fish.", 6), ("So [MASK] and [MASK] for all the fish.", 3)):
+    for text, long_rank in (("So [MASK] and [MASK] for all apricot fish.", 5), ("So [MASK] and [MASK] for all the fish.", 4)):
         cb1 = models["course-bert"][(text, 1)]
         assert cb1["top"][0][0] == "," and cb1["rank"] == long_rank, f"comma first, *long* {long_rank}: {cb1}"
         for i in (1, 2):
             assert models["minilm-wordnet-mlm"][(text, i)]["top"][0][0] == "fish", text
         cb2, other2 = models["course-bert"][(text, 2)], models["minilm-wordnet-mlm"][(text, 2)]
-        assert cb2["word"] == "thanks" and cb2["rank"] > 40 and other2["rank"] > 3000, (cb2, other2)
+        assert cb2["word"] == "thanks" and cb2["rank"] > 100 and other2["rank"] > 3000, (cb2, other2)
 
 
 def everyday_of(run) -> dict[str, dict]:
@@ -117,17 +117,18 @@ def test_everyday_sentences_half_against_a_quarter_and_two_ways_to_fail(run):
     ev = everyday_of(run)
     cb, other = ev["course-bert"], ev["minilm-wordnet-mlm"]
     assert cb["n"] == other["n"] == 165
-    assert (cb["top5"], cb["top1"]) == (55, 21) and (other["top5"], other["top1"]) == (27, 5)
-    assert 50 < cb["top5"] < 60 and 25 <= other["top5"] < 30, "just over half / about a quarter"
+    assert (cb["top5"], cb["top1"]) == (58, 24) and (other["top5"], other["top1"]) == (27, 5)
+    assert 50 < cb["top5"] < 60 and 25 <= other["top5"] < 30, "more than half / about a quarter"
 
     def row(model, start):
         return next(r for r in ev[model]["rows"] if r[0].startswith(start))[1].split(", ")
 
     assert "baby" in row("minilm-wordnet-mlm", "The baby is") and "baby" not in row("course-bert", "The baby is")
     assert "dinner" in row("minilm-wordnet-mlm", "My mom is cooking") and "dinner" not in row("course-bert", "My mom")
-    assert {"morning", "world", "country"} <= set(row("course-bert", "My mom is cooking")), "the right kind of word"
-    assert "kitchen" not in row("course-bert", "My mom is cooking")
-    assert {"night", "street"} <= set(row("course-bert", "We watched a movie"))
+    assert {"night", "street", "moon"} <= set(row("course-bert", "We watched a movie")), "the right kind of word"
+    assert {"wrapped", "buried"} <= set(row("course-bert", "The baby is"))
+    mom = row("course-bert", "My mom is cooking")
+    assert mom.index("morning") < mom.index("kitchen") and mom.index("afternoon") < mom.index("kitchen"), mom
 
 
 @pytest.mark.slow
@@ -135,10 +136,10 @@ def test_model_beats_the_unigram_baseline_mostly_on_frequent_tokens(run):
     text = output(run, "heldout-accuracy")
     top1, base1 = number(r"top-1 ([\d.]+)%", text), number(r"unigram baseline ([\d.]+)%", text)
     top5, base5 = number(r"top-5 ([\d.]+)%", text), number(r"\(baseline ([\d.]+)%\)", text)
-    assert 7.5 <= top1 / base1 < 8.5 and 2.8 <= top5 / base5 <= 3.2, "eight times the top-1, three times the top-5"
+    assert 8.5 <= top1 / base1 < 9 and 2.8 <= top5 / base5 <= 3.2, "almost nine times the top-1, three times the top-5"
     freq = number(r"most frequent tokens \([\d,]+ of the masked\): top-1 ([\d.]+)%", text)
     other = number(r"all other tokens \([\d,]+\): top-1 ([\d.]+)%", text)
-    assert 63 <= freq < 70 and 20 <= other < 25, "two thirds / fewer than one in four"
+    assert 67 <= freq < 72 and 23 <= other < 28, "more than two thirds / about one in four"
 
 
 # ----------------------------------------------------------------------------- §2 the MLM head
@@ -207,7 +208,7 @@ def test_course_bert_copies_a_seen_token_98_or_99_times_in_100(run):
         assert 0.975 <= stats[fate]["shown"] < 0.995, f"98 or 99 times in 100: {fate}: {stats[fate]}"
         assert stats[fate]["shown"] > other[fate]["shown"], "more firmly than minilm-wordnet-mlm"
     rnd = stats["random token"]
-    assert 0.17 <= rnd["shown"] <= 0.23 and 0.27 <= rnd["original"] <= 0.33, f"one in five / three in ten: {rnd}"
+    assert 0.17 <= rnd["shown"] <= 0.23 and 0.3 <= rnd["original"] <= 0.36, f"one in five / one in three: {rnd}"
     assert rnd["shown"] < other["random token"]["shown"], "trusts the context more at random tokens"
     assert stats["[MASK]"]["original"] > 0.4 and 0.2 <= other["[MASK]"]["original"] <= 0.3, "four in ten / a quarter"
 
@@ -332,7 +333,7 @@ def test_adaptation_lowers_in_domain_loss_and_costs_a_little_on_general_text(run
 
 
 @pytest.mark.slow
-def test_adaptation_moves_five_domain_words_up_none_to_first_and_keeps_the_first_choices(run):
+def test_adaptation_moves_five_domain_words_up_none_to_first_and_two_first_choices_change(run):
     text = output(run, "adaptation-probes")
     found = re.findall(r"before: (\S+) .*?'(\w+)': rank ([\d,]+), p = [\d.]+\n\s+after:\s+(\S+) .*?'\w+': rank ([\d,]+)",
                        text)
@@ -341,10 +342,11 @@ def test_adaptation_moves_five_domain_words_up_none_to_first_and_keeps_the_first
     climbed = [w for w, (b, a) in ranks.items() if a < b]
     assert sorted(climbed) == ["def", "exception", "for", "import", "return"], f"five climb: {ranks}"
     assert ranks["if"][1] > ranks["if"][0], "*if* slips"
-    assert 150 <= ranks["exception"][0] < 160 and 80 <= ranks["return"][0] < 90, ranks
+    assert ranks["exception"][0] == 145 and ranks["return"][0] == 67, ranks
     assert ranks["exception"][1] <= 20 and ranks["return"][1] <= 20 and ranks["def"][1] >= 1000, ranks
     assert all(a > 1 for _, a in ranks.values()), "none becomes a first choice"
-    assert all(before == after for before, _, _, after, _ in found), "no first choice changes"
+    changed = {(before, after) for before, _, _, after, _ in found if before != after}
+    assert changed == {("end", "object"), ("module", "following")}, "two first choices change, to other words"
     sentences = re.findall(r"^(\S.*)$", text, flags=re.M)
     copied = [before for (before, *_), sentence in zip(found, sentences) if before in re.findall(r"\w+", sentence)]
-    assert sorted(copied) == ["conditional", "current", "key", "module", "sequence"], copied
+    assert sorted(copied) == ["conditional", "current", "module", "sequence"], copied

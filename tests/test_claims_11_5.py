@@ -69,10 +69,10 @@ def test_sbo_starts_at_the_unigram_loss_ends_below_it_also_held_out_and_mlm_stay
     for when in ("first", "last"):
         mlm = f[f"train: L_MLM, {when} 10 steps"]
         assert mlm < f[f"train: L_SBO, {when} 10 steps"] and mlm < f[f"train: unigram, {when} 10 steps"], when
-        assert 5.25 <= mlm < 5.35, "about 5.3 nats"
+        assert 5.15 <= mlm < 5.25, "about 5.2 nats"
     assert round(f["train: L_SBO, last 10 steps"], 1) == 6.3 and round(f["train: unigram, first 10 steps"], 1) == 7.1
     assert f["held out: L_MLM"] < f["held out: L_SBO"]
-    assert round(f["held out: L_MLM"], 1) == 5.0 and round(f["held out: L_SBO"], 1) == 7.4
+    assert round(f["held out: L_MLM"], 1) == 5.0 and round(f["held out: L_SBO"], 1) == 7.5
     assert round(f["held out: unigram"], 1) == 7.6
 
 
