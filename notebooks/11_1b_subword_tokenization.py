@@ -54,7 +54,7 @@ from course_lib.tokenization.byte_level import ByteLevelBPE, learn_byte_bpe, to_
 from course_lib.tokenization.pretokenize import basic_tokenize, normalize, split_words
 from course_lib.tokenization.unigram import Unigram
 from course_lib.tokenization.unigram_training import train_unigram
-from course_lib.tokenization.wordpiece import WordPiece, train_wordpiece, wordpiece_vocabulary
+from course_lib.tokenization.wordpiece import WordPiece, first_merge_scores, train_wordpiece, wordpiece_vocabulary
 from course_lib.views.common import figure_png
 from course_lib.views.tokenization import draw_fertility, draw_fragmentation, draw_segmentation_probs, merges_html
 
@@ -206,7 +206,10 @@ pieces, byte_bpe.decode(pieces)
 #
 # BERT's WordPiece *encodes* greedily: from the start of a word, take the longest vocabulary entry that
 # matches, then the longest entry that continues it, written with `##` in front, and so on. If at some
-# point nothing matches, the *whole word* becomes `[UNK]`; so does any word over 100 characters.
+# point nothing matches, the *whole word* becomes `[UNK]`; so does any word over 100 characters. (The
+# convention is BERT's: Wu et al. 2016, the lecture's example *\_J et makers*, mark the *start* of a word
+# instead, as SentencePiece's `▁` does; BERT's code marks the *continuations*, *j ##et*. Same pieces, the
+# mark on the other side.)
 # Here is the embedded model's vocabulary, read from its `tokenizer.json`:
 
 # %%
@@ -287,21 +290,46 @@ check("wordpiece_word_ids")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Training WordPiece: a likelihood score instead of a count
-# WordPiece *trains* like BPE, merging pairs, but it picks the pair that raises the likelihood of the
-# corpus most, which comes down to the score count(ab) / (count(a) · count(b)). A pair of frequent
-# symbols that merely meet often (*t* + *##h*) scores low; a pair whose parts rarely occur apart scores
-# high. Both learners on the same lower-cased words, the first merges side by side (new symbol, count):
+# WordPiece *trains* like BPE, merging pairs, but it picks the pair whose merge raises the likelihood of the
+# corpus most, under a unigram model of its pieces (the lecture; Schuster & Nakajima 2012). From counts, that
+# gain is exact: only the counts of *a*, *b*, the new *ab* and the total change
+# (`course_lib.tokenization.wordpiece.likelihood_gain`). Hugging Face's course, and many explanations, use a
+# shortcut instead, the ratio count(ab) / (count(a) · count(b)): it rewards a pair whose parts rarely occur
+# apart. They are not the same score. Every pair of the first merge on the lower-cased Lee training words,
+# ranked both ways:
 
 # %%
+# claim: wordpiece-gain
 lower = corpora.word_counts(train, split=basic_tokenize)
+pair_scores = first_merge_scores(lower)
+by_gain = sorted(pair_scores, key=lambda p: -p.gain)
+by_ratio = sorted(pair_scores, key=lambda p: (-p.ratio, -p.count))
+gain_facts = {
+    "first 5 by the likelihood gain (pair count)": [(p.token, p.count) for p in by_gain[:5]],
+    "first 5 by the ratio (pair count)": [(p.token, p.count) for p in by_ratio[:5]],
+    "the ratio's first pair, ranked by the gain": by_gain.index(by_ratio[0]) + 1,
+    "the gain's first pair, ranked by the ratio": by_ratio.index(by_gain[0]) + 1,
+    "pairs": len(pair_scores),
+}
+gain_facts
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# The likelihood gain puts frequent pairs first (*th*, *of*, *##he*: each merge removes thousands of tokens
+# from the corpus), much as BPE's count does; the ratio puts first pairs of digits seen a few times, and the
+# two first choices are each far down the other's list. The trainer below uses the ratio, as Hugging Face's
+# does, because it is cheap to update after each merge: read what it learns as what that shortcut gives, not
+# as what likelihood training would. Both learners on the same lower-cased words, the first merges side by
+# side (new symbol, count):
+
+# %%
 wordpiece_merges = train_wordpiece(lower, 1000)
 bpe_lower = learn_bpe(lower, 1000, end_of_word=None)
 for b, w in zip(bpe_lower.merges[:10], wordpiece_merges[:10]):
     print(f"BPE {b.token:>6s} {b.count:6d}     WordPiece {w.token:>8s} {w.count:4d}")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# BPE merges the most frequent letter pairs first; the score picks pairs made of rare symbols, digits
-# above all. With 1,000 merges each, the score's vocabulary is spent on rarer pieces, and on held-out
+# BPE merges the most frequent letter pairs first; the ratio picks pairs made of rare symbols, digits
+# above all. With 1,000 merges each, the ratio's vocabulary is spent on rarer pieces, and on held-out
 # news it needs more pieces per word (the real BERT vocabulary was built from far more text, with
 # 30,522 entries):
 
@@ -432,9 +460,10 @@ SubwordExplorer(course)
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # **Fertility** is the number of pieces per word: more pieces mean more of BERT's 512 positions and
-# more compute for the same text. The texts shipped with the project (at most 500 lines of each):
-# held-out news, WordNet glosses, Wikipedia sentences (wikigold), Python code, numbers and dates, and a
-# German passage.
+# more compute for the same text. The texts shipped with the project: held-out news, WordNet glosses,
+# Wikipedia sentences (wikigold) and Python code, up to 500 lines of each, and two small samples written for
+# the project, numbers and dates and a German passage (10 lines each, 150 and 163 words: read their numbers as
+# rough).
 #
 # **Predict.** For the BPE learnt from the news, which of these kinds of text needs the most pieces per
 # word: `"news (held out)"`, `"Python code"`, `"numbers & dates"` or `"German"`? Set `most_pieces`.
@@ -449,7 +478,8 @@ check("fertility_prediction")
 
 # %%
 # claim: fertility
-table = compare.fertility_table(course.tokenizers(), corpora.text_samples(max_lines=500))
+samples = corpora.text_samples(max_lines=500)
+table = compare.fertility_table(course.tokenizers(), samples)
 bpe_name, bert_name = list(course.tokenizers())[0], list(course.tokenizers())[3]
 byte_name = list(course.tokenizers())[1]
 hard = ["Python code", "numbers & dates", "German"]
@@ -469,9 +499,32 @@ Image(figure_png(draw_fertility(table)))
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # The 30,522 pieces of BERT's WordPiece beat the 2,000 learnt here on every kind of text; code,
-# numbers and German cost every tokenizer more than news. Byte-level BPE pays for its complete
-# alphabet on code and German: where character-level BPE writes one unknown token, it needs a piece per
-# byte.
+# numbers and German cost every tokenizer more than news. Why does byte-level BPE need the most on code?
+# Not for exotic characters: count them, and the pieces it spends.
+
+# %%
+# claim: fertility-why
+tokenize = course.tokenizers()
+code = samples["Python code"]
+bpe_pieces = [p for line in code for p in tokenize[bpe_name](line)]
+byte_pieces = [p for line in code for p in tokenize[byte_name](line)]
+why_facts = {
+    "lines and words of each text": {s: (len(t), sum(len(x.split()) for x in t)) for s, t in samples.items()},
+    "non-ASCII characters in the Python code": sum(ord(c) > 127 for line in code for c in line),
+    "byte-level BPE's extra pieces on the code (over BPE)": len(byte_pieces) - len(bpe_pieces),
+    "byte-level BPE's pieces that are only spaces 'Ġ'": sum(set(p) == {"Ġ"} for p in byte_pieces),
+    "BPE's pieces that are only spaces": sum(not p.strip() for p in bpe_pieces),
+    "German, pieces per word: BPE, byte-level BPE": (round(table["German"][bpe_name], 2),
+                                                     round(table["German"][byte_name], 2)),
+}
+why_facts
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# The code has no non-ASCII character at all. Byte-level BPE's pre-tokenizer keeps spaces (`Ġ`), so each space
+# of the indentation becomes a piece: 3,969 of its 4,170 extra pieces, where the other tokenizers split on
+# white space and drop it. On German, where *ä*, *ö*, *ü* and *ß* are outside the news alphabet, its complete
+# alphabet costs it little (3.73 pieces per word against BPE's 3.69): where character-level BPE writes one
+# unknown token it needs a piece per byte, but such characters are few.
 #
 # **Rare words fragment.** Words of the training text grouped by how often they occur there, and the
 # mean number of pieces each tokenizer gives them:

@@ -20,7 +20,8 @@ from course_lib.tokenization.unigram import Unigram
 from course_lib.tokenization.wordpiece import WordPiece
 
 SOURCE = ROOT / "notebooks" / "11_1b_subword_tokenization.py"
-CLAIMS = ("bpe-trainer", "encode", "wordpiece-training", "alpha", "fertility", "fragmentation")
+CLAIMS = ("bpe-trainer", "encode", "wordpiece-gain", "wordpiece-training", "alpha", "fertility", "fertility-why",
+          "fragmentation")
 
 pytestmark = pytest.mark.slow
 
@@ -53,6 +54,17 @@ def test_frequent_words_are_one_piece_and_sanitas_falls_apart(facts):
     assert facts["Sydney"] == ["Sydney</w>"]
 
 
+def test_the_likelihood_gain_and_the_ratio_disagree_as_the_prose_says(facts):
+    gain = [t for t, _ in facts["first 5 by the likelihood gain (pair count)"]]
+    ratio = facts["first 5 by the ratio (pair count)"]
+    assert gain[:3] == ["th", "of", "##he"], gain                                  # "*th*, *of*, *##he*"
+    assert min(n for _, n in facts["first 5 by the likelihood gain (pair count)"]) > 1000  # "thousands"
+    assert all(any(c.isdigit() for c in t) and n < 50 for t, n in ratio), ratio  # "pairs of digits seen a few times"
+    assert facts["the ratio's first pair, ranked by the gain"] > 50 and facts["the gain's first pair, ranked by the ratio"] > 50
+    text = SOURCE.read_text()
+    assert "(*th*, *of*, *##he*" in text and "far down the other's list" in text
+
+
 def test_wordpiece_training_spends_merges_on_rare_pairs_and_fragments_more(facts):
     assert facts["mean count of the first 50 merged pairs, BPE"] > 10 * facts[
         "mean count of the first 50 merged pairs, WordPiece"]
@@ -74,6 +86,22 @@ def test_fertility_claims(facts):
     assert facts["BERT WordPiece has the fewest pieces on every text"]
     assert facts["code, numbers, German cost every tokenizer more than news"]
     assert facts["byte-level BPE needs more than BPE on code and German"]
+
+
+def test_byte_level_pays_on_code_for_indentation_not_for_characters(facts):
+    """The prose after the fertility figure, number by number."""
+    text = SOURCE.read_text()
+    lines_words = facts["lines and words of each text"]
+    assert lines_words["numbers & dates"] == (10, 150) and lines_words["German"] == (10, 163)
+    assert "10 lines each, 150 and 163 words" in text
+    assert all(n <= 500 for n, _ in lines_words.values()) and "up to 500 lines of each" in text
+    assert facts["non-ASCII characters in the Python code"] == 0 and "no non-ASCII character at all" in text
+    extra, spaces = facts["byte-level BPE's extra pieces on the code (over BPE)"], facts[
+        "byte-level BPE's pieces that are only spaces 'Ġ'"]
+    assert facts["BPE's pieces that are only spaces"] == 0
+    assert spaces / extra > 0.9 and f"{spaces:,} of its {extra:,} extra pieces" in text
+    bpe, byte = facts["German, pieces per word: BPE, byte-level BPE"]
+    assert 0 < byte - bpe < 0.1 and f"({byte:.2f} pieces per word against BPE's {bpe:.2f})" in text
 
 
 def test_rarer_words_get_more_pieces(facts):

@@ -145,3 +145,51 @@ def test_training_scores_are_those_of_a_full_recount():
                     out.append(syms[i])
                     i += 1
             words[w] = out
+
+
+def _log_likelihood(seqs_counts):
+    import math
+    from collections import Counter
+
+    c = Counter()
+    for seq, n in seqs_counts:
+        for x in seq:
+            c[x] += n
+    total = sum(c.values())
+    return sum(v * math.log(v / total) for v in c.values())
+
+
+def _merge(seq, a, b):
+    out, i = [], 0
+    while i < len(seq):
+        if i + 1 < len(seq) and seq[i] == a and seq[i + 1] == b:
+            out.append(a + b[2:] if b.startswith("##") else a + b)
+            i += 2
+        else:
+            out.append(seq[i])
+            i += 1
+    return out
+
+
+def test_likelihood_gain_is_the_change_in_the_unigram_log_likelihood_of_the_merged_corpus():
+    """Parity with the definition: merge the pair everywhere, recompute the corpus log-likelihood."""
+    from course_lib.tokenization.wordpiece import first_merge_scores, wordpiece_symbols
+
+    words = {"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5, "sss": 3, "ssss": 2, "a1999": 1}
+    seqs = [(wordpiece_symbols(w), n) for w, n in words.items()]
+    base = _log_likelihood(seqs)
+    scores = first_merge_scores(words)
+    assert any(s.left == s.right for s in scores), "a same-symbol pair (##s ##s) is among them"
+    for s in scores:
+        merged = [(_merge(seq, s.left, s.right), n) for seq, n in seqs]
+        assert s.gain == pytest.approx(_log_likelihood(merged) - base, abs=1e-9), s
+
+
+def test_the_ratio_and_the_gain_rank_pairs_differently():
+    from course_lib.tokenization.wordpiece import first_merge_scores
+
+    scores = first_merge_scores({"the": 50, "then": 20, "other": 10, "q7": 1})
+    by_gain = max(scores, key=lambda s: s.gain)
+    by_ratio = max(scores, key=lambda s: (s.ratio, s.count))
+    assert by_gain.token in {"th", "##he"} and by_ratio.token == "q7", (by_gain, by_ratio)  # frequent vs never apart
+    assert by_ratio.gain < by_gain.gain / 10
