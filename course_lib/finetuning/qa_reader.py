@@ -169,7 +169,9 @@ class QAReader:
         i, j, score = best_span(s, e, self.max_answer_len, allowed=ctx)
         null = float(s[0] + e[0])
         text = context[offsets[i][0]:offsets[j][1]]
-        return {"tokens": feats.tokens[0][:T], "offsets": offsets, "context_mask": ctx,
+        toks = feats.tokens[0]
+        return {"question_tokens": len(self.tokenizer.backend.encode(question, add_special_tokens=False).ids),
+                "question_kept": toks.index("[SEP]") - 1,"tokens": feats.tokens[0][:T], "offsets": offsets, "context_mask": ctx,
                 "p_start": torch.softmax(s, -1), "p_end": torch.softmax(e, -1), "span": (i, j), "text": text,
                 "span_score": score, "null_score": null, "no_answer": null > score + self.null_threshold,
                 "null_threshold": self.null_threshold, "windows": len(feats)}

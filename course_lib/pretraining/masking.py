@@ -245,8 +245,11 @@ def mlm_mask(
         index = index.to(device)
         eligible &= index >= 0
         unit = index.clamp(min=0)  # (B, T) -> which unit's draw each token uses
-        select_u, fate_u = _rand(n_units, g, device), _rand(n_units, g, device)
-        select_u, fate_u = select_u[unit], fate_u[unit]  # (B, T)
+        if n_units == 0:  # no word at all (e.g. no SpanBERT span fits a short text): nothing can be selected
+            select_u = fate_u = torch.ones(input_ids.shape, device=device)
+        else:
+            select_u, fate_u = _rand(n_units, g, device), _rand(n_units, g, device)
+            select_u, fate_u = select_u[unit], fate_u[unit]  # (B, T)
     else:
         select_u, fate_u = _rand(input_ids.shape, g, device), _rand(input_ids.shape, g, device)
 

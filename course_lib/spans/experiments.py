@@ -196,7 +196,14 @@ def span_scorer(model: SpanNERModel, tokenizer, max_len: int = 10):
     """A function words -> (spans, probs, names) for the span enumerator widget: every word span up to
     ``max_len`` words, its (N, K) class probabilities from the trained classifier, and the class names."""
     def score(words):
-        enc = encode_words(tokenizer, list(words), max_length=128)
+        try:
+            enc = encode_words(tokenizer, list(words), max_length=128)
+        except ValueError as err:
+            if "subwords, more than the limit" not in str(err):
+                raise
+            n = len(tokenizer.backend.encode(" ".join(words), add_special_tokens=False).ids)
+            raise ValueError(f"the sentence has {n} subword tokens, and the span model reads at most 126 "
+                             "(128 with [CLS] and [SEP]): type a shorter sentence") from None
         spans = enumerate_spans(len(words), max_len)
         rows = torch.tensor([(0, i, j) for i, j in word_token_spans(enc.word_ids[0], spans)], dtype=torch.long)
         with torch.no_grad():

@@ -86,8 +86,12 @@ class AlignmentViewer(_OneRedraw, W.VBox):
         except ValueError as err:
             self.message.value = error_html(str(err))
             self.table.layout.display = "none"
+            self.words.value = ""
             return
-        self.message.value = ""
+        tagged = 1 + max((i for i in out["word_ids"] if i is not None), default=-1)
+        self.message.value = ("" if tagged >= len(words) else
+                              f"<i>the tagger reads {len(out['tokens'])} tokens: the first {tagged} of {len(words)} "
+                              "words are tagged, the rest are not shown</i>")
         self.words.value = "<span style='font-family:monospace'>words: " + " | ".join(words) + "</span>"
         self.table.layout.display = ""
         self.table.value = alignment_html(words, cols)
@@ -113,7 +117,7 @@ class QASpanViewer(_OneRedraw, W.VBox):
                                    continuous_update=False, style={"description_width": "110px"})
         self.message = W.HTML()
         self.answer = W.HTML()
-        self.strips = W.HTML(layout=W.Layout(overflow_x="auto"))
+        self.strips = W.HTML(layout=W.Layout(overflow="auto"))
         for w, cls in [(self.question, "qa-question"), (self.context, "qa-context"), (self.max_len, "qa-maxlen"),
                        (self.pick, "qa-pick"), (self.message, "qa-message"), (self.answer, "qa-answer-line"),
                        (self.strips, "qa-strips-box")]:
@@ -149,6 +153,9 @@ class QASpanViewer(_OneRedraw, W.VBox):
         self.view = view
         note = (f" <i>(the context is longer than one window: the first of {view['windows']} windows is shown)</i>"
                 if view["windows"] > 1 else "")
+        if view.get("question_tokens", 0) > view.get("question_kept", 0):
+            note += (f" <i>(the question has {view['question_tokens']} tokens: the reader reads its first "
+                     f"{view['question_kept']})</i>")
         self.message.value = ""
         self.answer.value = qa_answer_html(view) + note
         self.strips.layout.display = ""

@@ -70,10 +70,14 @@ class MaskSampler(W.VBox):
                 self.draws += 1
         except ValueError as err:
             self.message.value = error_html(str(err))
+            self.tokens.value = ""  # nothing left from the previous text
+            self.histogram.layout.display = "none"
+            self.totals, self.draws = {}, 0
             return
         self.message.value = ""
         if show_last:
             self.tokens.value = fates_html(token_fates(batch, self.tokenizer))
+        self.histogram.layout.display = ""
         self.histogram.value = rates_svg(self.totals, self.draws)
 
 

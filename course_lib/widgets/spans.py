@@ -6,6 +6,7 @@ Thin wiring: the numbers come from :mod:`course_lib.spans` (masking, enumeration
 from __future__ import annotations
 
 import re
+import unicodedata
 
 import ipywidgets as W
 import torch
@@ -19,9 +20,24 @@ from ..views.spans import length_histogram_svg, nested_spans_svg, span_mask_html
 WORD = re.compile(r"\w+(?:[-'’.]\w+)*\.?|[^\w\s]")
 
 
+def _invisible(piece: str) -> bool:
+    """Only characters BERT's tokenizer drops: combining marks, format (zero-width, variation selectors) and
+    control characters."""
+    return all(unicodedata.category(c) in ("Mn", "Me", "Cf", "Cc") for c in piece)
+
+
 def split_words(text: str) -> list[str]:
-    """Words and punctuation of a typed sentence ('Mt.' stays one word, as do 'pro-Beijing' and 'U.S.')."""
-    return WORD.findall(text)
+    """Words and punctuation of a typed sentence ('Mt.' stays one word, as do 'pro-Beijing' and 'U.S.').
+    A variation selector, zero-width or control character stays with the word before it (the tokenizer drops
+    it, so on its own it would be a word without tokens)."""
+    words: list[str] = []
+    for w in WORD.findall(text):
+        if _invisible(w):
+            if words:
+                words[-1] += w
+        else:
+            words.append(w)
+    return words
 
 
 class SpanMaskSampler(W.VBox):
@@ -94,7 +110,8 @@ class SpanMaskSampler(W.VBox):
         covered = int(m.batch.selected.sum())
         eligible = int(m.batch.eligible.sum())
         self.message.value = (f"{n_spans} span(s), {covered} of {eligible} tokens ({covered / max(eligible, 1):.0%}; "
-                              "target 15%)")
+                              "target 15%)" + ("" if n_spans else f": 15% of {eligible} token(s) rounds to no span; "
+                                                                "type a longer text to see spans"))
         self.tokens.value = span_mask_html(original, shown, m.spans[0], m.fates[0])
 
 
