@@ -190,3 +190,23 @@ def _fields(w, exclude: set[str]) -> list[str]:
     import ipywidgets as W
 
     return [k for k, v in vars(w).items() if isinstance(v, W.HTML) and k not in exclude]
+
+
+@pytest.fixture(scope="module")
+def senses(minilm):
+    from course_lib.embeddings import load_sense_data, target_states
+
+    model, tok = minilm
+    data = load_sense_data(lemmas=["bank", "mouse"])
+    return data, {"mean": target_states(model, tok, data.examples)}
+
+
+@pytest.mark.parametrize("name", list(FUZZ))
+def test_nearest_sense_explorer(name, minilm, senses):
+    from course_lib.widgets import NearestSenseExplorer
+
+    data, states = senses
+    w = NearestSenseExplorer(*minilm, data, states=states, sentence="The bank raised its rates.", word="bank")
+    for text in (FUZZ[name], FUZZ[name] + " by the river bank"):  # without and with a word it has senses for
+        check_contract(w, "sentence", ["chart", "neighbours"], text, name,
+                       ordinary="I plugged a new wireless mouse into my laptop.")
