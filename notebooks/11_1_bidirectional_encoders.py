@@ -254,6 +254,25 @@ for block in range(1, cmp.num_layers):  # 0-based index: block + 1 is the block,
 # * From layer 2 on, **every** position has moved, the last one included: its keys and values are now the
 #   outputs of a masked block 1.
 #
+# The plot's `[CLS]` column is the puzzle: the position that keeps the fewest keys hardly moves until the last
+# layer. Losing keys only matters for a position that was reading them. Where does the *bidirectional* `[CLS]`
+# look, block by block (attention weights averaged over the 12 heads)?
+
+# %%
+# claim: causal-cls
+with torch.no_grad():
+    bidir = model(**tokenizer(sentence), output_attentions=True).attentions  # one (1, heads, T, T) per block
+for block, weights in enumerate(bidir, start=1):
+    to_self = float(weights[0, :, 0, 0].mean())
+    print(f"block {block}: [CLS] attends to itself {to_self:.2f}, to the other tokens {1 - to_self:.2f}; "
+          f"its change under the causal mask at layer L{block}: {float(cmp.change[block, 0]):.2f}")
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# In blocks 2 to 5 the bidirectional `[CLS]` puts almost all its attention on itself, so the mask takes away
+# keys it was not reading, and its vector stays put (a change of 0.03 or less). Block 6 is where it reads the
+# sentence — half its attention goes to the other tokens — and there the mask costs it most: its change jumps
+# to 0.66. How far a vector moves depends on what the position was reading, not only on how many keys it keeps.
+#
 # Under the mask the first token attends only to itself, in every layer. So its vector cannot depend on the
 # rest of the sentence at all. Compare the last-layer `[CLS]` vectors of three different sentences:
 
@@ -453,8 +472,9 @@ for name, cfg in configs:
     print(f"{name:18s} {parameter_count(cfg) / 1e6:7.1f}M parameters")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# So BERT-base has 109.5M parameters: the chapter's "about 100M" and the slides' "110M" are the same number
-# rounded two ways. Where are they? `parameter_breakdown` sums them by component:
+# So BERT-base has 109.5M parameters: the encoder with its pooler. As BERT was pretrained it also has the MLM
+# head's transform and bias and the NSP head, 0.6M more: 110.1M, the count notebook 11.2 makes. The chapter's
+# "about 100M" and the slides' "110M" are these numbers rounded two ways. Where are they? `parameter_breakdown` sums them by component:
 
 # %%
 # claim: parameter-breakdown

@@ -70,6 +70,18 @@ def test_causal_layer1_last_position_unchanged_every_other_changed(run):
     assert all(float(smallest) > 0 and float(last) > 0 for _, smallest, last in later)
 
 
+def test_cls_moves_only_where_the_bidirectional_cls_reads_the_sentence(run):
+    rows = re.findall(r"block (\d): \[CLS\] attends to itself ([\d.]+), to the other tokens ([\d.]+); its change "
+                      r"under the causal mask at layer L\d: ([\d.]+)", output(run, "causal-cls"))
+    assert [int(b) for b, *_ in rows] == [1, 2, 3, 4, 5, 6]
+    self_share = {int(b): float(s) for b, s, _, _ in rows}
+    change = {int(b): float(c) for b, _, _, c in rows}
+    assert all(self_share[b] >= 0.9 for b in (2, 3, 4, 5)), self_share   # "almost all its attention on itself"
+    assert all(change[b] <= 0.03 for b in (1, 2, 3, 4, 5)), change         # "a change of 0.03 or less"
+    assert 0.4 <= 1 - self_share[6] <= 0.6 and change[6] == 0.66, (self_share, change)  # "half", "jumps to 0.66"
+    assert max(change, key=change.get) == 6
+
+
 def test_causal_first_token_loses_all_context(run):
     text = output(run, "causal-first-token")
     bidir = floats(r"bidirectional ([\d.]+),", text)[0]
@@ -123,6 +135,15 @@ def test_parameter_counts_match_the_chapter_and_the_slides(run):
     base, large, xlmr = counts["BERT-base"], counts["BERT-large"], counts["XLM-R large"]
     assert 100 <= base < 115 and round(base, -1) == 110   # chapter "about 100M", slides "110M"
     assert f"BERT-base has {base:.1f}M parameters" in prose(run)
+    # one number, explained: the encoder (11.1) + the pretraining heads = 11.2's count
+    from course_lib.model.bert import BertConfig, parameter_count
+    from course_lib.model.heads import pretraining_parameter_breakdown
+
+    parts = pretraining_parameter_breakdown(BertConfig())
+    heads = sum(n for k, n in parts.items() if k.startswith(("MLM head", "NSP head")))
+    assert sum(parts.values()) - heads == parameter_count(BertConfig()) and round(base, 1) == 109.5
+    assert round(heads / 1e6, 1) == 0.6 and round(sum(parts.values()) / 1e6, 1) == 110.1
+    assert "0.6M more: 110.1M, the count notebook 11.2 makes" in prose(run)
     assert large == pytest.approx(340, rel=0.02)          # slides: 340M
     assert xlmr == pytest.approx(550, rel=0.03)           # chapter: about 550M
     # XLM-R large is bigger than BERT-large with the same layers because of its vocabulary
@@ -195,7 +216,7 @@ def test_head_patterns_previous_token_and_cls_heads(run):
 def test_every_claim_cell_has_a_test_and_every_test_its_cell():
     marked = set(claims_in(NOTEBOOK))
     tested = {
-        "scaling", "softmax-rows", "library-attention", "causal-toy", "causal-layer1", "causal-first-token",
+        "scaling", "softmax-rows", "library-attention", "causal-toy", "causal-layer1", "causal-cls", "causal-first-token",
         "causal-drift", "padding", "self-attention-toy", "head-shapes", "block", "parameter-counts",
         "parameter-breakdown", "stored-count", "position-table", "position-error", "tokenizer-error",
         "quadratic-memory", "head-patterns",
