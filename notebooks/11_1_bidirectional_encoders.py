@@ -438,9 +438,9 @@ torch.allclose(y, layer1_output, atol=1e-5)
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5. How many parameters?
 #
-# BERT-base has a 30,522-token WordPiece vocabulary, d = 768 and 12 layers of 12 heads; XLM-RoBERTa large has
-# 250,002 tokens, d = 1024 and 24 layers of 16 heads. The chapter says "about 100M" parameters for the first and
-# "about 550M" for the second; the slides say 110M for BERT-base and 340M for BERT-large (24 layers, d = 1024).
+# BERT-base has a 30,522-token WordPiece vocabulary, d = 768 and 12 layers of 12 heads; BERT-large the same
+# vocabulary, d = 1024 and 24 layers of 16 heads; XLM-RoBERTa large has 250,002 tokens, d = 1024 and 24 layers of
+# 16 heads.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Prediction `bert_base_size`
@@ -456,7 +456,9 @@ bert_base_size = "110M"
 check("bert_base_size")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# Counting by building each model on PyTorch's `meta` device (no memory is allocated):
+# The chapter says "about 100M" parameters for BERT-base and "about 550M" for XLM-RoBERTa large; the slides say
+# 110M for BERT-base and 340M for BERT-large. Counting by building each model on PyTorch's `meta` device (no
+# memory is allocated):
 
 # %%
 # claim: parameter-counts

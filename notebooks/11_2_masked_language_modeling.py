@@ -519,9 +519,10 @@ print(f"NSP accuracy at step {last['step']}: held-out pairs {last['heldout_nsp_a
 # (every selected token `[MASK]`ed) stays near that line for several hundred steps — learning to *use* the
 # context takes the attention layers longer — and then falls far below it, on held-out text as well (where the
 # unigram guess does worse than on the training text, since held-out documents use words the training text
-# rarely has). The running training loss leaves the line a little earlier: 10% of its selected tokens are left
-# unchanged, and copying them is learnt first. The probes tell the same story in words: noise, then frequent
-# tokens, then words that fit.
+# rarely has). The running training loss leaves the line a little earlier (the steps are printed above). It
+# is not the same test: 10% of its selected tokens are left unchanged, and at those a model can score well by
+# copying its input, which the cloze loss, with every selected token `[MASK]`ed, never allows. The probes tell
+# the same story in words: noise, then frequent tokens, then words that fit.
 #
 # Look at the end of the plot: the held-out loss stays about a nat and a half above the loss on the training
 # pairs. That gap is **overfitting**: 3,000 steps of 32 pairs go through the same small manual again and again,
@@ -663,7 +664,9 @@ print(f"{'sentence_permute':15s} {sentence_permute(['It rained.', 'We stayed in.
 # Training data is very unevenly spread over languages. Sampling sentences in proportion to their
 # share $p_i$ would starve the small languages; XLM-R samples language *i* with probability
 # $q_i = \frac{p_i^\alpha}{\sum_j p_j^\alpha}$, with α = 0.3. α = 1 keeps the data proportions;
-# α → 0 samples every language equally often. The sizes below are illustrative.
+# α → 0 samples every language equally often. The chapter uses the same reweighting twice: for the
+# sentences the model is trained on, and for the text the multilingual tokenizer's vocabulary is learnt from
+# (so that small languages get pieces of their own). The sizes below are illustrative.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `language_sampling`

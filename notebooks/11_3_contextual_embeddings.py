@@ -204,7 +204,8 @@ for name in MODEL_NAMES:
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # In course-bert and MiniLM each sense is closest to itself, and the German article is the farthest from both
-# English senses: as in Fig. 11.7, the language separates first, then the English senses. In the random
+# English senses: as in Fig. 11.7, the widest gap is between the languages, the next between the English
+# senses. In the random
 # encoder every cosine is about the same, about 0.7, whatever the sense: the instances share the word's and the
 # segment's embeddings, which its blocks pass through almost unchanged, and differ only by position.
 #

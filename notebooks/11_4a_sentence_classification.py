@@ -259,8 +259,10 @@ curves_figure([runs["full, cls"], high], baseline=majority, title="learning rate
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # The large steps wreck the pretrained weights in the first few updates: the loss does not fall below
 # that of guessing (ln 2 for two balanced classes) and the model predicts one class for nearly everything
-# — held-out accuracy at the majority baseline. This is what the small learning rates of L003 protect
-# against ("catastrophic forgetting").
+# — held-out accuracy at the majority baseline. That is **divergence**: with steps this large the training never
+# learns anything. It is not *catastrophic forgetting*, the subtler danger that the lecture's small learning
+# rates and few epochs (L003) also guard against: a model that does learn the new task while losing what
+# pretraining gave it.
 #
 # ### Where the fine-tuned model goes wrong
 # The confusion matrix of the full model on the held-out sentences, and a few of its mistakes:

@@ -261,3 +261,56 @@ def figure_problems(notebook) -> list[str]:
         elif not image and WIDGET_TYPE not in kinds and DRAWS.search(cell.source):
             problems.append(f"cell {k} ({first_line}): draws, but its outputs hold no image")
     return problems
+
+
+def _output_texts(cell) -> list[str]:
+    texts = []
+    for out in cell.get("outputs", []):
+        data = out.get("data", {})
+        texts += [out.get("text", ""), data.get("text/plain", ""), data.get("text/html", "")]
+    return [t if isinstance(t, str) else "".join(t) for t in texts if t]
+
+
+def _reveals(text: str, answer: str, others: list[str]) -> bool:
+    """``text`` names the answer and not every other choice (a list of all the choices gives nothing away)."""
+    text = re.sub(r"\s*\n#?\s*|\s+", " ", text)  # a choice may be wrapped over two lines of prose
+
+    def names(choice):
+        return re.search(rf"(?<![\w-]){re.escape(choice)}(?![\w-])", text, flags=re.I) is not None
+    return names(answer) and not all(names(o) for o in others)
+
+
+def revealed_predictions(notebook) -> list[str]:
+    """Prediction questions whose answer a cell before them gives away: in the question's own section, an output
+    or the prose names the answer without naming every other choice. Answers that are bare numbers are left out
+    (a number is printed everywhere for other reasons)."""
+    from course_lib.exercises import EXERCISES
+
+    cells = notebook.cells
+    problems = []
+    for k, cell in enumerate(cells):
+        m = re.search(r'check\("(\w+)"\)', cell.source) if cell.cell_type == "code" else None
+        ex = EXERCISES.get(m.group(1)) if m else None
+        if ex is None or ex.kind != "question":
+            continue
+        variable = ex.needs[0]
+        asked = [i for i in range(k) if cells[i].cell_type == "code" and re.search(rf"^{variable}\s*=", cells[i].source, re.M)]
+        if not asked:
+            problems.append(f"{ex.name}: no cell sets `{variable}` before check")
+            continue
+        q = asked[-1]
+        answer, others = str(ex.answer), [str(c) for c in ex.choices if c != ex.answer]
+        section = max([i for i in range(q) if cells[i].cell_type == "markdown" and re.search(r"^#{1,2} ", cells[i].source, re.M)],
+                      default=0)
+        if re.fullmatch(r"[\d.,%\s+-]+", answer):
+            continue  # a bare number is printed everywhere for other reasons: such questions are checked by hand
+        for i in range(section, q):
+            c = cells[i]
+            if c.cell_type == "code":
+                hits = [t for t in _output_texts(c) if _reveals(t, answer, others)]
+                if hits:
+                    problems.append(f"{ex.name}: the output of cell {i} names the answer {answer!r}: {hits[0][:120]!r}")
+            elif c.cell_type == "markdown" and _reveals(c.source, answer, others):
+                problems.append(f"{ex.name}: the prose of cell {i} (its section) names the answer {answer!r}: "
+                                f"{c.source[:120]!r}")
+    return problems

@@ -79,6 +79,7 @@ def test_die_cosine_table_language_first(run):
         for i, row in enumerate(t):
             assert max(row) == row[i], (name, i, row)        # each sense closest to itself
         assert max(t[2][0], t[2][1]) < t[0][1], (name, t)   # the German article farthest from both English senses
+    assert "the widest gap is between the languages" in prose(run) and "separates first" not in prose(run)
     flat = [v for row in tables[RANDOM] for v in row]
     assert all(0.6 <= v <= 0.8 for v in flat), flat          # "about 0.7 whatever the sense"
 

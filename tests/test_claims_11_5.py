@@ -6,6 +6,7 @@ Claim cells carry a marker ``# claim: <name>`` and end in a dict of plain values
 from __future__ import annotations
 
 import ast
+import re
 
 import pytest
 
@@ -13,7 +14,7 @@ from conftest import ROOT
 from course_lib.spans import clipped_mean_span_length, load_gum_spans, mean_span_length, nesting_depths
 
 SOURCE = ROOT / "notebooks" / "11_5_span_based.py"
-CLAIMS = ("lengths", "masking", "sbo", "positions", "bio-limit", "data", "ner")
+CLAIMS = ("lengths", "masking", "sbo", "positions", "bio-limit", "data", "ner", "capacity", "jane")
 
 pytestmark = pytest.mark.slow
 
@@ -29,8 +30,9 @@ def facts() -> dict:
         cells = [c for c in run.notebook.cells if c.cell_type == "code" and f"# claim: {name}\n" in c.source + "\n"]
         assert len(cells) == 1, f"{len(cells)} cells are marked '# claim: {name}'"
         results = [o for o in cells[0].outputs if o.output_type == "execute_result"]
-        assert results, f"the claim cell {name!r} shows no value"
-        out[name] = ast.literal_eval(results[0].data["text/plain"])
+        printed = "".join(o.text for o in cells[0].outputs if o.output_type == "stream")
+        assert results or printed, f"the claim cell {name!r} shows no value"
+        out[name] = ast.literal_eval(results[0].data["text/plain"]) if results else printed
     return out
 
 
@@ -56,6 +58,17 @@ def test_masking_covers_15_percent_splits_no_word_and_80_10_10_per_span(facts):
     n = f["spans"]
     for fate, target in (("masked", 0.8), ("randomized", 0.1), ("kept", 0.1)):
         assert abs(f[f"share of spans {fate}"] - target) <= 6 * (target * (1 - target) / n) ** 0.5
+    # the realised spans are shorter than the distribution's 3.8 words (the prose: "2.2 words ... 40% ... one word")
+    assert round(f["mean span length (words)"], 1) == 2.2 and round(f["share of one-word spans"], 2) == 0.40
+    assert f["mean span length (words)"] < facts["lengths"]["exact mean (renormalised)"]
+    assert "2.2 words on average, and 40%" in SOURCE.read_text()
+
+
+def test_the_comparison_says_the_span_model_is_far_bigger(facts):
+    c = facts["capacity"]
+    span, bio = c["span model: trained parameters"], c["BIO tagger: trained parameters"]
+    assert round(span, -4) == 560_000 and bio == 2_695 and span > 100 * bio
+    assert "trains about 560,000 parameters" in SOURCE.read_text() and "the tagger 2,695" in SOURCE.read_text()
 
 
 def test_sbo_starts_at_the_unigram_loss_ends_below_it_also_held_out_and_mlm_stays_lower(facts):
@@ -108,3 +121,17 @@ def test_span_model_beats_bio_nested_and_flat_and_finds_inner_entities(facts):
     assert f["span F1, flat"] > f["BIO F1, flat"]
     assert f["span recall, depth ≥ 2"] > f["BIO recall, depth ≥ 2"] > 0  # BIO finds some inner names as whole
     assert f["held-out entities BIO cannot represent"] == facts["data"]["test"]["inside another entity"]
+
+
+def test_the_chapters_sentence_is_discussed_as_it_comes_out(facts):
+    text = facts["jane"]
+    predicted = re.findall(r"^predicted (\w+) +([\d.]+)  (.+)$", text, flags=re.M)
+    assert {(t, w) for t, _, w in predicted} == {("PER", "Jane Villanueva"), ("ORG", "United Airlines"),
+                                                 ("PER", "Jane Villanueva of United Airlines")}, predicted
+    p = {w: float(x) for _, x, w in predicted}
+    assert (p["Jane Villanueva"], p["United Airlines"], p["Jane Villanueva of United Airlines"]) == (0.95, 0.84, 0.65)
+    holding = re.search(r"^United Airlines Holding +NULL ([\d.]+)", text, flags=re.M)
+    assert holding and float(holding.group(1)) == 0.997
+    assert "greedy flat decoding: PER Jane Villanueva; ORG United Airlines" in text  # the crossing span dropped
+    prose = SOURCE.read_text()
+    assert "*United Airlines Holding* is NULL (0.997)" in prose and "as PER (0.65)" in prose

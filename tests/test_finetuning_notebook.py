@@ -61,6 +61,8 @@ def test_a_too_high_learning_rate_falls_to_the_majority_baseline(out):
     assert acc <= majority + 0.05
     assert loss >= math.log(2) - 0.05
     assert acc < pct(out, "held-out accuracy, full, cls") - 0.15
+    text = (ROOT / "notebooks" / "11_4a_sentence_classification.py").read_text()
+    assert "That is **divergence**" in text and 'against ("catastrophic forgetting")' not in text  # named right
 
 
 def test_hypothesis_only_beats_the_majority_class_on_nli(out):

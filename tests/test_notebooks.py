@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from conftest import ROOT, TIMINGS
-from notebook_runs import executed, figure_problems, student_cells_to_rerun
+from notebook_runs import executed, figure_problems, revealed_predictions, student_cells_to_rerun
 
 sys.path.insert(0, str(ROOT / "tools"))
 import make_notebooks  # noqa: E402
@@ -47,6 +47,34 @@ def test_the_figure_check_finds_a_figure_shown_as_text():
     nb.cells = [text_only, no_output, shown, nbformat.v4.new_code_cell("x = 1")]
     problems = figure_problems(nb)
     assert len(problems) == 2 and "shown as text" in problems[0] and "no image" in problems[1], problems
+
+
+@pytest.mark.parametrize("source", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_no_cell_before_a_prediction_gives_its_answer_away(source):
+    """In a prediction question's section, no output and no prose before the question names its answer without
+    naming every other choice (the reveal comes after check())."""
+    problems = revealed_predictions(executed(source).notebook)
+    assert not problems, f"{source.name}: " + "; ".join(problems)
+
+
+def test_the_prediction_guard_finds_an_answer_given_away():
+    import course_lib.exercises.ch11_1b  # noqa: F401  (registers fertility_prediction: answer German)
+
+    nb = nbformat.v4.new_notebook()
+    heading = nbformat.v4.new_markdown_cell("## 9. Fertility")
+    printed = nbformat.v4.new_code_cell("table")
+    printed.outputs = [nbformat.v4.new_output("stream", name="stdout", text="German needs the most pieces per word\n")]
+    listed = nbformat.v4.new_markdown_cell("Which needs most: news (held out), Python code, numbers & dates or German?")
+    ask = nbformat.v4.new_code_cell("most_pieces = 'German'")
+    nb.cells = [heading, printed, listed, ask, nbformat.v4.new_code_cell('check("fertility_prediction")')]
+    problems = revealed_predictions(nb)
+    assert len(problems) == 1 and "output of cell 1" in problems[0], problems
+    nb.cells[1].outputs = []
+    nb.cells.insert(2, nbformat.v4.new_markdown_cell("As we will see, **German** is the hardest."))
+    problems = revealed_predictions(nb)
+    assert len(problems) == 1 and "prose of cell 2" in problems[0], problems
+    nb.cells[2].source = "## 10. Another section"  # before the section: not the question's context
+    assert revealed_predictions(nb) == []
 
 
 @pytest.mark.parametrize("source", [p for p in NOTEBOOKS if "### BEGIN SOLUTION" in p.read_text()],

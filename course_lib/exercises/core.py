@@ -97,6 +97,8 @@ class Exercise:
     kind: str = "function"             # "function": needs are functions; "question": one variable, a prediction
     module: str = ""                   # the module that registered it (re-registering from there replaces it)
     points: float = 1                  # what it is worth in the gradebook
+    choices: tuple = ()                # a question's choices and its answer (for the guard that no cell
+    answer: object = None              # before the question reveals it)
 
     def __post_init__(self):
         if not (isinstance(self.points, (int, float)) and self.points > 0):
@@ -162,7 +164,7 @@ def question(name: str, variable: str, choices, answer, why: str, hint: str, mod
     if module is None:
         frame = inspect.currentframe().f_back
         module = frame.f_globals.get("__name__", "") if frame is not None else ""
-    ex = Exercise(name, (variable,), run, kind="question", module=module, points=points)
+    ex = Exercise(name, (variable,), run, kind="question", module=module, points=points, choices=choices, answer=answer)
     _register(ex)
     return ex
 
