@@ -108,6 +108,10 @@ def test_the_exercise_has_a_wrong_answer(name):
     module = case_modules().get(chapter)
     assert module is not None, f"tests/exercise_cases/{chapter}.py is missing: known-wrong answers of {name!r} go there"
     assert module.WRONG_ANSWERS.get(name), f"tests/exercise_cases/{chapter}.py has no wrong answer for {name!r}"
+    if EXERCISES[name].kind == "function":  # the mutation guard: several plausible wrong implementations
+        n = len(module.WRONG_ANSWERS[name])
+        assert n >= 3, (f"{name!r} has {n} known-wrong implementations in tests/exercise_cases/{chapter}.py; give it "
+                        "at least three (off by one, wrong axis, wrong normalisation, reversed order, ...)")
 
 
 # ----------------------------------------------------------------------------- each notebook

@@ -84,6 +84,7 @@ WRONG_ANSWERS = {
         ("def decode_first_subword(subword_tags, word_ids):\n    last = {}\n"
          "    for tag, w in zip(subword_tags, word_ids):\n        if w is not None:\n            last[w] = tag\n"
          "    return [last[w] for w in sorted(last)]\n", "last subword"),
+        (edit(DECODE, "if w is not None and w not in seen:", "if w not in seen:"), "return 7 tags, you returned 8"),
     ],
     "entity_f1": [
         (edit(F1, 'if prefix == "B" or (prefix == "I" and start is None):', 'if prefix == "B":'),
@@ -112,6 +113,11 @@ WRONG_ANSWERS = {
                             "word_tags = [tags[i] for i, w in zip(ids, word_ids) if w is not None]"),
          "decode to one tag per word first"),
         (F1 + DECODE + edit(COMPOSE, '(" ".join(words[a:b + 1]), t)', '(" ".join(words[a:b]), t)'), "expected"),
+        (F1 + DECODE + edit(COMPOSE, "ids = subword_logits.argmax(-1).tolist()", "ids = subword_logits.argmax(0).tolist()"),
+         "argmax per subword"),  # the wrong axis
+        (F1 + DECODE + edit(COMPOSE, "word_tags = decode_first_subword([tags[i] for i in ids], word_ids)",
+                            "word_tags = decode_first_subword([tags[i] for i in ids][::-1], word_ids[::-1])[::-1]"),
+         "then first-subword decoding"),  # decoded from each word's last subword
     ],
     "every_subword_entities": [('subword_entities = "2"', "B- tag right after another B- tag")],
     "all_o_accuracy": [('all_o_token_accuracy = "below 50%"', "What share of the words")],
