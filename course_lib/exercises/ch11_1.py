@@ -348,6 +348,8 @@ def _parts(model: BertModel) -> dict[str, int]:
         "the feed-forward layers": _n(layer.intermediate) + _n(layer.output.dense),
     }
     parts.update({f"{name} of all {L} layers": L * size for name, size in per_layer.items()})
+    parts["every LayerNorm (the embeddings' and two per layer, 2·d each)"] = (
+        _n(e.LayerNorm) + L * per_layer["the two LayerNorms"])
     parts[f"one of the {L} layers"] = _n(layer)
     return parts
 

@@ -75,11 +75,11 @@ def _layer_variants(n: int) -> list[tuple[torch.Tensor, str | None]]:
         w = torch.zeros(n, dtype=torch.float64)
         w[k] = 1
         if k == L:
-            msg = ("you used only the last layer, hidden_states[-1]: average the last four layers, "
-                   "torch.stack(hidden_states[-4:]).mean(0)")
+            msg = ("you used only the last layer, hidden_states[-1]: the feature is the average of the last four "
+                   "layers' vectors of the word, one vector per layer, averaged element by element")
         elif k == L - 3:
             msg = (f"you used only hidden_states[-4] (layer {k}), the first of the last four layers: average all "
-                   "four, torch.stack(hidden_states[-4:]).mean(0)")
+                   "four, one vector per layer, element by element")
         else:
             what = "the embedding layer" if k == 0 else f"layer {k} of {L}"
             msg = f"you used only hidden_states[{k}] ({what}): average the last four layers, hidden_states[-4:]"
@@ -230,7 +230,7 @@ def _diagnose_centroid(got, s, vectors, labels, expected: dict, case):
     n = len(mine)
     if close(got, mine.sum(0)):
         raise Wrong(f"the centroid of {s!r} is the sum of its {n} vectors ({case}): eq. 11.8 averages them "
-                    f"(divide by {n}, or .mean(0))")
+                    f"(divide by the number of vectors, {n})")
     if close(got, V.mean(0)):
         raise Wrong(f"the centroid of {s!r} is the mean of all {len(V)} vectors ({case}): average only the vectors "
                     f"labelled {s!r}")
@@ -238,7 +238,8 @@ def _diagnose_centroid(got, s, vectors, labels, expected: dict, case):
         if other != s and close(got, c.double()):
             raise Wrong(f"under the key {s!r} you put the mean of the vectors labelled {other!r} ({case}): the "
                         "labels and the means are paired in different orders (set(labels) has no fixed order); "
-                        "build each (label, mean) pair together, e.g. {s: vectors[...].mean(0) for s in ...}")
+                        "compute each label's mean from that label's own rows, in the same step that stores it "
+                        "under the label, so that key and value cannot get out of step")
     for i, v in enumerate(mine):
         if close(got, v):
             raise Wrong(f"the centroid of {s!r} is one of its {n} vectors (a medoid, or the first?) ({case}): "
@@ -293,7 +294,8 @@ def check_sense_centroids(sense_centroids):
             got = expect_tensor(answer[s], what)
             n = labels.count(s)
             if tuple(got.shape) == (n, d) and n != 1:
-                raise Wrong(f"the value for {s!r} holds its {n} vectors ({case}): return their mean, .mean(0)")
+                raise Wrong(f"the value for {s!r} holds its {n} vectors ({case}): return their mean, one (d,) "
+                            "vector averaged over the rows")
             expect_shape(got, (d,), what)
             if not got.is_floating_point():
                 raise Wrong(f"{what} has dtype {got.dtype}; it should be a float tensor")
@@ -337,8 +339,8 @@ def check_nearest_sense(nearest_sense):
         arg_v, arg_c = vector.clone(), {s: c.clone() for s, c in centroids.items()}
         answer = nearest_sense(arg_v, arg_c)
         if not torch.equal(arg_v, vector) or list(arg_c) != senses or not _same_inputs(arg_c.values(), C):
-            raise Wrong(f"nearest_sense changed its inputs in place (normalising with /= ?) ({case}): compute new "
-                        "tensors, e.g. F.cosine_similarity")
+            raise Wrong(f"nearest_sense changed its inputs in place (normalising with /= ?) ({case}): the caller's "
+                        "vectors must come back as they were, so compute new tensors instead of changing these")
         if isinstance(answer, str) and answer in centroids:
             label = answer
         elif isinstance(answer, tuple):
@@ -361,7 +363,7 @@ def check_nearest_sense(nearest_sense):
             continue
         if label == senses[int(dots.argmax())]:
             raise Wrong(f"you chose {label!r}, the centroid with the largest dot product; the cosine divides by the "
-                        f"norms and chooses {best!r} ({case}): use F.cosine_similarity, not the dot product")
+                        f"norms and chooses {best!r} ({case}): a centroid should not win only because it is longer")
         if label == senses[int(dist.argmin())]:
             raise Wrong(f"you chose {label!r}, the centroid nearest by Euclidean distance; eq. 11.9 takes the "
                         f"highest cosine, {best!r} ({case})")
@@ -403,7 +405,7 @@ def _z_variants(X, corpus) -> list[tuple[torch.Tensor, str]]:
         ((Xd - mx) / sx, "you fitted μ and σ on X: fit them on the corpus, then standardize X with them"),
         ((Xd - mx) / Xd.std(0), "you fitted μ and σ on X: fit them on the corpus, then standardize X with them"),
         ((Xd - mu) / Cd.std(0), f"you divided by the sample standard deviation (÷ N−1 = {N - 1}); eq. 11.11 divides "
-                                f"by |C| = {N}: std(0, unbiased=False), or ((corpus - mu) ** 2).mean(0).sqrt()"),
+                                f"by |C| = {N}: the population standard deviation, not the sample one"),
         ((Xd - mu) / sd ** 2, "you divided by the variance σ²: divide by σ, its square root"),
         (Xd / sd, "you did not subtract the mean μ: z = (x − μ) / σ"),
         (Xd - mu, "you did not divide by σ: z = (x − μ) / σ"),

@@ -103,6 +103,11 @@ CASES = {  # case -> (exercise, source of a wrong answer, the whole message it m
         "off by +24 parameters for a BERT with V=57, d=24, L=3, d_ff=50, 20 positions, 1 segment type: yours 17,454, "
         "expected 17,430 = embeddings 1,920 + 3 layers × 4,970 + pooler 600; 24 is the size of one bias vector (d) or the "
         "segment embeddings: did you count it twice?"),
+    "no LayerNorm anywhere": ("param_count", COUNT + """\
+    layer = 4 * (d * d + d) + (d * f + f) + (f * d + d)
+    return (V + c.max_position_embeddings + c.type_vocab_size) * d + L * layer + d * d + d""",
+        BASE.format(-38400, "109,443,840") + "38,400 is the size of every LayerNorm (the embeddings' and two per "
+                                             "layer, 2·d each): did you leave it out?"),
     "a float count": ("param_count", COUNT + """\
     layer = 4 * (d * d + d) + 2 * d + (d * f + f) + (f * d + d) + 2 * d
     return ((V + c.max_position_embeddings + c.type_vocab_size) * d + 2 * d + L * layer + d * d + d) / 1""",

@@ -53,8 +53,8 @@ ROWS_CASE = " (X (40, 12) with rows of different norms, the default n_pairs)"
 CASES = {  # case -> (exercise, source of a wrong answer, a part of the message it must get)
     # ------------------------------------------------------------------ word_vector
     "last layer only": ("word_vector", WV + "    return hidden_states[-1][idx].mean(0)",
-        "you used only the last layer, hidden_states[-1]: average the last four layers, "
-        "torch.stack(hidden_states[-4:]).mean(0)" + WV_CASE),
+        "you used only the last layer, hidden_states[-1]: the feature is the average of the last four layers' "
+        "vectors of the word, one vector per layer, averaged element by element" + WV_CASE),
     "last four layers summed": ("word_vector", WV + "    return torch.stack(hidden_states[-4:]).sum(0)[idx].mean(0)",
         "you summed the last four layers: average them (mean, not sum)" + WV_CASE),
     "four layers before the last": ("word_vector",
@@ -65,7 +65,7 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
         "you averaged hidden_states[2:7] (layers 2…6)"),
     "only hidden_states[-4]": ("word_vector", WV + "    return hidden_states[-4][idx].mean(0)",
         "you used only hidden_states[-4] (layer 3), the first of the last four layers: average all four, "
-        "torch.stack(hidden_states[-4:]).mean(0)" + WV_CASE),
+        "one vector per layer, element by element" + WV_CASE),
     "first subword only": ("word_vector", WV + LAST4 + "    return last4[idx[0]]",
         "you took only the first subword token of word 1; word 1 is split into 3 tokens, at positions [2, 3, 4]: "
         "average over all of them" + WV_CASE),
@@ -84,8 +84,9 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
                                       + "    return last4[idx].mean(0)",
         "you took the tokens of word 2 (positions [5]), not those of word 1; word 1 is split into 3 tokens"),
     "last layer and first subword": ("word_vector", WV + "    return hidden_states[-1][idx[0]]",
-        "you used only the last layer, hidden_states[-1]: average the last four layers, "
-        "torch.stack(hidden_states[-4:]).mean(0); and you took only the first subword token of word 1"),
+        "you used only the last layer, hidden_states[-1]: the feature is the average of the last four layers' "
+        "vectors of the word, one vector per layer, averaged element by element; and you took only the first "
+        "subword token of word 1"),
     "one vector per subword": ("word_vector", WV + LAST4 + "    return last4[idx]",
         "expected shape (5,), got (3, 5) for the word vector" + WV_CASE + ": one vector per subword token; average "
         "over the word's 3 tokens"),
@@ -106,7 +107,7 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
     # ------------------------------------------------------------------ sense_centroids
     "sum instead of mean": ("sense_centroids", SC + f"    return {{s: {MEMBERS}.sum(0) for s in senses}}",
         "the centroid of 'bank.n.02' is the sum of its 4 vectors" + SC_CASE + ": eq. 11.8 averages them (divide by "
-        "4, or .mean(0))"),
+        "the number of vectors, 4)"),
     "first vector of each sense": ("sense_centroids", SC + "    return {s: vectors[labels.index(s)] for s in senses}",
         "the centroid of 'bank.n.02' is one of its 4 vectors (a medoid, or the first?)" + SC_CASE),
     "medoid": ("sense_centroids", SC + f"""\
@@ -135,7 +136,8 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
     "a sense missing": ("sense_centroids", SC + f"    return {{s: {MEMBERS}.mean(0) for s in set(labels[:3])}}",
         "there is no centroid for the sense 'bank.n.09'" + SC_CASE),
     "the vectors, not their mean": ("sense_centroids", SC + f"    return {{s: {MEMBERS} for s in senses}}",
-        "the value for 'bank.n.02' holds its 4 vectors" + SC_CASE + ": return their mean, .mean(0)"),
+        "the value for 'bank.n.02' holds its 4 vectors" + SC_CASE + ": return their mean, one (d,) vector "
+        "averaged over the rows"),
     "normalised before averaging": ("sense_centroids", SC + f"    return {{s: F.normalize({MEMBERS}, dim=-1).mean(0) "
                                     "for s in senses}",
         "you normalised the vectors of 'bank.n.02' before averaging them" + SC_CASE),
@@ -178,7 +180,7 @@ def z_score(X, corpus, eps=1e-6):
     mu, sigma = corpus.mean(0), corpus.std(0)
     return torch.where(sigma > eps, (X - mu) / sigma, torch.zeros_like(X))""",
         "you divided by the sample standard deviation (÷ N−1 = 4); eq. 11.11 divides by |C| = 5: "
-        "std(0, unbiased=False), or ((corpus - mu) ** 2).mean(0).sqrt()" + Z_CASE),
+        "the population standard deviation, not the sample one" + Z_CASE),
     "divided by the variance": ("z_score", Z + Z_KEEP.format("(X - mu) / sigma ** 2"),
         "you divided by the variance σ²: divide by σ, its square root" + Z_CASE),
     "mean not subtracted": ("z_score", Z + Z_KEEP.format("X / sigma"),
