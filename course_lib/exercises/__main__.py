@@ -72,7 +72,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"there is no folder {args.folder}", file=sys.stderr)
             return 2
         rows = grade_all(args.folder, args.out, feedback_dir=args.feedback, jobs=args.jobs, limits=_limits(args))
-        print(f"{len(rows)} submissions graded: {args.out}")
+        from .gradebook import report_paths
+
+        print(f"{len(rows)} submissions graded: {args.out}; class report: {report_paths(args.out)['md']}")
         return 0
     from .sandbox import grade_file
 

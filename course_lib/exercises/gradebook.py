@@ -6,8 +6,9 @@ Every ``*.ipynb`` under the folder (``.ipynb_checkpoints`` and hidden folders sk
 :func:`.sandbox.grade_file`, two at a time by default, with a progress bar. The gradebook has one row per
 submission (its path under the folder, without ``.ipynb``), one column per exercise (the points earned),
 the total, the points possible and a feedback column; each feedback file holds the lines ``check()`` prints
-in the notebook. The same submissions always give byte-identical files (sorted, no timestamps); the
-submissions themselves are only read.
+in the notebook; beside the gradebook, a class report (``<out>_report.md``, ``.csv``, ``.svg``: per exercise the
+share correct / wrong / not attempted and the most frequent mistakes by hint, :mod:`.class_report`). The same
+submissions always give byte-identical files (sorted, no timestamps); the submissions themselves are only read.
 
 One file must never cost the class its gradebook: a file the grader cannot handle gets its own row ("could not be
 graded: …", 0 points); the CSV is written to a temporary file and renamed over ``out``, so an earlier gradebook is
@@ -204,4 +205,22 @@ def grade_all(folder: str | Path, out: str | Path, feedback_dir: str | Path | No
     for sid, grade in zip(sids, grades):
         text = feedback_markdown(sid, grade, chapter_results(grade, names, fallback))
         (feedback_dir / files[sid]).write_text(text, encoding="utf-8")
+    write_class_report(out, grades, names, fallback)
     return grades
+
+
+def report_paths(out: Path) -> dict[str, Path]:
+    """Where the class report goes, beside the gradebook ``out``: Markdown, CSV and the chart."""
+    return {ext: out.with_name(f"{out.stem}_report.{ext}") for ext in ("md", "csv", "svg")}
+
+
+def write_class_report(out: Path, grades: list[Grade], names: list[str], fallback: str | None) -> dict[str, Path]:
+    """The class report (:mod:`.class_report`) of these grades, written beside the gradebook."""
+    from .class_report import report_csv, report_markdown, report_svg, summarise
+
+    summaries = summarise([(chapter_results(g, names, fallback), g.error) for g in grades], names)
+    paths = report_paths(out)
+    write_atomically(paths["svg"], report_svg(summaries))
+    write_atomically(paths["csv"], report_csv(summaries))
+    write_atomically(paths["md"], report_markdown(summaries, chart=paths["svg"].name))
+    return paths
