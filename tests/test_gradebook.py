@@ -121,7 +121,8 @@ def test_a_name_that_is_not_utf8_is_shown_escaped_and_the_gradebook_is_replaced_
     rows = _rows(tmp_path / "grades.csv")
     assert [row[0] for row in rows] == ["submission", "caf\\xe9"]
     assert rows[1][-1].startswith("could not be graded: the file is empty")
-    assert sorted(os.listdir(tmp_path)) == ["class", "grades.csv", "grades_feedback"]  # no temporary file left
+    assert sorted(os.listdir(tmp_path)) == ["class", "grades.csv", "grades_feedback", "grades_report.csv",
+                                           "grades_report.md", "grades_report.svg"]  # no temporary file left
     assert os.listdir(tmp_path / "grades_feedback") == ["caf\\xe9.md"]
 
 
@@ -203,3 +204,16 @@ def test_a_notebook_is_the_chapter_whose_functions_its_graded_cells_define(tmp_p
     assert notebook_chapter(read_cells_of(tmp_path, _notebook((every, ["exercise"]), (STUB, ["exercise"])))) == "ch11_2"
     assert notebook_chapter(read_cells_of(tmp_path, _notebook(('check("mlm_loss")', ["setup"])))) == "ch11_2"
     assert notebook_chapter(read_cells_of(tmp_path, _notebook(("x = 1", ["setup"])))) is None
+
+
+def test_the_trusted_side_never_imports_the_sandbox():
+    """One direction of dependency inside course_lib/exercises: grading.py (reading submissions, the results) is
+    imported by sandbox.py (running them), never the other way round, not even inside a function."""
+    import ast
+
+    from conftest import ROOT
+
+    tree = ast.parse((ROOT / "course_lib" / "exercises" / "grading.py").read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | {
+        a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert not {m for m in imported if m and m.split(".")[-1] in ("sandbox", "worker")}, imported

@@ -24,7 +24,8 @@ from .core import (CORRECT, EXERCISES, NOT_ATTEMPTED, WRONG, Exercise, NotAttemp
 CHAPTER_MODULES = sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("ch"))
 for _name in CHAPTER_MODULES:
     importlib.import_module(f"{__name__}.{_name}")  # registers that notebook's exercises
-from .grading import Grade, SubmissionError, format_results, grade_notebook
+from .grading import Grade, SubmissionError, format_results
+from .gradebook import grade_notebook
 
 __all__ = [
     "Result", "Exercise", "EXERCISES", "exercise", "question", "CHAPTER_MODULES", "get_exercise", "run_exercise", "check", "grade_notebook",

@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .core import EXERCISES, ICONS, NOT_ATTEMPTED, Result, fmt_points
-from .grading import Grade, chapter_of
+from .grading import Grade, SubmissionError, chapter_of
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as the start of a formula
 
@@ -118,6 +118,24 @@ def feedback_markdown(sid: str, grade: Grade, results: list[Result]) -> str:
     lines += ["", "What `check()` says for each exercise in your notebook:", "", "```"]
     lines += [str(r) for r in results] + ["```", ""]
     return "\n".join(lines)
+
+
+def grade_notebook(path: str | Path, limits=None) -> list[Result]:
+    """Results of every registered exercise found in the notebook at ``path`` (.ipynb or py:percent .py).
+
+    An exercise belongs to the notebook if the notebook defines one of its functions or calls
+    ``check("<name>")``; results come in the notebook's order. The cells run in a separate process
+    (:func:`.sandbox.grade_file`, with ``limits``); a file that cannot be graded raises :class:`SubmissionError`.
+    """
+    from .sandbox import grade_file
+
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise FileNotFoundError(f"there is no notebook at {path}")
+    grade = grade_file(path, limits)
+    if grade.error is not None:
+        raise SubmissionError(grade.error)
+    return grade.results
 
 
 def text_cell(text: str) -> str:

@@ -201,24 +201,6 @@ def check_gradable(cells: list[Cell]) -> list[str]:
 
 # ----------------------------------------------------------------------------- grading and showing
 
-def grade_notebook(path: str | Path, limits=None) -> list[Result]:
-    """Results of every registered exercise found in the notebook at ``path`` (.ipynb or py:percent .py).
-
-    An exercise belongs to the notebook if the notebook defines one of its functions or calls
-    ``check("<name>")``; results come in the notebook's order. The cells run in a separate process
-    (:func:`.sandbox.grade_file`, with ``limits``); a file that cannot be graded raises :class:`SubmissionError`.
-    """
-    from .sandbox import grade_file
-
-    path = Path(path).expanduser()
-    if not path.is_file():
-        raise FileNotFoundError(f"there is no notebook at {path}")
-    grade = grade_file(path, limits)
-    if grade.error is not None:
-        raise SubmissionError(grade.error)
-    return grade.results
-
-
 def format_results(results: list[Result], title: str | None = None) -> str:
     """A table, one exercise a line, then how many are correct and the points."""
     lines = [title] if title else []
