@@ -155,6 +155,23 @@ def test_panel_stop_keeps_finished_epochs(panel, monkeypatch):
     assert run.interrupted and 1 <= len(run.epochs) < 4 and "stopped" in panel.status.value
 
 
+def test_a_run_stopped_before_its_first_epoch_adds_no_row(panel, monkeypatch):
+    from course_lib.widgets import finetuning as module
+
+    real = module.train_classifier
+
+    def stop_at_once(*args, stop=None, **kwargs):
+        stop.set()  # as if Stop were clicked during the first step
+        return real(*args, stop=stop, **kwargs)
+
+    monkeypatch.setattr(module, "train_classifier", stop_at_once)
+    panel.strategy.value, panel.epochs.value = "head", 1
+    panel.start()
+    panel.wait(120)
+    assert panel.runs == [] and "no runs yet" in panel.table.value, panel.table.value
+    assert "before its first epoch ended: not added" in panel.status.value, panel.status.value
+
+
 def test_panel_shows_errors_inside_the_widget(panel):
     def broken(pooling):
         raise RuntimeError("no model today")

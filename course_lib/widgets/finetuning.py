@@ -118,11 +118,13 @@ class FineTuningPanel(W.VBox):
             self.status.value = f"<i>training: {self._describe(strategy, pooling, cfg)}…</i>"
             run = train_classifier(model, self.train, self.test, self.collate, strategy, cfg, name=name,
                                    progress=False, callback=self._on_event, stop=self._stop)
-            self.runs.append(run)
+            if run.epochs:  # a run stopped before its first epoch ended has nothing to compare
+                self.runs.append(run)
             state = "from the cache" if run.cached else ("stopped" if run.interrupted else "finished")
             acc = run.final()
             final = (f"{state}: {self._describe(strategy, pooling, cfg)}"
-                     + (f" → held-out accuracy {acc:.1%}" if acc is not None else " (no epoch finished)"))
+                     + (f" → held-out accuracy {acc:.1%}" if acc is not None
+                        else " before its first epoch ended: not added to the chart and table"))
         except Exception as err:  # shown in the widget, not lost in a thread
             final = error_html(f"{type(err).__name__}: {err}")
         finally:
