@@ -172,6 +172,37 @@ def test_a_run_stopped_before_its_first_epoch_adds_no_row(panel, monkeypatch):
     assert "before its first epoch ended: not added" in panel.status.value, panel.status.value
 
 
+def test_a_slow_redraw_does_not_happen_after_every_step(panel, monkeypatch):
+    """A chart that takes 1.6 s to draw, steps of 0.1 s, a 1 s interval: the old rule (1 s since the last redraw
+    *began*) redrew after every step, so the run in the panel went several times slower than without it."""
+    from course_lib.widgets import finetuning as module
+
+    clock = [0.0]
+    drawn = []
+
+    def slow_png(_figure):
+        drawn.append(clock[0])
+        clock[0] += 1.6
+        return b"png"
+
+    monkeypatch.setattr(module, "curves_figure", lambda *a, **k: None)
+    monkeypatch.setattr(module, "figure_png", slow_png)
+    panel._clock = lambda: clock[0]
+    panel._last_draw, panel._draw_seconds, panel.redraw_seconds = 0.0, 0.0, 1.0
+
+    class Run:
+        name, step_losses, epochs, steps_per_epoch = "r", [0.5], [], 1000
+        config = type("C", (), {"epochs": 1})()
+
+    for _ in range(200):
+        clock[0] += 0.1  # one training step
+        panel._on_event("step", Run)
+    # 200 steps of 0.1 s = 20 s of training; at least 1.6 s of training between redraws: at most 13 of them
+    assert 5 <= len(drawn) <= 13, len(drawn)
+    training_between = [b - a - 1.6 for a, b in zip(drawn, drawn[1:])]
+    assert min(training_between) >= 1.6 - 1e-9, training_between
+
+
 def test_panel_shows_errors_inside_the_widget(panel):
     def broken(pooling):
         raise RuntimeError("no model today")

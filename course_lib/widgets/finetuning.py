@@ -40,7 +40,9 @@ class FineTuningPanel(W.VBox):
         self.current = None           # the run in progress (its TrainRun, updated by the loop)
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
-        self._last_draw = 0.0
+        self._last_draw = 0.0   # when the last redraw ended
+        self._draw_seconds = 0.0  # how long it took
+        self._clock = time.perf_counter
         choices = [("head only", "head")] + [(f"last {k}", f"last-{k}") for k in (1, 2, 4) if k < n_layers] + [
             ("full", "full")]
         self.strategy = W.Dropdown(options=choices, value="full", description="train")
@@ -135,8 +137,10 @@ class FineTuningPanel(W.VBox):
 
     def _on_event(self, event: str, run) -> None:
         self.current = run
-        now = time.perf_counter()
-        if event == "epoch" or now - self._last_draw >= self.redraw_seconds:
+        now = self._clock()
+        # at least as much training as drawing between two redraws: a slow redraw (a big chart on a busy machine)
+        # must not happen after every step, which would make the run in the panel several times slower
+        if event == "epoch" or now - self._last_draw >= max(self.redraw_seconds, self._draw_seconds):
             self._draw()
             if event == "step":
                 done = len(run.step_losses) - len(run.epochs) * run.steps_per_epoch
@@ -144,7 +148,7 @@ class FineTuningPanel(W.VBox):
                                      f"step {done}/{run.steps_per_epoch}, loss {run.step_losses[-1]:.3f}</i>")
 
     def _draw(self) -> None:
-        self._last_draw = time.perf_counter()
+        start = self._clock()
         shown = list(self.runs) + ([self.current] if self.current is not None else [])
         if shown:
             self.chart.value = figure_png(curves_figure(shown, baseline=self.baseline))
@@ -153,3 +157,5 @@ class FineTuningPanel(W.VBox):
                 self._empty_chart = figure_png(curves_figure([], baseline=self.baseline))
             self.chart.value = self._empty_chart
         self.table.value = table_html(comparison_rows(self.runs))
+        self._last_draw = self._clock()
+        self._draw_seconds = self._last_draw - start
