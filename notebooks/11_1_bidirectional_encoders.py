@@ -658,7 +658,7 @@ for h in found.values():
 # diagonal just below or above the main one, a bright first or last column), and, in sentence pairs, for
 # heads that connect the two sentences across the dashed boundary.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets import AttentionExplorer
 
 previous = found["previous token"]

@@ -452,7 +452,7 @@ alpha_facts
 # All the tokenizers side by side: type a sentence; move the BPE merges to see the vocabulary and the
 # segmentation grow; *sample again* draws another Unigram segmentation.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets import SubwordExplorer
 
 course = compare.CourseTokenizers(bpe=learning, byte_bpe=byte_learning, unigram=unigram_training, wordpiece=wp)

@@ -138,7 +138,7 @@ for name, model, tok in ((MLM_MODEL, mlm_model, tokenizer), (OTHER_MLM, other_mo
 # sentence (*dinner* for the cooking, *baby* in *The baby is ___ in her crib*). BERT-base fills most of these: it was trained on about 400 times as many tokens (a million steps of
 # 256 sequences of up to 512 tokens, against course-bert's 10,700 of 256 × 128).
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets import FillMaskExplorer
 
 FillMaskExplorer(mlm_model, tokenizer, "Please close the [MASK] when you leave the room.")   # or other_model, ...
@@ -250,7 +250,7 @@ tokenizer.convert_ids_to_tokens(batch.input_ids[0]), batch.labels[0]
 # **Mask sampler.** Resample to see a new corruption of the same sentence; *draw 100 more* adds
 # draws to the running histogram, which converges to the target rates (15%; 80/10/10).
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets import MaskSampler
 
 MaskSampler(tokenizer, unigram)
@@ -687,7 +687,7 @@ def language_probs(p, alpha):
 # %%
 check("language_sampling")
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets import LanguageSampler
 
 languages = ["English", "Russian", "German", "Hindi", "Swahili", "Yoruba"]

@@ -236,7 +236,7 @@ fig.tight_layout()
 # how subwords are pooled; hover a point to read its sentence, or pick a sentence in the list to ring its point.
 # (Projections are cached, so going back to a setting is instant.)
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets import SenseClusters
 
 SenseClusters(model, tokenizer, data, states={"mean": states[MINILM].senses}, word="bank")
@@ -381,7 +381,7 @@ print(f"largest weight: L{max(range(L + 1), key=weights.__getitem__)}; test accu
 # sense centroid of that word (with WordNet's glosses), and below are the training sentences nearest
 # to your word (all-MiniLM-L6-v2).
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets import NearestSenseExplorer
 
 NearestSenseExplorer(model, tokenizer, data, states={"mean": states[MINILM].senses},
@@ -551,7 +551,7 @@ fig.tight_layout()
 # raw and z-scored (with the other tokens' μ and σ), and the variance of each of the 384 dimensions with the
 # rogue ones marked. Every model's statistics are computed when the widget is built.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets import AnisotropyExplorer
 
 AnisotropyExplorer({name: S.scored for name, S in states.items()}, fit_states={name: S.fitted for name, S in states.items()},

@@ -444,7 +444,7 @@ print(f"all pairs of 1,000 sentences: the bi-encoder is {speedup:,.0f}× faster 
 # ends a run after the current step and keeps its finished epochs. Finished runs stay on the chart for
 # comparison. Runs you (or this notebook) trained before come from the cache at once.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets.finetuning import FineTuningPanel
 
 panel = FineTuningPanel(lambda pooling: pretrained_classifier(SENTIMENT_LABELS, pooling=pooling), train, test, collate,

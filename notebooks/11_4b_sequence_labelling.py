@@ -423,7 +423,7 @@ print(f"entity F1: {tagger_f1:.3f} greedy, {crf_f1:.3f} with the CRF")
 # alignments (-100 where the loss looks away), the tagger's argmax per subword and the word tags decoded
 # from first subwords, wrong ones marked ✗. The drop-down offers held-out wikigold sentences.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets.labelling import AlignmentViewer
 
 AlignmentViewer(tagger, examples=test_sents[:30])
@@ -657,7 +657,7 @@ fig.tight_layout()
 # beats the best span by more than the reader's threshold. Try the slider for $L$, a question the passage cannot
 # answer, or one of the held-out questions.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets.labelling import QASpanViewer
 
 QASpanViewer(reader, examples=qa_test[:30])

@@ -192,7 +192,7 @@ n_spans = sum(span_fates.values())
 # **Span mask sampler.** Type a sentence, resample, change p and the bound: the histogram compares the lengths
 # drawn so far with the exact distribution, whose mean is in its title.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets.spans import SpanMaskSampler
 
 SpanMaskSampler(tokenizer, unigram)
@@ -590,7 +590,7 @@ check("span_ner_decode")
 # model's best label and its probability, the spans labelled as entities are drawn as stacked brackets
 # (nested ones below the spans they sit in), and the counts show how fast T(T+1)/2 grows.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets.spans import SpanEnumerator
 
 SpanEnumerator(span_scorer(span_model, tokenizer, max_len=10), max_len=MAX_LEN)

@@ -83,11 +83,15 @@ def test_the_rule_on_a_made_up_notebook():
         '# %% tags=["setup"]\n' + helper,
         "# %%\ndef g():\n    return 1\n",  # short: shown
         '# %% [markdown] slideshow={"slide_type": "skip"}\n# Wrongly skipped before: the rule decides (after code: a fragment).',
+        "# %%\nfrom course_lib.widgets import AttentionExplorer\n\nAttentionExplorer(model, tokenizer)",  # a widget
+        "# %% [markdown]\n# Drag the slider.",  # after code: a fragment
     ]) + "\n"
     out = slide_metadata.apply(text)
     assert slide_metadata.apply(out) == out  # idempotent
     nb = jupytext.reads(out, fmt="py:percent")
-    assert _slides(nb) == ["slide", None, "fragment", None, "slide", "subslide", None, "skip", None, None, "fragment"]
+    assert _slides(nb) == ["slide", None, "fragment", None, "slide", "subslide", None, "skip", None, None, "fragment",
+                           "subslide", "fragment"]
+    assert slide_metadata.WIDGET_CALL.search("import course_lib.widgets.AttentionExplorer") is None
     assert nb.cells[6].metadata["tags"] == ["exercise"] and nb.cells[8].metadata["tags"] == ["setup"]
     assert [c.source for c in nb.cells] == [c.source for c in jupytext.reads(text, fmt="py:percent").cells]
     assert nb.metadata["rise"] == slide_metadata.RISE

@@ -1,5 +1,6 @@
-"""Slide metadata for every notebook source, from one deterministic rule, so that jupyterlab-rise presents
-the notebooks as a lecture (View → Render as slideshow, or Alt+R in a notebook).
+"""Slide metadata for every notebook source, from one deterministic rule, so that jupyterlab-deck presents
+the notebooks as a lecture on the live notebook (the deck button in the notebook toolbar, or "Start Deck"). The
+metadata is the standard ``slideshow.slide_type`` that RISE and nbconvert read too.
 
     python tools/slide_metadata.py            # rewrite notebooks/*.py where the metadata differs from the rule
     python tools/slide_metadata.py --check    # exit 1 if a source differs from the rule (what the test runs)
@@ -12,6 +13,8 @@ The rule, cell by cell (``slide_types``):
 * one that opens with a ``###`` (or deeper) heading (an exercise, a prediction, a sub-topic) starts a **subslide**;
 * a markdown cell without a heading that follows a code cell (the comment on a result just shown) is a
   **fragment**: the lecturer shows the result, then its reading;
+* a code cell that makes one of the course's widgets (``course_lib.widgets``) starts a **subslide**: each
+  widget gets a slide of its own, with the cell that makes it, so that it fits the screen;
 * a code cell is **skip**ped only if it is a long helper that shows nothing (only ``def``/``class``/imports,
   at least ``HELPER_LINES`` lines) and carries no ``exercise`` or ``setup`` tag; skipped cells still run with
   Run All (they are hidden in the slides only). Today no cell of the notebooks matches: nothing is skipped;
@@ -37,9 +40,13 @@ NOTEBOOKS = ROOT / "notebooks"
 
 HELPER_LINES = 12
 NEVER_SKIPPED = {"exercise", "setup"}
-RISE = {"scroll": True, "transition": "none"}  # notebook metadata read by jupyterlab-rise
+RISE = {"scroll": True, "transition": "none"}  # RISE's notebook settings, kept for those who present with RISE
 HEADER = re.compile(r"^# %%(?P<rest>.*)$")
 HEADING = re.compile(r"^(#+)\s")
+WIDGETS = ("AlignmentViewer", "QASpanViewer", "AttentionExplorer", "MaskSampler", "FillMaskExplorer", "LanguageSampler",
+           "SenseClusters", "NearestSenseExplorer", "AnisotropyExplorer", "SubwordExplorer", "SpanMaskSampler",
+           "SpanEnumerator", "FineTuningPanel")  # course_lib.widgets
+WIDGET_CALL = re.compile(r"^(?!\s*(?:from|import)\b).*\b(?:" + "|".join(WIDGETS) + r")\(", re.M)
 
 
 def sources(folder: Path = NOTEBOOKS) -> list[Path]:
@@ -77,7 +84,9 @@ def slide_types(cells) -> list[str | None]:
                 kind = "fragment"
         elif cell.cell_type == "code":
             tags = set(cell.metadata.get("tags", []))
-            if not tags & NEVER_SKIPPED and _is_helper(cell.source):
+            if WIDGET_CALL.search(cell.source):
+                kind = "subslide"
+            elif not tags & NEVER_SKIPPED and _is_helper(cell.source):
                 kind = "skip"
         types.append(kind)
         previous = cell.cell_type

@@ -1,19 +1,17 @@
-"""Slides (issue 17, item 5): a notebook presented with jupyterlab-rise, advanced slide by slide in headless
-Chromium, and a widget moved inside the slides.
+"""Slides with live widgets (issue 24, item 1): a notebook presented with jupyterlab-deck in headless Chromium at
+1280x720, advanced from the keyboard, and a widget driven on its slide.
 
 The deck is notebook 11.1 as a lecturer has it: every markdown cell with its slide metadata
 (tools/slide_metadata.py) and the code cells its attention explorer needs (tests/notebook_runs.widget_slice),
-run once in JupyterLab (Run All, as before a class) and saved; then ``/rise/<notebook>`` (what View → "Open as
-Reveal Slideshow" opens) shows it as slides on the same kernel.
+run once in JupyterLab (Run All, as before a class). jupyterlab-deck then presents *the notebook panel itself*
+(``deck:start``, the toolbar's deck button or "Start Deck" in the command palette), so the widgets on a slide are
+the notebook's own live widgets, on its kernel. (jupyterlab-rise 0.43.1, used before, could not load the
+ipywidgets 8 manager in its slide page: jupyterlab-contrib/rise#119.)
 
-Known upstream limit, checked rather than assumed: jupyterlab-rise 0.43.1's slide page cannot load the
-ipywidgets 8 manager ("Shared module @jupyterlab/console doesn't exist in shared scope default",
-jupyterlab-contrib/rise#119 and #126), so widgets show as their text repr in the slides. When that exact error is
-seen, the widget step is reported as xfail; on any other outcome the widget must render and respond.
+Keyboard: deck's → / ← / Space act when the focus is in its on-screen navigation (one click on an arrow); from
+a cell, ↓ / ↑ step cell by cell (deathbeds/jupyterlab-deck#63). The test uses both.
 """
 from __future__ import annotations
-
-import json
 
 import jupytext
 import nbformat
@@ -26,7 +24,8 @@ pytestmark = pytest.mark.slow
 
 SOURCE = ROOT / "notebooks" / "11_1_bidirectional_encoders.py"
 DECK = "11_1_bidirectional_encoders.slides.ipynb"
-WIDGETS_MISSING = "Shared module @jupyterlab/console doesn't exist in shared scope"
+PRESENTING = "body[data-jp-deck-mode='presenting']"
+REMOTE = ".jp-Deck-Remote"
 
 
 def slides_notebook(source):
@@ -44,89 +43,108 @@ def slides_notebook(source):
     return out
 
 
-def _present(page) -> dict:
-    return page.evaluate("""() => {
-        const s = document.querySelector('.reveal .slides section.present section.present')
-               || document.querySelector('.reveal .slides section.present');
-        return {hash: location.hash, id: s ? s.id : null,
-                visible_fragments: s ? s.querySelectorAll('.fragment.visible').length : 0};
-    }""")
+def _onscreen(page) -> list[int]:
+    """Indices of the notebook's cells on the current slide."""
+    return page.evaluate("""() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell')]
+        .map((c, i) => c.classList.contains('jp-deck-mod-onscreen') ? i : -1).filter(i => i >= 0)""")
 
 
-def _cell_visible(page, index: int) -> bool:
-    return page.evaluate("""(i) => {
-        const c = document.querySelectorAll('.jp-Cell')[i];
-        return !!c && !!c.closest('section.present')
-            && c.checkVisibility({opacityProperty: true, visibilityProperty: true});
-    }""", index)
+def _active(page) -> int:
+    return page.evaluate("() => window.jupyterapp.shell.currentWidget.content.activeCellIndex")
+
+
+def _step(page, key: str | None = None) -> list[int]:
+    """Press ``key`` (or click deck's forward arrow) and wait until deck has moved to another cell; returns the
+    cells now on screen."""
+    before = _active(page)
+    if key is None:
+        page.locator(f"{REMOTE} .jp-deck-mod-direction-forward").click()
+    else:
+        page.keyboard.press(key)
+    page.wait_for_function("(b) => window.jupyterapp.shell.currentWidget.content.activeCellIndex !== b",
+                           arg=before, timeout=15_000)
+    page.wait_for_timeout(100)  # deck marks the cells on screen just after it moves
+    return _onscreen(page)
+
+
+def _shot(page, name: str) -> None:
+    """What the audience sees: the whole 1280x720 window."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / name))
+
+
+def _command(page, command: str) -> None:
+    page.evaluate("async (c) => { await window.jupyterapp.commands.execute(c); }", command)
 
 
 @pytest.fixture(scope="module")
 def deck(lab, browser):
-    """(rise page, deck notebook, console errors): the deck run in JupyterLab, saved, opened as slides."""
+    """(page presenting the deck, deck notebook, console errors): the deck run in JupyterLab, then deck:start."""
     nb = slides_notebook(SOURCE)
     nbformat.write(nb, lab.root_dir / DECK)
     page = jl.open_notebook(browser, lab, DECK)
+    errors: list[str] = []
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size({"width": 1280, "height": 720})
     result = jl.run_all_cells(page, DECK)
     assert not result.problems(), "\n".join(result.problems())
-    page.evaluate("async () => { await window.jupyterapp.commands.execute('docmanager:save'); }")
-    rise = page.context.new_page()
-    errors: list[str] = []
-    rise.on("console", lambda m: m.type == "error" and errors.append(m.text))
-    rise.on("pageerror", lambda e: errors.append(str(e)))
-    rise.goto(lab.url(f"rise/{DECK}"), wait_until="domcontentloaded")
-    rise.wait_for_selector(".reveal .slides section.present", timeout=90_000)
-    rise.wait_for_function("() => document.querySelectorAll('.reveal .jp-Cell').length > 0", timeout=60_000)
-    yield rise, nb, errors
+    page.evaluate("""() => { const p = window.jupyterapp.shell.currentWidget;
+                             p.content.activeCellIndex = 0; p.content.mode = 'command'; }""")
+    _command(page, "deck:start")
+    page.wait_for_selector(PRESENTING, state="attached", timeout=30_000)
+    page.wait_for_selector(REMOTE, timeout=30_000)
+    page.wait_for_function("() => document.querySelectorAll('.jp-Cell.jp-deck-mod-onscreen').length > 0")
+    page.wait_for_timeout(1500)  # deck folds the side panels away about a second after it starts
+    yield page, nb, errors
+    if page.locator(PRESENTING).count():  # leave the (saved) deck setting off for the other browser tests
+        _command(page, "deck:stop")
     page.context.close()
 
 
-def test_the_deck_has_the_notebooks_slides_and_advances(deck):
+def test_the_deck_shows_one_slide_at_a_time_and_the_keyboard_moves_through_it(deck):
     page, nb, errors = deck
-    kinds = [c.metadata.get("slideshow", {}).get("slide_type") for c in nb.cells]
-    # one reveal.js section per slide and per subslide (a slide without subslides is one section too)
-    sections = page.evaluate("() => document.querySelectorAll('.reveal .slides section section').length")
-    assert sections == kinds.count("slide") + kinds.count("subslide"), (sections, kinds.count("slide"),
-                                                                          kinds.count("subslide"))
-    assert page.evaluate("() => document.querySelectorAll('.reveal .fragment').length") >= kinds.count("fragment")
-
-    page.locator(".reveal").first.click(position={"x": 40, "y": 40})  # focus the slides (command mode)
-    page.keyboard.press("Home")
-    page.wait_for_function("() => location.hash === '#/slide-0-0' || location.hash === '' || location.hash === '#/'")
-    first = _present(page)
-    assert "Bidirectional transformer encoders" in page.locator("section.present").first.inner_text()
-    seen = [first["hash"]]
-    for _ in range(6):  # Space: the next fragment, else the next (sub)slide
-        page.keyboard.press("Space")
-        page.wait_for_function("(h) => location.hash !== h", arg=seen[-1], timeout=10_000)
-        seen.append(_present(page)["hash"])
-    assert len(set(seen)) == len(seen), f"Space did not advance every time: {seen}"
-    assert any(h.count("/") >= 2 for h in seen), f"no fragment was stepped through: {seen}"  # #/slide-1-0/0
-    jl.screenshot_widget(page, ".reveal", SCREENSHOTS / "slides_11_1_advanced.png")
-    assert not [e for e in errors if "Traceback" in e]
+    first = _onscreen(page)
+    assert first and first[0] == 0 and len(first) < len(nb.cells), first  # the title slide, not the notebook
+    assert "Bidirectional transformer encoders" in page.locator(".jp-Cell.jp-deck-mod-onscreen").first.inner_text()
+    seen = [(_active(page), first), (None, _step(page))]  # one click on deck's arrow: the keys are deck's now
+    seen[-1] = (_active(page), seen[-1][1])
+    for _ in range(40):  # → : onwards, a cell at a time, until two more slides have come on screen
+        on = _step(page, "ArrowRight")
+        seen.append((_active(page), on))
+        if len({tuple(o) for _, o in seen}) >= 4:
+            break
+    actives = [a for a, _ in seen]
+    assert all(b > a for a, b in zip(actives, actives[1:])), f"→ did not move forward every time: {actives}"
+    assert len({tuple(on) for _, on in seen}) >= 4, f"the slides on screen hardly changed: {seen}"
+    assert all(len(on) < len(nb.cells) // 2 for _, on in seen), "a slide, not the whole notebook"
+    _step(page, "ArrowLeft")
+    assert _active(page) < actives[-1]
+    _shot(page, "slides_11_1_deck.png")
+    assert not [e for e in errors if "Traceback" in e or "Uncaught" in e], errors
 
 
-def test_a_widget_moves_inside_the_slides(deck):
+def test_a_widget_is_live_on_its_slide(deck):
     page, nb, errors = deck
     index = next(i for i, c in enumerate(nb.cells) if "AttentionExplorer(" in c.source)
-    page.locator(".reveal").first.click(position={"x": 40, "y": 40})
-    page.keyboard.press("Home")
-    for _ in range(300):  # advance as a lecturer does until the explorer's cell is on screen
-        if _cell_visible(page, index):
+    _step(page)  # one click on deck's arrow, then the keyboard
+    for _ in range(300):  # Space: through every slide, subslide and fragment, as a lecturer does
+        if index in _onscreen(page):
             break
-        page.keyboard.press("Space")
-        page.wait_for_timeout(40)
-    assert _cell_visible(page, index), "the explorer's slide was never reached"
-    jl.screenshot_widget(page, ".reveal", SCREENSHOTS / "slides_11_1_explorer.png")
-    if page.locator(jl.EXPLORER).count() == 0 and any(WIDGETS_MISSING in e for e in errors):
-        pytest.xfail("jupyterlab-rise 0.43.1 cannot load the ipywidgets 8 manager in its slide page "
-                     f"({WIDGETS_MISSING}: jupyterlab-contrib/rise#119, #126): the explorer shows as text")
-    explorer = page.locator(jl.EXPLORER).first
-    explorer.wait_for(state="visible", timeout=60_000)
+        _step(page, "Space")
+    assert index in _onscreen(page), "the explorer's slide was never reached"
+    explorer = page.locator(f".jp-Cell.jp-deck-mod-onscreen {jl.EXPLORER}").first
+    explorer.wait_for(state="visible", timeout=60_000)  # the live widget, not its text repr
     jl.wait_heatmap_shown(page)
+    _shot(page, "slides_11_1_explorer.png")
+    box = explorer.bounding_box()
+    assert box and box["width"] <= 1280 and box["y"] >= 0, box  # on the 1280x720 slide
     src0 = jl.heatmap_src(page)
     layer = jl.choose_other(page, jl.LAYER, prefer=["4", "1"])
     jl.wait_heatmap_changed(page, src0)
     assert jl.dropdown_options(page, jl.LAYER)[1] == layer
-    jl.screenshot_widget(page, ".reveal", SCREENSHOTS / f"slides_11_1_explorer_layer{layer}.png")
-    print(f"\nslides: explorer moved to layer {layer} inside the slides; console errors: {json.dumps(errors[:3])}")
+    assert index in _onscreen(page), "changing the widget left its slide"
+    _shot(page, f"slides_11_1_explorer_layer{layer}.png")
+    page.locator(f"{REMOTE} .jp-deck-mod-stop").click()  # Exit Deck: back to the notebook, widgets as they were
+    page.wait_for_function("() => document.body.dataset.jpDeckMode !== 'presenting'", timeout=15_000)
+    assert jl.dropdown_options(page, jl.LAYER)[1] == layer
