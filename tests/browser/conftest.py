@@ -95,6 +95,16 @@ MiniExplorer()
 TEARDOWN_SECONDS = 60
 
 
+def _is_chromium(proc) -> bool:
+    """A child process that is Chromium; one that exits while we look (a renderer closing) is not."""
+    import psutil
+
+    try:
+        return "chrom" in proc.name().lower()
+    except psutil.Error:
+        return False
+
+
 @contextlib.contextmanager
 def browser_watchdog(seconds: float, processes=None):
     """Closing pages and the browser must not hang the suite: Playwright's close calls take no timeout and wait
@@ -104,7 +114,7 @@ def browser_watchdog(seconds: float, processes=None):
     import psutil
 
     if processes is None:
-        processes = [p for p in psutil.Process().children(recursive=True) if "chrom" in p.name().lower()]
+        processes = [p for p in psutil.Process().children(recursive=True) if _is_chromium(p)]
     fired = threading.Event()
 
     def kill():

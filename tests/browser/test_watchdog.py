@@ -43,3 +43,20 @@ def test_an_error_that_is_not_the_watchdogs_is_raised(tmp_path):
         with browser_watchdog(30, procs):
             raise RuntimeError("not a timeout")
     proc.wait(timeout=10)
+
+
+def test_a_child_that_exits_while_the_watchdog_looks_is_not_an_error(monkeypatch):
+    """The CI failure it fixes: a Chromium renderer exited between listing the children and reading its name."""
+    import psutil
+
+    from .conftest import _is_chromium
+
+    class Gone:
+        def name(self):
+            raise psutil.NoSuchProcess(123)
+
+    class Chrome:
+        def name(self):
+            return "chrome"
+
+    assert _is_chromium(Chrome()) and not _is_chromium(Gone())
