@@ -546,8 +546,8 @@ display(HTML(nested_spans_svg(jane, [p[:3] for p in jane_pred], probs=[p[3] for 
 for i, j, label, p in jane_pred:
     print(f"predicted {label:4s} {p:.2f}  {' '.join(jane[i:j + 1])}")
 for i, j in [(0, 1), (3, 4), (3, 5)]:
-    probs = jane_probs[spans.index((i, j))]
-    print(f"{' '.join(jane[i:j + 1]):24s} " + "  ".join(f"{n} {float(probs[k]):.3f}" for k, n in enumerate(names)))
+    span_probs = jane_probs[spans.index((i, j))]
+    print(f"{' '.join(jane[i:j + 1]):24s} " + "  ".join(f"{n} {float(span_probs[k]):.3f}" for k, n in enumerate(names)))
 from course_lib.spans.ner import decode_flat
 
 print("greedy flat decoding:", "; ".join(f"{label} {' '.join(jane[i:j + 1])}" for i, j, label, _ in decode_flat(jane_pred)))
