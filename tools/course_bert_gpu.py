@@ -75,18 +75,22 @@ def unxz(src: Path, dest: Path) -> None:
         shutil.copy(src / name, dest / name)
 
 
-def pack(run: Path, out: Path) -> None:
-    """There: best.pt in parts, the state without weights/optimizer (what --write-only reads), the log."""
+def pack(run: Path, out: Path, record_only: bool = False) -> None:
+    """There: best.pt in parts, the state without weights/optimizer (what --write-only reads), the log.
+    ``record_only``: the state and the log alone (a run that is compared, not shipped)."""
     import torch
 
     out.mkdir(parents=True, exist_ok=True)
-    data = (run / "best.pt").read_bytes()
-    for i in range(0, len(data), PART):
-        (out / f"best.pt.part{i // PART}").write_bytes(data[i:i + PART])
+    parts = 0
+    if not record_only:
+        data = (run / "best.pt").read_bytes()
+        for i in range(0, len(data), PART):
+            (out / f"best.pt.part{i // PART}").write_bytes(data[i:i + PART])
+        parts = -(-len(data) // PART)
     state = torch.load(run / "state.pt", weights_only=False)
     torch.save({k: state[k] for k in STATE_KEEP if k in state}, out / "state-lite.pt")
     shutil.copy(run / "train.log", out / "train.log")
-    print(json.dumps({"step": state["step"], "best_step": state["best_step"], "parts": -(-len(data) // PART)}))
+    print(json.dumps({"step": state["step"], "best_step": state["best_step"], "parts": parts}))
 
 
 def unpack(src: Path, run: Path) -> None:
@@ -115,6 +119,7 @@ def main(argv=None):
     p = sub.add_parser("pack")
     p.add_argument("run", type=Path)
     p.add_argument("out", type=Path)
+    p.add_argument("--record-only", action="store_true", help="the state and the log, without the checkpoint")
     u = sub.add_parser("unpack")
     u.add_argument("src", type=Path)
     u.add_argument("run", type=Path)
@@ -127,7 +132,7 @@ def main(argv=None):
     elif args.cmd == "unxz":
         unxz(args.src, args.dest)
     elif args.cmd == "pack":
-        pack(args.run, args.out)
+        pack(args.run, args.out, record_only=args.record_only)
     else:
         unpack(args.src, args.run)
 

@@ -41,14 +41,6 @@ open("/tmp/chosen", "w").write(win)
 PY
 W=$(cat /tmp/chosen); L=$([ "$W" = A ] && echo B || echo A)
 python3 tools/course_bert_gpu.py pack /tmp/cb-$W $OUT/chosen
-mkdir -p $OUT/other && python3 - "$L" <<'PY'
-import sys, torch, shutil
-r = sys.argv[1]
-s = torch.load(f"/tmp/cb-{r}/state.pt", weights_only=False)
-keep = ("recipe", "step", "losses", "records", "best_step", "train_seconds", "eval_seconds", "device", "hardware", "torch")
-import os
-torch.save({k: s[k] for k in keep if k in s}, os.environ["OUT"] + "/other/state-lite.pt")
-shutil.copy(f"/tmp/cb-{r}/train.log", os.environ["OUT"] + "/other/train.log")
-PY
+python3 tools/course_bert_gpu.py pack /tmp/cb-$L $OUT/other --record-only
 echo "$W" > $OUT/chosen/which
 ls -la $OUT/chosen $OUT/other
