@@ -298,12 +298,12 @@ def revealed_predictions(notebook) -> list[str]:
         if not asked:
             problems.append(f"{ex.name}: no cell sets `{variable}` before check")
             continue
-        q = asked[-1]
         answer, others = str(ex.answer), [str(c) for c in ex.choices if c != ex.answer]
-        section = max([i for i in range(q) if cells[i].cell_type == "markdown" and re.search(r"^#{1,2} ", cells[i].source, re.M)],
-                      default=0)
         if re.fullmatch(r"[\d.,%\s+-]+", answer):
             continue  # a bare number is printed everywhere for other reasons: such questions are checked by hand
+        q = asked[-1]
+        section = max([i for i in range(q) if cells[i].cell_type == "markdown" and re.search(r"^#{1,2} ", cells[i].source, re.M)],
+                      default=0)
         for i in range(section, q):
             c = cells[i]
             if c.cell_type == "code":
