@@ -15,13 +15,13 @@ import argparse
 import collections
 import json
 import re
+import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))
+from train_course_bert import best_record as best  # noqa: E402  (the trainer's own choice of checkpoint)
+
 EVERYDAY = ("kitchen", "oven", "fridge", "pizza", "homework", "passport", "trash")
-
-
-def best(records: list[dict]) -> dict:
-    return min(records, key=lambda r: (r["loss"], r["step"]))
 
 
 def read_run(spec: str) -> dict:

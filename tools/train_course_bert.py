@@ -196,6 +196,11 @@ def recipe(args, corpus: Corpus) -> dict:
     return out
 
 
+def best_record(records: list[dict]) -> dict:
+    """The evaluation a run ships: the lowest tracked held-out loss (the earlier step on a tie), never geometry."""
+    return min(records, key=lambda r: (r["loss"], r["step"]))
+
+
 def lr_factor(step: int, warmup: int, total: int) -> float:
     """Linear warm-up to 1 over ``warmup`` steps, then linear decay to 0 at ``total``."""
     if step < warmup:
@@ -272,7 +277,7 @@ def train(args, corpus: Corpus, base_model, tok, log) -> dict:
                **{k: geom[k] for k in ("anisotropy", "zscored", "top3_share")},
                "cloze_dev_top1": cloze["top1"], "cloze_dev_top5": cloze["top5"]}
         state["records"] = [r for r in state["records"] if r["step"] != step] + [rec]
-        best = min(state["records"], key=lambda r: (r["loss"], r["step"]))
+        best = best_record(state["records"])
         if best["step"] == step:
             torch.save({"step": step, "weights": {k: v.half() for k, v in trainable_state(model).items()}},
                        run / BEST_FILE)
