@@ -171,7 +171,7 @@ class QAReader:
         text = context[offsets[i][0]:offsets[j][1]]
         toks = feats.tokens[0]
         return {"question_tokens": len(self.tokenizer.backend.encode(question, add_special_tokens=False).ids),
-                "question_kept": toks.index("[SEP]") - 1,"tokens": feats.tokens[0][:T], "offsets": offsets, "context_mask": ctx,
+                "question_kept": toks.index("[SEP]") - 1, "tokens": toks[:T], "offsets": offsets, "context_mask": ctx,
                 "p_start": torch.softmax(s, -1), "p_end": torch.softmax(e, -1), "span": (i, j), "text": text,
                 "span_score": score, "null_score": null, "no_answer": null > score + self.null_threshold,
                 "null_threshold": self.null_threshold, "windows": len(feats)}

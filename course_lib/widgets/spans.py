@@ -13,6 +13,7 @@ import torch
 
 from ..spans.masking import sample_span_lengths, span_length_distribution, span_mask
 from ..spans.ner import count_spans
+from ..tokenization.pretokenize import is_control
 from ..views.common import error_html
 from ..views.masking import legend_html
 from ..views.spans import length_histogram_svg, nested_spans_svg, span_mask_html, span_table_html
@@ -21,9 +22,9 @@ WORD = re.compile(r"\w+(?:[-'’.]\w+)*\.?|[^\w\s]")
 
 
 def _invisible(piece: str) -> bool:
-    """Only characters BERT's tokenizer drops: combining marks, format (zero-width, variation selectors) and
-    control characters."""
-    return all(unicodedata.category(c) in ("Mn", "Me", "Cf", "Cc") for c in piece)
+    """Only characters BERT's tokenizer drops: what its text cleaning removes (control and format characters:
+    zero-width, byte-order mark) and the non-spacing marks it strips with the accents (variation selectors)."""
+    return all(is_control(c) or unicodedata.category(c) == "Mn" for c in piece)
 
 
 def split_words(text: str) -> list[str]:
