@@ -15,11 +15,11 @@ for the same submissions (sorted, no timestamps).
 from __future__ import annotations
 
 import csv
-import html
 import io
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..views.svg import FONT, esc
 from .core import CORRECT, NOT_ATTEMPTED, WRONG
 
 NOT_GRADED = "not graded"
@@ -122,14 +122,24 @@ def _md(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+def _swatch(x: float, y: float, w: float, h: float, kind: str, bar: str = "") -> list[str]:
+    """A rectangle in the colour of ``kind``, hatched when it is 'wrong' (``bar``: the bar's class and title)."""
+    cls = " class='bar'" if bar else ""
+    out = [f"<rect{cls} x='{x:.1f}' y='{y:.1f}' width='{w:.1f}' "
+           f"height='{h}' fill='{COLOURS[kind]}' stroke='#333333' stroke-width='0.5'>"
+           + (f"<title>{esc(bar)}</title>" if bar else "") + "</rect>"]
+    if kind == WRONG:
+        out.append(f"<rect x='{x:.1f}' y='{y:.1f}' width='{w:.1f}' height='{h}' fill='url(#hatch)'/>")
+    return out
+
+
 def report_svg(summaries: list[ExerciseSummary], width: int = 720) -> str:
     """Stacked horizontal bars, one per exercise: correct / wrong / not attempted / not graded, with a legend."""
     left, bar_h, gap, top = 190, 18, 6, 34
     plot_w = width - left - 60
     height = top + len(summaries) * (bar_h + gap) + 40
-    hatch = {WRONG: "url(#hatch)"}
     parts = [f"<svg class='class-report' xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
-             "font-family='sans-serif' font-size='12'>",
+             f"font-family='{FONT}' font-size='12'>",
              "<defs><pattern id='hatch' width='6' height='6' patternUnits='userSpaceOnUse' "
              "patternTransform='rotate(45)'><line x1='0' y1='0' x2='0' y2='6' stroke='#ffffff' stroke-width='2'/>"
              "</pattern></defs>",
@@ -137,17 +147,13 @@ def report_svg(summaries: list[ExerciseSummary], width: int = 720) -> str:
              f"<text x='{left}' y='16' font-weight='bold'>share of submissions per exercise</text>"]
     for i, s in enumerate(summaries):
         y = top + i * (bar_h + gap)
-        parts.append(f"<text x='{left - 6}' y='{y + bar_h - 5}' text-anchor='end'>{html.escape(s.name)}</text>")
+        parts.append(f"<text x='{left - 6}' y='{y + bar_h - 5}' text-anchor='end'>{esc(s.name)}</text>")
         x = float(left)
         for kind in KINDS:
             w = plot_w * s.share(kind)
             if w <= 0:
                 continue
-            title = f"{s.name}: {kind} {s.counts[kind]} of {s.total}"
-            parts.append(f"<rect class='bar' x='{x:.1f}' y='{y}' width='{w:.1f}' height='{bar_h}' "
-                         f"fill='{COLOURS[kind]}' stroke='#333333' stroke-width='0.5'><title>{html.escape(title)}</title></rect>")
-            if kind in hatch:
-                parts.append(f"<rect x='{x:.1f}' y='{y}' width='{w:.1f}' height='{bar_h}' fill='{hatch[kind]}'/>")
+            parts += _swatch(x, y, w, bar_h, kind, bar=f"{s.name}: {kind} {s.counts[kind]} of {s.total}")
             if w >= 34:  # black on a white halo: readable on every colour and on the hatching
                 parts.append(f"<text x='{x + w / 2:.1f}' y='{y + bar_h - 5}' text-anchor='middle' fill='#000000' "
                              f"stroke='#ffffff' stroke-width='3' paint-order='stroke'>{_pct(s.share(kind))}</text>")
@@ -155,10 +161,7 @@ def report_svg(summaries: list[ExerciseSummary], width: int = 720) -> str:
     y = top + len(summaries) * (bar_h + gap) + 10
     x = left
     for kind in KINDS:
-        parts.append(f"<rect x='{x}' y='{y}' width='12' height='12' fill='{COLOURS[kind]}' stroke='#333333' "
-                     "stroke-width='0.5'/>")
-        if kind in hatch:
-            parts.append(f"<rect x='{x}' y='{y}' width='12' height='12' fill='{hatch[kind]}'/>")
+        parts += _swatch(x, y, 12, 12, kind)
         parts.append(f"<text x='{x + 16}' y='{y + 11}'>{kind}</text>")
         x += 16 + 8 * len(kind) + 18
     parts.append("</svg>")
