@@ -196,14 +196,12 @@ def span_scorer(model: SpanNERModel, tokenizer, max_len: int = 10):
     """A function words -> (spans, probs, names) for the span enumerator widget: every word span up to
     ``max_len`` words, its (N, K) class probabilities from the trained classifier, and the class names."""
     def score(words):
-        try:
-            enc = encode_words(tokenizer, list(words), max_length=128)
-        except ValueError as err:
-            if "subwords, more than the limit" not in str(err):
-                raise
+        enc = encode_words(tokenizer, list(words), max_length=128, truncation=True)
+        covered = 1 + max((w for w in enc.word_ids[0] if w is not None), default=-1)
+        if enc.input_ids.shape[-1] >= 128 and covered < len(words):  # cut at the limit: say so
             n = len(tokenizer.backend.encode(" ".join(words), add_special_tokens=False).ids)
             raise ValueError(f"the sentence has {n} subword tokens, and the span model reads at most 126 "
-                             "(128 with [CLS] and [SEP]): type a shorter sentence") from None
+                             "(128 with [CLS] and [SEP]): type a shorter sentence")
         spans = enumerate_spans(len(words), max_len)
         rows = torch.tensor([(0, i, j) for i, j in word_token_spans(enc.word_ids[0], spans)], dtype=torch.long)
         with torch.no_grad():
