@@ -23,15 +23,18 @@ def data_dir(*parts: str) -> Path:
     return Path(str(root)).joinpath(*parts)
 
 
-def cache_dir(*parts: str) -> Path:
-    """A folder inside the cache directory ($COURSE_LIB_CACHE or the platform's user cache), created if missing."""
+def cache_root() -> Path:
+    """The cache directory: $COURSE_LIB_CACHE, or the platform's user cache (not created)."""
     env = os.environ.get(CACHE_ENV)
     if env:
-        root = Path(env).expanduser()
-    else:
-        import platformdirs
+        return Path(env).expanduser()
+    import platformdirs
 
-        root = Path(platformdirs.user_cache_dir("course-lib", appauthor=False))
-    path = root.joinpath(*parts)
+    return Path(platformdirs.user_cache_dir("course-lib", appauthor=False))
+
+
+def cache_dir(*parts: str) -> Path:
+    """A folder inside the cache directory ($COURSE_LIB_CACHE or the platform's user cache), created if missing."""
+    path = cache_root().joinpath(*parts)
     path.mkdir(parents=True, exist_ok=True)
     return path

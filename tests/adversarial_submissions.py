@@ -186,10 +186,12 @@ def cases() -> list[Case]:
              edited("language_probs", prefix="import course_lib.exercises.hints as h\nh.close = lambda a, b: True"),
              _expect(language_sampling=("wrong", "the cell that defines `language_probs` replaced "
                                                  "`course_lib.exercises.hints.close`; changing course_lib or torch is not allowed"))),
-        Case("patches_registry", "a cell swaps mlm_loss's check in the registry for one that always passes",
+        Case("patches_registry", "a cell swaps mlm_loss's check in the registry for one that always passes, and "
+                                 "masked_lm_loss returns 0 (the registry the grader uses is not the sandbox's)",
              edited("masked_lm_loss", prefix="from course_lib.exercises import EXERCISES\nimport dataclasses\n"
-                                           "EXERCISES['mlm_loss'] = dataclasses.replace(EXERCISES['mlm_loss'], run=lambda **k: 'ok')"),
-             _expect(mlm_loss=("wrong", "the cell that defines `masked_lm_loss` replaced `course_lib.exercises.EXERCISES"))),
+                                           "EXERCISES['mlm_loss'] = dataclasses.replace(EXERCISES['mlm_loss'], run=lambda **k: 'ok')",
+                    body="return logits.sum() * 0"),
+             _expect(mlm_loss=("wrong", "your loss is 0.0000"))),
         Case("patches_torch_in_call", "build_nsp_input replaces torch.equal while being checked",
              edited("build_nsp_input", body="import torch\ntorch.equal = lambda *a: True\nreturn [], []"),
              _expect(nsp_input=("wrong", "your code replaced `torch.equal`; changing course_lib or torch is not allowed"))),

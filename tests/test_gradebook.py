@@ -1,10 +1,11 @@
 """The gradebook of grade-all against files that once cost the whole class its gradebook, without running a
-notebook: the files are tiny, and where a worker is needed its reports are scripted (``sandbox._start`` replaced),
-so that the supervisor reads exactly the lines a hostile submission could write to the grader's channel.
+notebook: the files are tiny, and where a worker is needed it is scripted (``sandbox.Worker`` replaced), so that the
+grader reads exactly the frames a hostile submission could send on its channel.
 
-A result the grader cannot read, a line nested thousands deep, a damaged nbformat-3 file, a bug of the grader: each
-costs its own row only. Names that are not UTF-8, or that a spreadsheet would run as a formula, are shown as text;
-two submissions never share a feedback file; a row is out of its notebook's chapter's points in the registry.
+A forged result, a frame nested thousands deep, a damaged nbformat-3 file, a bug of the grader: each costs its own
+row only, and a forged result earns nothing. Names that are not UTF-8, or that a spreadsheet would run as a formula,
+are shown as text; two submissions never share a feedback file; a row is out of its notebook's chapter's points in
+the registry.
 """
 import csv
 import io
@@ -12,21 +13,22 @@ import json
 import os
 import queue
 from pathlib import Path
-from types import SimpleNamespace
 
 import nbformat
 import pytest
 
-from course_lib.exercises import EXERCISES, sandbox
+from course_lib.exercises import EXERCISES, sandbox, wire
 from course_lib.exercises.core import fmt_points
 from course_lib.exercises.gradebook import FORMULA_START, grade_all, text_cell, write_atomically
 from course_lib.exercises.grading import chapter_of, notebook_chapter, read_cells
 from course_lib.exercises.sandbox import Limits
 
-LIMITS = Limits(fork=True)  # with fork, the supervisor starts no clock on a scripted process
+LIMITS = Limits(fork=True)  # with fork, the grader starts no clock on a scripted process
 CH11_2 = [n for n in EXERCISES if chapter_of(n) == "ch11_2"]
 OUT_OF_11_2 = fmt_points(sum(EXERCISES[n].points for n in CH11_2))
 STUB = "def mask_tokens(*args):\n    raise NotImplementedError"  # mlm_masking, of notebook 11.2
+QUESTION = "at_unchanged"  # the variable of the question unchanged_prediction, of notebook 11.2
+RIGHT = EXERCISES["unchanged_prediction"].answer
 
 
 def _notebook(*cells: tuple[str, list[str]]) -> bytes:
@@ -35,29 +37,70 @@ def _notebook(*cells: tuple[str, list[str]]) -> bytes:
     return nbformat.writes(nb).encode()
 
 
-def _result(name: str, status: str = "correct", credit=None) -> dict:
-    return dict(ev="result", name=name, status=status, message="", credit=credit, cpu=0.1)
+ANSWERED = _notebook((STUB, ["exercise"]), (f"{QUESTION} = {RIGHT!r}", ["exercise"]))
 
 
-def _graded(*results: dict) -> list:
-    """What a worker reports for a notebook whose checks give ``results``."""
-    names = [r["name"] for r in results if isinstance(r, dict) and r.get("ev") == "result"]
-    return [{"ev": "ready"}, {"ev": "found", "names": names}, *results, {"ev": "done"}]
+class ScriptedWorker:
+    """Stands for a worker: sends ``start`` (frames, or raw bytes that are not frames), then answers each request
+    with ``answer(request)`` (a list of the same)."""
+
+    scripts: dict = {}
+
+    def __init__(self, box, job):
+        self.frames, self.output, self.pid = queue.Queue(), "", 0
+        start, self.answer = self.scripts[job["filename"]]
+        self._emit(start)
+
+    def _emit(self, items):
+        for item in items:
+            if isinstance(item, bytes):  # what is not a frame: the reader stops there
+                self.frames.put("garbled")
+            else:
+                header, payload = item if isinstance(item, tuple) else (item, b"")
+                self.frames.put(wire.read_frame_bytes(wire.frame(header, payload)))
+
+    def send(self, header, payload=b""):
+        self._emit(self.answer(header))
+
+    def next(self, deadline, clock=None, idle_limit=None):
+        try:
+            item = self.frames.get(timeout=5)
+        except queue.Empty:
+            raise sandbox._Broken("hard") from None
+        if item == "garbled":
+            raise sandbox._Broken("garbled")
+        return item
+
+    def stop(self):
+        return 0
+
+
+def honest(values: dict):
+    """A worker whose notebook defines ``values`` (name -> value) and answers each request truthfully."""
+    def answer(request):
+        op = request.get("op")
+        if op == "probe":
+            return [{"ev": "probe", "callables": [],
+                     "names": {n: {"defined": n in values, "callable": False, "type": "str"} for n in request["names"]}}]
+        if op == "get":
+            header, payload = wire.encode(values.get(request["name"]))
+            return [({"ev": "value", **header}, payload)]
+        if op == "end":
+            return [{"ev": "ended", "how": None, "cpu": 0.1}]
+        return []
+    return answer
+
+
+def _ran(*names) -> list:
+    return [{"ev": "ready"}, {"ev": "found", "names": list(names)}]
 
 
 @pytest.fixture
 def scripted(monkeypatch):
-    """``scripts[filename]``: the lines the worker grading that file sends (dicts are sent as JSON)."""
-    scripts: dict[str, list] = {}
-
-    def start(run, cwd):
-        events: queue.Queue = queue.Queue()
-        for line in [*scripts[run.job["filename"]], None]:  # None: the worker's output ends
-            events.put(json.dumps(line).encode() if isinstance(line, dict) else line)
-        return SimpleNamespace(pid=0), events, [], []
-    monkeypatch.setattr(sandbox, "_start", start)
-    monkeypatch.setattr(sandbox, "_stop", lambda proc: 0)
-    return scripts
+    """``scripts[filename] = (frames sent at the start, answer(request) -> frames)``."""
+    ScriptedWorker.scripts = {}
+    monkeypatch.setattr(sandbox, "Worker", ScriptedWorker)
+    return ScriptedWorker.scripts
 
 
 def _rows(path: Path) -> list[list[str]]:
@@ -66,38 +109,46 @@ def _rows(path: Path) -> list[list[str]]:
 
 # ----------------------------------------------------------------------------- one bad file, one row
 
-def test_one_bad_file_costs_only_its_own_row(tmp_path, scripted):
+def test_one_bad_file_costs_only_its_own_row_and_a_forged_result_earns_nothing(tmp_path, scripted):
     folder = tmp_path / "class"
     folder.mkdir()
-    good = _notebook((STUB, ["exercise"]))
-    for name in ("good", "status", "credit", "nested", "crash"):
-        (folder / f"{name}.ipynb").write_bytes(good)
+    for name in ("good", "forged", "credit", "nested", "crash"):
+        (folder / f"{name}.ipynb").write_bytes(ANSWERED)
     v3 = {"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": [{"cells": [{"cell_type": "code",
                                                                                           "input": STUB}]}]}
     (folder / "v3.ipynb").write_text(json.dumps(v3))  # nbformat 3 with a cell missing its outputs
+    truthful = honest({QUESTION: RIGHT})
+    wrong = honest({QUESTION: "[MASK]"})
+
+    def forging(result: dict):
+        def answer(request):  # a result line in place of the value asked for
+            return [result] if request.get("op") == "get" else wrong(request)
+        return answer
     scripted.update({
-        "good.ipynb": _graded(_result("mlm_masking")),
-        "status.ipynb": _graded(_result("mlm_masking", status="excellent")),  # once a KeyError: no icon
-        "credit.ipynb": _graded(_result("mlm_masking", status="wrong", credit=40)),  # 40 times the points
-        "nested.ipynb": ["[" * 100_000 + "]" * 100_000, *_graded(_result("mlm_masking"))],  # once a RecursionError
-        "crash.ipynb": [{"ev": "ready"}, {"ev": "found", "names": 5}],  # a TypeError in the grader itself
+        "good.ipynb": (_ran("unchanged_prediction"), truthful),
+        "forged.ipynb": (_ran("unchanged_prediction"), forging({"ev": "result", "name": "unchanged_prediction",
+                                                                 "status": "correct", "message": ""})),
+        "credit.ipynb": (_ran("unchanged_prediction"), forging({"ev": "result", "name": "unchanged_prediction",
+                                                                 "status": "wrong", "credit": 1000})),
+        "nested.ipynb": (_ran("unchanged_prediction"), lambda r: [b"[" * 100_000] if r.get("op") == "get" else wrong(r)),
+        "crash.ipynb": ([{"ev": "ready"}, {"ev": "found", "names": 5}], truthful),  # once a TypeError in the grader
     })
     (tmp_path / "grades.csv").write_text("the earlier gradebook\n")
     grade_all(folder, tmp_path / "grades.csv", limits=LIMITS, progress=False)
     rows = {row[0]: row for row in _rows(tmp_path / "grades.csv")}
-    columns = ["mlm_masking", *[n for n in CH11_2 if n != "mlm_masking"]]  # the notebooks' order, then the registry's
+    order = ["mlm_masking", "unchanged_prediction"]  # the notebook's order, then the registry's
+    columns = [*order, *[n for n in CH11_2 if n not in order]]
     assert rows.pop("submission") == ["submission", *columns, "total", "out of", "feedback"]
-    assert sorted(rows) == ["crash", "credit", "good", "nested", "status", "v3"]
-    assert [rows[n][1:-1] for n in ("good", "nested")] == 2 * [["1", *["0"] * (len(CH11_2) - 1), "1", OUT_OF_11_2]]
-    reasons = {"status": "that it cannot read (status 'excellent', credit None)",
-               "credit": "that it cannot read (status 'wrong', credit 40)",
-               "crash": "the grader itself failed on this file (TypeError:",
-               "v3": "the notebook is in the old format of Jupyter (nbformat 3) and is damaged"}
-    for name, reason in reasons.items():
+    assert sorted(rows) == ["crash", "credit", "forged", "good", "nested", "v3"]
+    points = fmt_points(EXERCISES["unchanged_prediction"].points)
+    for name in ("good", "crash"):  # crash: the grader finds the exercises itself
+        assert rows[name][1:-1] == ["0", points, *["0"] * (len(CH11_2) - 2), points, OUT_OF_11_2], name
+    for name in ("forged", "credit", "nested"):
         assert rows[name][1:-1] == [*["0"] * (len(CH11_2) + 1), OUT_OF_11_2], name
-        assert rows[name][-1].startswith("could not be graded: ") and reason in rows[name][-1], rows[name][-1]
-        feedback = (tmp_path / "grades_feedback" / f"{name}.md").read_text()
-        assert f"**0 of {OUT_OF_11_2} points**" in feedback and reason in feedback
+        assert "the grader could not read the answer" in rows[name][-1], rows[name][-1]
+    assert rows["v3"][-1].startswith("could not be graded: the notebook is in the old format of Jupyter (nbformat 3) "
+                                     "and is damaged")
+    assert f"**0 of {OUT_OF_11_2} points**" in (tmp_path / "grades_feedback" / "v3.md").read_text()
 
 
 def test_a_notebook_nested_thousands_deep_is_a_damaged_file(tmp_path):
@@ -175,22 +226,22 @@ def test_two_submissions_never_share_a_feedback_file(tmp_path):
 
 def test_checking_every_exercise_of_the_course_changes_no_one_s_out_of(tmp_path, scripted):
     every = "\n".join(f'check("{n}")' for n in EXERCISES)  # an untagged cell
-    hostile = _notebook((STUB, ["exercise"]), (every, []))
+    hostile = _notebook((STUB, ["exercise"]), (f"{QUESTION} = {RIGHT!r}", ["exercise"]), (every, []))
     assert notebook_chapter(read_cells_of(tmp_path, hostile)) == "ch11_2"
     folder = tmp_path / "class"
     folder.mkdir()
-    (folder / "alice.ipynb").write_bytes(_notebook((STUB, ["exercise"])))
+    (folder / "alice.ipynb").write_bytes(ANSWERED)
     (folder / "mallory.ipynb").write_bytes(hostile)
     (folder / "empty.ipynb").write_bytes(b"")
-    scripted.update({"alice.ipynb": _graded(_result("mlm_masking")),
-                     "mallory.ipynb": _graded(*[_result(n) for n in EXERCISES])})  # every check passes
+    scripted.update({"alice.ipynb": (_ran("unchanged_prediction"), honest({QUESTION: RIGHT})),
+                     "mallory.ipynb": (_ran(*EXERCISES), honest({QUESTION: RIGHT}))})  # every exercise "found"
     grade_all(folder, tmp_path / "grades.csv", limits=LIMITS, progress=False)
     rows = {row[0]: row for row in _rows(tmp_path / "grades.csv")}
-    assert rows["submission"] == ["submission", *CH11_2, "total", "out of", "feedback"]
+    header = rows["submission"]
+    assert sorted(header[1:-3]) == sorted(CH11_2) and header[-3:] == ["total", "out of", "feedback"]
     out_of = {name: row[-2] for name, row in rows.items() if name != "submission"}
     assert out_of == {"alice": OUT_OF_11_2, "empty": OUT_OF_11_2, "mallory": OUT_OF_11_2}
-    assert rows["mallory"][-3] == OUT_OF_11_2 and rows["mallory"][-1] == "all correct"
-    assert f"**{OUT_OF_11_2} of {OUT_OF_11_2} points**" in (tmp_path / "grades_feedback" / "mallory.md").read_text()
+    assert rows["mallory"][1:-2] == rows["alice"][1:-2]  # the same work, the same points
 
 
 def read_cells_of(tmp_path: Path, content: bytes):

@@ -34,7 +34,7 @@ import torch.nn.functional as F
 from ..pretraining.masking import IGNORE_INDEX
 from ..pretraining.masking import masked_lm_loss as reference_mlm_loss
 from ..pretraining.multilingual import language_sampling_probs
-from .core import Wrong, exercise, question
+from .core import Wrong, exercise, question, seeded
 from .hints import close, expect_shape, expect_tensor, first_mismatch, fmt_int, fmt_num, fmt_shape
 
 SIGMAS = 6  # a statistical check fails only beyond this many standard deviations
@@ -593,8 +593,7 @@ def batch_model_and_tokenizer():
     config = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
                         intermediate_size=64, max_position_embeddings=64, hidden_dropout_prob=0.0,
                         attention_probs_dropout_prob=0.0, initializer_range=0.5)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(11)
+    with seeded(11):
         model = BertForPreTraining(config, nsp=False).eval()
     model.name_or_path = "a small random BERT with an MLM head (the exercise's model)"
     return model, tok

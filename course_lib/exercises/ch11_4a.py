@@ -23,7 +23,7 @@ from ..finetuning.freezing import count_parameters, freeze
 from ..finetuning.sbert import sbert_features as reference_features
 from ..model.bert import BertConfig, BertModel
 from ..model.classification import BertForSequenceClassification, pool
-from .core import Wrong, exercise, question
+from .core import Wrong, exercise, question, seeded
 from .hints import close, expect_shape, expect_tensor, fmt_shape
 
 # ----------------------------------------------------------------------------- cls_head
@@ -94,8 +94,8 @@ TINY = BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=4, num_attent
 
 
 def tiny_classifier(seed: int = 0) -> BertForSequenceClassification:
-    torch.manual_seed(seed)
-    return BertForSequenceClassification(BertModel(TINY), labels=["a", "b", "c"])
+    with seeded(seed):
+        return BertForSequenceClassification(BertModel(TINY), labels=["a", "b", "c"])
 
 
 def _trainable_layers(model) -> list[int]:

@@ -16,6 +16,7 @@ import contextlib
 import difflib
 import functools
 import inspect
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -87,6 +88,11 @@ class Wrong(_Feedback):
 
 class NotAttempted(_Feedback):
     """Raised when a student's function still raises NotImplementedError (``credit``: parts already right)."""
+
+
+class Stopped(Wrong):
+    """Raised by the grader's stand-in for a student's function when the process running it stopped (a time or
+    memory limit, a crash, an exit): it ends the check with that message, unchanged by :func:`guarded`."""
 
 
 @dataclass(frozen=True)
@@ -182,9 +188,18 @@ def get_exercise(name: str) -> Exercise:
     return EXERCISES[name]
 
 
-# What the grader's sandbox (sandbox.py) plugs in: the memory limit, for the wording, and a context manager
-# entered around each call of a student's function (it notes where the process is and spots monkey-patching).
-SANDBOX: dict = {"memory": None, "watch": None}
+# What the grader (sandbox.py) plugs in: the memory limit of the sandbox, for the wording.
+SANDBOX: dict = {"memory": None}
+_GLOBAL_RNG = threading.RLock()
+
+
+@contextlib.contextmanager
+def seeded(seed: int):
+    """torch's global random state seeded with ``seed`` for the block, and restored after it. The grader checks
+    several submissions at once, in threads: one check at a time uses the global state."""
+    with _GLOBAL_RNG, torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        yield
 _MEMORY_ERRORS = ("can't allocate memory", "not enough memory", "bad_alloc", "out of memory")
 
 
@@ -210,14 +225,14 @@ def guarded(fn: Callable, name: str) -> Callable:
     """Wrap a student's function so that whatever it raises becomes a result, never a crash."""
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        watch = SANDBOX["watch"]
-        with watch(name) if watch is not None else contextlib.nullcontext():
-            try:
-                return fn(*args, **kwargs)
-            except NotImplementedError:
-                raise NotAttempted(f"replace `raise NotImplementedError` in {name} with your code") from None
-            except BaseException as e:  # noqa: BLE001 - anything the student's code raises is feedback, exits too
-                raise Wrong(describe_raised(e, f"your function {name}")) from e
+        try:
+            return fn(*args, **kwargs)
+        except Stopped:
+            raise
+        except NotImplementedError:
+            raise NotAttempted(f"replace `raise NotImplementedError` in {name} with your code") from None
+        except BaseException as e:  # noqa: BLE001 - anything the student's code raises is feedback, exits too
+            raise Wrong(describe_raised(e, f"your function {name}")) from e
     return call
 
 
@@ -242,7 +257,14 @@ def run_exercise(name: str, namespace: dict) -> Result:
                 return Result(name, WRONG, f"`{n}` should be a function, but it is a {type(namespace[n]).__name__}")
         fns = {n: guarded(namespace[n], n) for n in ex.needs}
     # the checks draw their own seeded inputs; forking keeps the notebook's random state as it was
-    with torch.random.fork_rng(devices=[]), torch.no_grad():
+    with torch.random.fork_rng(devices=[]):
+        return run_check(ex, fns)
+
+
+def run_check(ex: Exercise, fns: dict) -> Result:
+    """Run ``ex``'s check on ``fns`` (the student's functions, wrapped by :func:`guarded`, or a question's value)."""
+    name = ex.name
+    with torch.no_grad():
         try:
             summary = ex.run(**fns)
         except NotAttempted as e:

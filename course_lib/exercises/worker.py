@@ -1,18 +1,22 @@
-"""The grading worker: one fresh interpreter per submission, started by :mod:`.sandbox` (never imported by notebooks).
+"""The sandbox side of grading: one fresh interpreter per submission, started by :mod:`.sandbox` inside the
+isolation it chose (never imported by notebooks, never trusted).
 
-    python -m course_lib.exercises.worker < job.json
+    python -m course_lib.exercises.worker     # frames on stdin, frames on its original stdout (see .wire)
 
 It runs the submission's ``setup`` and ``exercise`` cells, one by one, each under a limit of computing time
-(``RLIMIT_CPU``), all under a memory limit (``RLIMIT_AS``); then checks each exercise in a child process
-forked for it (on Linux; elsewhere in the worker itself, and the supervisor restarts the worker after a
-crash), so that an exit, a crash, a loop or a monkey-patch ends that exercise only. It reports to the
-supervisor as JSON lines on its original stdout; whatever the student's code prints goes to stderr, which
-the supervisor reads and caps.
+(``RLIMIT_CPU``), all under a memory limit (``RLIMIT_AS``), and reports what each cell did. Then it **serves**:
+the grader runs every check itself, on its side of the boundary, and asks this process only to call the student's
+functions on the inputs it chose (``call``), to read a prediction variable (``get``) or to say which names the
+notebook defines (``probe``). Each exercise is served by a child forked for it (on Linux; elsewhere by the worker
+itself, and the grader restarts the worker after a crash), with its own limits, so that an exit, a crash, a loop or
+a monkey-patch ends that exercise only; the worker relays its frames and reports how it ended.
+
+Nothing this process sends decides a grade: it sends plain data (:func:`.wire.encode`), which the grader compares
+with its reference. Whatever the student's code prints goes to stderr, which the grader reads and caps.
 """
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 import select
@@ -23,16 +27,18 @@ import types
 
 try:
     import resource
-except ImportError:  # Windows: no rlimits; the supervisor's wall-clock limits still hold
+except ImportError:  # Windows: no rlimits; the grader's wall-clock limits still hold
     resource = None
+
+from . import wire
+from .clock import IdleClock
+from .grading import python_only
 
 WATCHED = ("torch", "torch.nn", "torch.nn.functional", "torch.linalg", "numpy", "math", "builtins", "json", "os")
 
 
-def send(fd: int, **event) -> None:
-    data = (json.dumps(event, ensure_ascii=False) + "\n").encode()
-    while data:
-        data = data[os.write(fd, data):]
+def send(fd: int, payload: bytes = b"", **header) -> None:
+    wire.write_frame(fd, header, payload)
 
 
 def _cpu() -> float:
@@ -44,7 +50,7 @@ def _cpu() -> float:
 
 @contextlib.contextmanager
 def cpu_limit(seconds: float):
-    """At most ``seconds`` more of computing, then SIGXCPU ends the process (the supervisor says 'timed out')."""
+    """At most ``seconds`` more of computing, then SIGXCPU ends the process (the grader says 'timed out')."""
     if resource is None:
         yield
         return
@@ -68,7 +74,9 @@ def limit_memory(extra_bytes: int) -> None:
 
 class LibraryGuard:
     """The functions, classes and modules of course_lib, torch and a few more, as they were before any
-    student code ran: a monkey-patch is spotted (``changed``) and undone (``restore``)."""
+    student code ran: a monkey-patch is spotted (``changed``) and undone (``restore``). Inside the sandbox a patch
+    cannot change a grade (the grader compares on its own side); it is reported so that the student learns it is
+    not allowed, and undone so that one cell's patch does not change how another function runs."""
 
     def __init__(self):
         import torch
@@ -77,9 +85,6 @@ class LibraryGuard:
                   (name in WATCHED or name == "course_lib" or name.startswith("course_lib."))]
         owners.append(("torch.Tensor", torch.Tensor))
         self.saved = [(name, owner, {k: v for k, v in vars(owner).items() if self._code(k, v)}) for name, owner in owners]
-        from .core import EXERCISES  # the registry too: a check swapped for one that always passes is a patch
-
-        self.saved.append(("course_lib.exercises.EXERCISES", EXERCISES, dict(EXERCISES)))
 
     @staticmethod
     def _code(key: str, value) -> bool:
@@ -90,7 +95,7 @@ class LibraryGuard:
         dynamo wraps torch.manual_seed when it is first imported) is accepted and becomes the original."""
         missing, found = object(), []
         for name, owner, saved in self.saved:
-            now_items = owner if isinstance(owner, dict) else vars(owner)
+            now_items = vars(owner)
             for k, v in list(saved.items()):
                 now = now_items.get(k, missing)
                 if now is v:
@@ -98,7 +103,7 @@ class LibraryGuard:
                 if _library_wrapper(now, v):
                     saved[k] = now
                 else:
-                    found.append((f"{name}[{k!r}]" if isinstance(owner, dict) else f"{name}.{k}", owner, k, v))
+                    found.append((f"{name}.{k}", owner, k, v))
         return found
 
     def restore(self) -> list[str]:
@@ -106,10 +111,7 @@ class LibraryGuard:
         found = self.changed()
         for _, owner, k, v in found:
             with contextlib.suppress(Exception):
-                if isinstance(owner, dict):
-                    owner[k] = v
-                else:
-                    setattr(owner, k, v)
+                setattr(owner, k, v)
         return [where for where, *_ in found]
 
 
@@ -117,11 +119,6 @@ def _library_wrapper(new, old) -> bool:
     code = getattr(new, "__code__", None)
     from_library = code is not None and not code.co_filename.startswith("<")
     return from_library and getattr(new, "__wrapped__", None) is old
-
-
-def _python_only(source: str) -> str:
-    """Comment out IPython magics and shell lines (%matplotlib, !pip), which plain exec cannot run."""
-    return "\n".join("# " + line if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
 
 
 def _no_check(name, *args, **kwargs):
@@ -140,137 +137,203 @@ def cell_phrase(e: BaseException) -> str:
     return describe_raised(e, "").strip()
 
 
-def run_cells(job: dict, namespace: dict, guard: LibraryGuard, fd: int) -> list[tuple[str, str]]:
-    """Run the graded cells; returns (cell source, message template with ``{n}``) of each cell that failed."""
-    failed = []
+def run_cells(job: dict, namespace: dict, guard: LibraryGuard, fd: int) -> None:
+    """Run the graded cells; reports each cell that failed with the message its exercises get (``{n}``: the name)."""
     for index, source in job["cells"]:
         if str(index) in job["skip"]:
-            failed.append((source, f"the cell that defines `{{n}}` {job['skip'][str(index)]}, so `{{n}}` was never defined"))
-            continue
-        send(fd, ev="cell", i=index)
+            continue  # it stopped an earlier worker; the grader already knows why
+        send(fd, ev="cell", i=index, pid=os.getpid())
         before = dict(namespace)
         namespace["check"] = _no_check
+        failed = None
         try:
             with cpu_limit(job["cell_cpu"]):
-                exec(compile(_python_only(source), f"<{job['filename']}, cell {index}>", "exec"), namespace)
+                exec(compile(python_only(source), f"<{job['filename']}, cell {index}>", "exec"), namespace)
         except BaseException as e:  # noqa: BLE001 - one broken cell must not hide the other exercises
-            failed.append((source, f"the cell that defines `{{n}}` {cell_phrase(e)}, so `{{n}}` was never defined"))
+            failed = f"the cell that defines `{{n}}` {cell_phrase(e)}, so `{{n}}` was never defined"
         patched = guard.restore()
         if patched:  # what this cell defined is not graded: it could only pass with the library changed
             for k in [k for k, v in namespace.items() if k not in before or before[k] is not v]:
                 del namespace[k]
-            failed.append((source, f"the cell that defines `{{n}}` replaced `{patched[0]}`; changing course_lib or "
-                                   "torch is not allowed, so `{n}` is not graded"))
+            failed = (f"the cell that defines `{{n}}` replaced `{patched[0]}`; changing course_lib or torch is not "
+                      "allowed, so `{n}` is not graded")
+        if failed is not None:
+            send(fd, ev="cell_failed", i=index, template=failed[:2000])
         send(fd, ev="cell_done", i=index)
     namespace["check"] = _no_check
-    return failed
 
 
-def pre_check(name: str, namespace: dict, failed) -> str | None:
-    """A result message decided without running the check: the cell that defines its function failed, or the
-    function is course_lib's own."""
-    from .core import EXERCISES
-    from .grading import _defines
+# ----------------------------------------------------------------------------- serving the grader's calls
 
-    ex = EXERCISES[name]
-    for n in ex.needs:
+def _raised(e: BaseException) -> dict:
+    """What a student's function raised, as the grader rebuilds it (kind, type name, message)."""
+    from .core import out_of_memory
+
+    kind = ("not_implemented" if isinstance(e, NotImplementedError) else "system_exit" if isinstance(e, SystemExit)
+            else "keyboard" if isinstance(e, KeyboardInterrupt) else "memory" if out_of_memory(e)
+            else "module_not_found" if isinstance(e, ModuleNotFoundError) else "syntax" if isinstance(e, SyntaxError)
+            else "other")
+    try:
+        text = str(e.msg if kind == "syntax" else e)
+    except BaseException:  # noqa: BLE001 - a __str__ that raises is the student's
+        text = ""
+    return dict(ev="raised", kind=kind, type=type(e).__name__[:60], message=text[:1000],
+                lineno=getattr(e, "lineno", None) if kind == "syntax" else None)
+
+
+def _describe(namespace: dict, names) -> dict:
+    info = {}
+    for n in names:
         if n not in namespace:
-            for source, template in failed:
-                if _defines(source, n):
-                    return template.format(n=n)
-        elif ex.kind == "function" and str(getattr(namespace[n], "__module__", "")).startswith("course_lib"):
-            fn = namespace[n]
-            return (f"`{n}` is course_lib's own `{fn.__module__}.{getattr(fn, '__qualname__', n)}`, not your code: "
-                    "write the function yourself")
-    return None
+            info[n] = {"defined": False}
+            continue
+        v = namespace[n]
+        info[n] = {"defined": True, "callable": callable(v), "type": type(v).__name__[:60],
+                   "module": str(getattr(v, "__module__", "") or "")[:200],
+                   "qualname": str(getattr(v, "__qualname__", n) or n)[:200]}
+    callables = [k for k, v in namespace.items() if isinstance(k, str) and callable(v) and not k.startswith("_")
+                 and not isinstance(v, type)][:2000]
+    return {"ev": "probe", "names": info, "callables": callables}
 
 
-def watcher(fd: int):
-    """Reports which student function runs, so that a crash or a timeout can say where it happened."""
-    @contextlib.contextmanager
-    def watch(fn_name):
-        send(fd, ev="in", fn=fn_name)
+def _snapshot(value):
+    """A copy of a tensor argument before the call, to send it back only if the call changed it."""
+    import torch
+
+    return value.detach().clone() if isinstance(value, torch.Tensor) else None
+
+
+def _same(value, before) -> bool:
+    import torch
+
+    try:
+        return isinstance(value, torch.Tensor) and value.shape == before.shape and bool(torch.equal(value, before))
+    except Exception:  # noqa: BLE001 - a tensor subclass that will not compare: send it back
+        return False
+
+
+def serve(rfd: int, wfd: int, namespace: dict, guard: LibraryGuard) -> None:
+    """Answer the grader's requests for one exercise until it says "end" (or its input ends)."""
+    import torch
+
+    def callback(i):
+        def call_grader(*args, **kwargs):
+            header, payload = wire.encode((args, kwargs))
+            send(wfd, payload, ev="callback", id=i, **header)
+            while True:
+                reply, data = wire.read_frame(rfd)
+                if reply.get("op") == "callback_return":
+                    return wire.load_args(data, callback, store)[0][0]
+                if reply.get("op") == "callback_raised":
+                    raise type(str(reply.get("type", "Error")), (Exception,), {})(reply.get("message", ""))
+        return call_grader
+
+    store: dict = {}
+    while True:
         try:
-            yield
-        finally:
-            send(fd, ev="out", fn=fn_name)
-    return watch
+            request, payload = wire.read_frame(rfd)
+        except (EOFError, wire.WireError):
+            return
+        op = request.get("op")
+        if op == "end":
+            return
+        if op == "store":  # an argument of the coming calls, sent once
+            store[request.get("key")] = wire.load_args(payload, callback, store)[0][0]
+        elif op == "probe":
+            send(wfd, **_describe(namespace, request.get("names", [])))
+        elif op == "get":
+            value = namespace.get(request.get("name"))
+            try:
+                header, data = wire.encode(value)
+            except BaseException:  # noqa: BLE001 - a value whose methods raise
+                header, data = wire.encode(wire.opaque_type(type(value).__name__)("it could not be read"))
+            send(wfd, data, ev="value", **header)
+        elif op == "call":
+            fn = namespace.get(request.get("fn"))
+            try:
+                args, kwargs = wire.load_args(payload, callback, store)
+                before = [_snapshot(a) for a in args]
+                with torch.set_grad_enabled(request.get("grad") is True):  # as the check calls it
+                    value = fn(*args, **kwargs)
+            except BaseException as e:  # noqa: BLE001 - anything it raises is the student's answer
+                reply = _raised(e)
+                patched = guard.restore()
+                if patched:
+                    reply = dict(ev="patched", where=patched[0])
+                send(wfd, **reply)
+                continue
+            patched = guard.restore()
+            if patched:
+                send(wfd, ev="patched", where=patched[0])
+                continue
+            try:
+                after = ([None if b is not None and _same(a, b) else wire.state_after(a) for a, b in zip(args, before)],
+                         {k: wire.state_after(v) for k, v in kwargs.items()})
+                header, data = wire.encode((value, after))
+            except BaseException:  # noqa: BLE001 - an answer whose methods raise while it is read
+                header, data = wire.encode((wire.opaque_type(type(value).__name__)("it could not be read"), None))
+            send(wfd, data, ev="return", **header)
 
 
-def check_here(name: str, namespace: dict, guard: LibraryGuard, fd: int, seconds: float) -> dict:
-    """Run exercise ``name`` in this process; the result as a JSON-able dict."""
-    from . import core
-
-    core.SANDBOX["watch"] = watcher(fd)
-    start = _cpu()
-    with cpu_limit(seconds):
-        result = core.run_exercise(name, namespace)
-    patched = guard.restore()
-    if patched:
-        result = core.Result(name, core.WRONG, f"your code replaced `{patched[0]}`; changing course_lib or torch "
-                                               "is not allowed")
-    return dict(ev="result", name=name, status=result.status, message=result.message[:2000], credit=result.credit,
-                cpu=round(_cpu() - start, 3))
-
-
-def check_forked(name: str, namespace: dict, guard: LibraryGuard, job: dict) -> dict:
-    """Run exercise ``name`` in a forked child with its own limits; whatever the child does, a result."""
-    seconds = job["exercise_cpu"][name]
-    r, w = os.pipe()
+def serve_forked(name: str, seconds: float, namespace: dict, guard: LibraryGuard, job: dict, rfd: int, wfd: int):
+    """Serve exercise ``name`` from a child forked for it, with its own limits; relays its frames and reports how it
+    ended: ``{"ev": "ended", "how": None}`` after "end", else how it died ("cpu", "idle", "hard", an exit code)."""
+    c_in_r, c_in_w = os.pipe()
+    c_out_r, c_out_w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns
-        os.close(r)
+        code = 0
         try:
+            os.close(c_in_w)
+            os.close(c_out_r)
             if resource is not None:
                 resource.setrlimit(resource.RLIMIT_CPU, (math.ceil(seconds), math.ceil(seconds) + 1))
             limit_memory(job["memory_bytes"])
-            send(w, **check_here(name, namespace, guard, w, seconds))
-        except BaseException as e:  # noqa: BLE001
-            send(w, ev="result", name=name, status="wrong", message=f"the check stopped: {type(e).__name__}", credit=None)
+            serve(c_in_r, c_out_w, namespace, guard)
+        except BaseException:  # noqa: BLE001
+            code = 70
         finally:
-            os._exit(0)
-    os.close(w)
-    from .sandbox import IdleClock, death_phrase
-
+            os._exit(code)
+    os.close(c_in_r)
+    os.close(c_out_w)
     idle_limit, hard = job["wall_factor"] * seconds, time.monotonic() + 20 * seconds + 120
-    clock, buffer, inside, result, how = IdleClock(pid), b"", None, None, None
-    while result is None:
+    clock, how, ended = IdleClock(pid), None, False
+    while True:
         if clock.update() > idle_limit or time.monotonic() > hard:
             how = "idle" if clock.idle > idle_limit else "hard"
             os.kill(pid, signal.SIGKILL)
             break
-        if not select.select([r], [], [], 0.25)[0]:
-            continue
-        data = os.read(r, 65536)
-        if not data:
-            break
-        buffer += data
-        *lines, buffer = buffer.split(b"\n")
-        for line in lines:
-            with contextlib.suppress(ValueError, AttributeError, RecursionError):  # JSON not ours, "[[[[…" too deep
-                event = json.loads(line)
-                if event.get("ev") == "in":
-                    inside = event.get("fn")
-                elif event.get("ev") == "out":
-                    inside = None
-                elif event.get("ev") == "result":
-                    result = event
-    os.close(r)
+        ready = select.select([rfd, c_out_r], [], [], 0.25)[0]
+        if rfd in ready:
+            try:
+                request, payload = wire.read_frame(rfd)
+            except (EOFError, wire.WireError):
+                os.kill(pid, signal.SIGKILL)
+                break
+            ended = ended or request.get("op") == "end"
+            with contextlib.suppress(OSError):
+                wire.write_frame(c_in_w, request, payload)
+        if c_out_r in ready:
+            try:
+                reply, payload = wire.read_frame(c_out_r)
+            except (EOFError, wire.WireError):
+                break
+            wire.write_frame(wfd, reply, payload)
+    os.close(c_in_w)
+    os.close(c_out_r)
     _, status, usage = os.wait4(pid, 0)
-    if result is not None:
-        return result
     cpu = usage.ru_utime + usage.ru_stime
-    if how is None:
-        how = "cpu" if cpu >= math.ceil(seconds) - 0.05 else os.waitstatus_to_exitcode(status)
-    where = f"during `{inside}`" if inside else "while checking your answer"
-    return dict(ev="result", name=name, status="wrong", credit=None, cpu=round(cpu, 3),
-                message=death_phrase(how, seconds, idle_limit, job["memory_text"], where))
+    code = os.waitstatus_to_exitcode(status)
+    if how is None and not (ended and code == 0):
+        how = "cpu" if cpu >= math.ceil(seconds) - 0.05 else code
+    send(wfd, ev="ended", how=how, cpu=round(cpu, 3))
 
 
 def main() -> int:
-    job = json.loads(sys.stdin.read())
-    fd = os.dup(1)  # the supervisor reads our reports here; fd 1 becomes the student's output (to stderr)
+    rfd = sys.stdin.fileno()
+    wfd = os.dup(1)  # our frames go here; fd 1 becomes the student's output (to stderr)
     os.dup2(2, 1)
+    job, _ = wire.read_frame(rfd)
     import torch
 
     torch.set_num_threads(1)
@@ -279,31 +342,33 @@ def main() -> int:
 
     core.SANDBOX["memory"] = job["memory_text"]
     guard = LibraryGuard()
-    send(fd, ev="ready")
+    send(wfd, ev="ready", pid=os.getpid())
     limit_memory(job["memory_bytes"])
     namespace: dict = {"__name__": "__main__"}
     start = _cpu()
-    failed = run_cells(job, namespace, guard, fd)
-    send(fd, ev="cells_cpu", cpu=round(_cpu() - start, 3))
-    found = exercises_in(job["code"], namespace)
-    send(fd, ev="found", names=found)
+    run_cells(job, namespace, guard, wfd)
+    send(wfd, ev="cells_cpu", cpu=round(_cpu() - start, 3))
+    send(wfd, ev="found", names=exercises_in(job["code"], namespace))
     saved = dict(namespace)
-    for name in found:
-        if name in job["done"]:
-            continue
-        message = pre_check(name, namespace, failed)
-        if message is not None:
-            send(fd, ev="result", name=name, status="wrong", message=message, credit=None, cpu=0)
-            continue
-        send(fd, ev="check", name=name)
+    while True:
+        try:
+            request, _ = wire.read_frame(rfd)
+        except (EOFError, wire.WireError):
+            return 0
+        if request.get("op") == "bye":
+            return 0
+        if request.get("op") != "exercise":
+            continue  # an "end" for a child that had already ended
+        name, seconds = str(request.get("name")), float(job["exercise_cpu"].get(request.get("name"), 1.0))
         if job["fork"]:
-            send(fd, **check_forked(name, namespace, guard, job))
-        else:
-            send(fd, **check_here(name, namespace, guard, fd, job["exercise_cpu"][name]))
-            namespace.clear()  # what one check's functions did to the notebook's globals, the next does not see
-            namespace.update(saved)
-    send(fd, ev="done")
-    return 0
+            serve_forked(name, seconds, namespace, guard, job, rfd, wfd)
+            continue
+        start = _cpu()
+        with cpu_limit(seconds):
+            serve(rfd, wfd, namespace, guard)
+        namespace.clear()  # what one check's calls did to the notebook's globals, the next does not see
+        namespace.update(saved)
+        send(wfd, ev="ended", how=None, cpu=round(_cpu() - start, 3))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,236 @@
+"""Where a submission's code runs: a sandbox that can write nothing but its own folder (the grader's side of it).
+
+Three ways, chosen by :func:`choose` (``Limits.isolation``; ``None``: the safest this machine offers):
+
+* ``"bwrap"`` — bubblewrap (Debian/Ubuntu package ``bubblewrap``), the sandbox Flatpak uses. The worker sees a
+  read-only view of the system, the Python installation and the ``course_lib`` package (not the repository around
+  it: no notebooks, no solutions), its own folder (writable) and a private ``/tmp``; nothing else of the disk — not
+  the other submissions, not the gradebook, not the teacher's home. It gets new user, PID, network, IPC and UTS
+  namespaces (no network; it cannot see or signal any process outside), all capabilities dropped, a new session (no
+  terminal injection), and dies with the grader: when the grader stops it, every process it started dies too.
+* ``"uid"`` — where bubblewrap is missing or cannot make namespaces, and the grader runs as root: the worker runs
+  as a user id of its own (one per submission, owning nothing), in its own folder. It cannot write anything of the
+  grader, the class or another submission (their files are not its own), nor signal or trace their processes; every
+  process of that user id is killed when the submission is done. It can still **read** what every user may read
+  (world-readable files) and use the network: install bubblewrap to close that.
+* ``"unsafe"`` — the grader's own user, with only time and memory limits: what ``--unsafe`` asks for, for a
+  teacher grading their own notebooks. Without bubblewrap and not as root, the grader refuses to grade unless asked
+  for this (:class:`SandboxUnavailable`).
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+MODES = ("bwrap", "uid", "unsafe")
+INSTALL = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), or "
+           "grade as root (each submission then runs as a user id of its own), or pass --unsafe to grade with only "
+           "time and memory limits (only for notebooks you trust)")
+
+
+class SandboxUnavailable(RuntimeError):
+    """This machine offers no sandbox of the kind asked for; the message says what to do."""
+
+
+@functools.lru_cache(maxsize=1)
+def bwrap_problem() -> str | None:
+    """None when bubblewrap can make a sandbox here; else why not, in a few words."""
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return "bubblewrap (bwrap) is not installed"
+    try:
+        done = subprocess.run([exe, *_bwrap_args(Path("/"), None), "--", "true"], capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"bubblewrap could not start ({e})"
+    if done.returncode != 0:
+        return "bubblewrap cannot make a sandbox here: " + done.stderr.decode("utf-8", "replace").strip()[:200]
+    return None
+
+
+def choose(requested: str | None) -> str:
+    """The isolation to use: ``requested``, or the safest available; :class:`SandboxUnavailable` if none fits."""
+    if requested is not None and requested not in MODES:
+        raise ValueError(f"isolation is one of {', '.join(MODES)} (or None for the safest available), not {requested!r}")
+    if requested == "unsafe":
+        return "unsafe"
+    problem = bwrap_problem() if sys.platform.startswith("linux") else "bubblewrap needs Linux"
+    if requested in (None, "bwrap") and problem is None:
+        return "bwrap"
+    if requested == "bwrap":
+        raise SandboxUnavailable(f"the grader was asked for a bubblewrap sandbox, but {problem}")
+    other = uid_problem()
+    if other is None:
+        return "uid"
+    if requested == "uid":
+        raise SandboxUnavailable(f"the grader was asked to run each submission as a user id of its own, but {other}")
+    raise SandboxUnavailable(f"the grader will not run students' code without a sandbox, and {problem}; {other}. "
+                             f"To grade: {INSTALL}")
+
+
+@functools.lru_cache(maxsize=1)
+def uid_problem() -> str | None:
+    """None when the worker can run as a user id of its own here (root, and a Python that any user can run)."""
+    if not (hasattr(os, "geteuid") and os.geteuid() == 0):
+        return "running each submission as a user id of its own needs the grader to run as root"
+    uid = fresh_uid()
+    try:
+        done = subprocess.run([sys.executable, "-c", "import course_lib"], user=uid, group=uid, extra_groups=[],
+                              cwd="/", env=_worker_env_for_probe(), capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"a process of another user id could not start ({e})"
+    finally:
+        sweep(uid)
+    if done.returncode != 0:
+        return (f"another user id cannot run this Python ({sys.executable}; a folder on its way may be private to "
+                f"root): " + (done.stderr.decode("utf-8", "replace").strip().splitlines() or [""])[-1][:200])
+    return None
+
+
+def _worker_env_for_probe() -> dict:
+    import course_lib
+
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "PYTHONPATH": str(Path(course_lib.__file__).resolve().parents[1])}
+
+
+# ----------------------------------------------------------------------------- bubblewrap
+
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+
+
+def _python_paths(root: Path) -> list[Path]:
+    """What the worker's Python needs to read: the installation, the virtual environment, the import path (the
+    repository itself only as its ``course_lib`` package)."""
+    paths = {Path(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    paths |= {Path(p) for p in sys.path if p and Path(p).is_dir()}
+    paths.add(Path(sys.executable).resolve().parent)
+    keep = []
+    for p in sorted({p.resolve() for p in paths}):
+        if p == root or root.is_relative_to(p) or p == Path("/") or any(p.is_relative_to(s) for s in SYSTEM):
+            continue  # the repository (or a folder holding it) would show the notebooks and their solutions
+        if not any(p.is_relative_to(k) for k in keep):
+            keep.append(p)
+    return keep + [root / "course_lib"]
+
+
+def _bwrap_args(work: Path, cache: Path | None) -> list[str]:
+    args = ["--die-with-parent", "--new-session", "--unshare-all", "--uid", "65534", "--gid", "65534",
+            "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    for p in SYSTEM:
+        args += ["--ro-bind-try", p, p]
+    if work != Path("/"):
+        import course_lib
+
+        root = Path(course_lib.__file__).resolve().parents[1]
+        for p in _python_paths(root):
+            args += ["--ro-bind", str(p), str(p)]
+        if cache is not None and cache.is_dir():
+            args += ["--ro-bind", str(cache), str(cache)]
+        args += ["--bind", str(work), str(work), "--chdir", str(work)]
+    return args
+
+
+# ----------------------------------------------------------------------------- a user id of its own
+
+_counter = itertools.count()
+_lock = threading.Lock()
+
+
+def fresh_uid() -> int:
+    """A user id no process uses and no account has: one per submission, so that two never share one."""
+    with _lock:
+        while True:
+            uid = 0x60000000 + (os.getpid() % 4096) * 4096 + next(_counter) % 4096
+            if not _processes_of(uid):
+                return uid
+
+
+def _processes_of(uid: int) -> list[int]:
+    pids = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status") as f:
+                line = next((line for line in f if line.startswith("Uid:")), "")
+        except OSError:
+            continue
+        if line.split()[1:2] == [str(uid)]:
+            pids.append(int(entry.name))
+    return pids
+
+
+def sweep(uid: int) -> None:
+    """Kill every process of ``uid`` (what a submission left running: daemons, setsid children, forks)."""
+    for _ in range(50):
+        if not _processes_of(uid):
+            return
+        subprocess.run([sys.executable, "-S", "-c", "import os, signal; os.kill(-1, signal.SIGKILL)"],
+                       user=uid, group=uid, extra_groups=[], env={}, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        time.sleep(0.02)
+
+
+# ----------------------------------------------------------------------------- starting the worker
+
+class Sandbox:
+    """How one submission's worker is started and stopped, in ``work`` (its folder, the only one it may write)."""
+
+    def __init__(self, mode: str, work: Path):
+        self.mode, self.work, self.uid = mode, work, None
+        if mode == "uid":
+            self.uid = fresh_uid()
+            work.parent.chmod(0o711)  # its parent: passable, not listable
+            os.chown(work, self.uid, self.uid)
+            work.chmod(0o700)
+
+    def popen_args(self, argv: list[str], env: dict) -> tuple[list[str], dict]:
+        """The command line and Popen keywords that start ``argv`` in this sandbox with ``env``."""
+        env = {**env, "HOME": str(self.work), "TMPDIR": str(self.work) if self.mode != "bwrap" else "/tmp",
+               "MPLCONFIGDIR": str(self.work / ".matplotlib"), "XDG_CACHE_HOME": str(self.work / ".cache")}
+        kwargs = dict(cwd=str(self.work), env=env, start_new_session=(os.name == "posix"))
+        if self.mode == "uid":
+            kwargs.update(user=self.uid, group=self.uid, extra_groups=[], umask=0o077)
+        if self.mode != "bwrap":
+            return argv, kwargs
+        from course_lib.paths import CACHE_ENV, cache_root
+
+        cache = cache_root()
+        env[CACHE_ENV] = str(cache)
+        setenv = [x for k, v in sorted(env.items()) for x in ("--setenv", k, v)]
+        return [shutil.which("bwrap"), *_bwrap_args(self.work, cache), "--clearenv", *setenv, "--", *argv], kwargs
+
+    def worker_pid(self, pid: int) -> int:
+        """The worker's process id, seen from the grader (under bubblewrap, the first process that is not bwrap)."""
+        if self.mode != "bwrap":
+            return pid
+        for _ in range(4):
+            try:
+                with open(f"/proc/{pid}/comm") as f:
+                    if f.read().strip() != "bwrap":
+                        return pid
+                with open(f"/proc/{pid}/task/{pid}/children") as f:
+                    children = f.read().split()
+            except OSError:
+                return pid
+            if not children:
+                return pid
+            pid = int(children[0])
+        return pid
+
+    def exit_code(self, code: int) -> int:
+        """The worker's exit code from its launcher's: bubblewrap exits with 128 + n when the worker was killed by
+        signal n, which Popen reports as -n for a process it started itself."""
+        return -(code - 128) if self.mode == "bwrap" and 128 < code < 128 + 65 else code
+
+    def cleanup(self) -> None:
+        """After the worker is stopped: every process the submission started is gone."""
+        if self.mode == "uid" and self.uid is not None:
+            sweep(self.uid)
