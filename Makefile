@@ -11,9 +11,9 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 8888
 
-.PHONY: setup lab test check bench notebooks student lock clean browser
+.PHONY: setup lab test check bench notebooks student lock clean browser sandbox
 
-setup: $(STAMP) notebooks
+setup: $(STAMP) notebooks sandbox
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Python 3.11 is needed, found " + sys.version.split()[0] + ": run `make PYTHON=python3.11 ...`")'
@@ -38,6 +38,10 @@ lab: setup
 
 browser:
 	bash tools/install_browser.sh
+
+# bubblewrap, the sandbox the grader runs students' code in (optional: see tools/install_sandbox.sh)
+sandbox:
+	@bash tools/install_sandbox.sh
 
 test: setup browser
 	$(PY) -m pytest

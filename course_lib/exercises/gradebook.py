@@ -40,7 +40,7 @@ def submissions(folder: str | Path) -> list[Path]:
     """The notebooks under ``folder``, sorted by their path under it."""
     folder = Path(folder)
     found = [p for p in folder.rglob("*.ipynb")
-             if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)]
+             if (p.is_file() or p.is_symlink()) and not any(part.startswith(".") for part in p.relative_to(folder).parts)]
     return sorted(found, key=lambda p: p.relative_to(folder).as_posix())
 
 
@@ -198,8 +198,10 @@ def grade_all(folder: str | Path, out: str | Path, feedback_dir: str | Path | No
     A file the grader fails on (a bug of the grader, a result it cannot read) is that file's error, not the batch's."""
     from tqdm.auto import tqdm
 
-    from .sandbox import grade_file
+    from .isolation import choose
+    from .sandbox import Limits, grade_file
 
+    choose((limits or Limits()).isolation)  # no sandbox here: one clear error, before any file is graded
     folder, out = Path(folder), Path(out)
     feedback_dir = Path(feedback_dir) if feedback_dir is not None else out.with_name(out.stem + "_feedback")
     paths = submissions(folder)

@@ -63,7 +63,14 @@ class Grade:
 def read_cells(path: str | Path) -> list[Cell]:
     """The cells of the notebook at ``path`` (.ipynb, or a py:percent .py), or a :class:`SubmissionError`."""
     path = Path(path)
-    data = path.read_bytes()
+    if path.is_symlink():
+        raise SubmissionError("the file handed in is a link to another file, not a notebook: hand in the .ipynb itself")
+    size = path.stat().st_size
+    if size > MAX_BYTES:  # before reading it: a sparse file of gigabytes is not read to find out
+        raise SubmissionError(f"the file is {size / 1e6:.0f} MB, far more than a notebook of this course: clear "
+                              "the outputs (Edit → Clear Outputs of All Cells), save it and hand it in again")
+    with open(path, "rb") as f:
+        data = f.read(MAX_BYTES + 1)
     if not data.strip():
         raise SubmissionError(f"the file is empty ({len(data)} bytes): {SAVE_AGAIN}")
     if len(data) > MAX_BYTES:

@@ -1,0 +1,415 @@
+"""The grader's trust boundary: student code can neither forge a result nor change anything outside its sandbox.
+
+Fast tests: what crosses the boundary (:mod:`course_lib.exercises.wire`) is plain data whatever the sandbox sends;
+the grader refuses to run students' code without a sandbox unless told ``--unsafe``; a function that calls the
+library's reference for its exercise is found from its code; a link or a giant sparse file is rejected unread.
+
+The class (slow): submissions of notebook 11.2 that each try to get marks without the work (patching what the checks
+use, swapping the grader's code, writing fake results on every file descriptor, liar tensors, a torch-function mode,
+wrapping the library's reference, running the solution sources, reading a classmate's notebook) or to do harm
+(writing into the grader's source, the virtual environment, the teacher's cache and home, classmates' files and the
+gradebook, from the cells, from a daemon that outlives the grader, and through /proc), graded beside an honest
+classmate. Each gets what its work deserves, the classmate's row is unchanged, and a fingerprint of everything outside
+the sandbox (names, sizes, modes and times of the files) is identical before and after.
+"""
+import dataclasses
+import hashlib
+import math
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import course_lib
+from adversarial_submissions import ALL_CORRECT, NAMES, edited, write, answered
+from course_lib.exercises import EXERCISES, isolation, wire
+from course_lib.exercises.__main__ import main as exercises_cli
+from course_lib.exercises.gradebook import grade_all
+from course_lib.exercises.grading import SubmissionError, read_cells, reference_used, Cell
+from course_lib.exercises.sandbox import Limits
+from course_lib.paths import cache_root
+
+ROOT = Path(course_lib.__file__).resolve().parents[1]
+
+
+# ----------------------------------------------------------------------------- what crosses the boundary
+
+def _round_trip(value):
+    header, payload = wire.encode(value)
+    return wire.decode(*wire.read_frame_bytes(wire.frame(header, payload)))
+
+
+class LiarTensor(torch.Tensor):
+    """Says it equals anything, and that every comparison with it is true."""
+
+    def __eq__(self, other):
+        return True
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func in (torch.allclose, torch.equal, torch.isclose):
+            return True
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+class LiarInt(int):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = int.__hash__
+
+
+class Mine:
+    def __eq__(self, other):
+        return True
+
+
+def test_plain_values_cross_unchanged():
+    value = (None, True, 3, -2.5, math.inf, "ünï", b"\x00\xff", 1 + 2j, Ellipsis, [1, (2, 3)], {"a": {1, 2}},
+             frozenset({4}), torch.Size([2, 3]), torch.float16)
+    assert _round_trip(value) == value
+    for t in (torch.arange(6.0).reshape(2, 3), torch.tensor([True, False]), torch.zeros(0, 4, dtype=torch.int64),
+              torch.randn(3, dtype=torch.bfloat16), torch.randn(2, dtype=torch.complex64)):
+        back = _round_trip(t)
+        assert type(back) is torch.Tensor and back.dtype == t.dtype and torch.equal(back, t)
+    a = np.arange(5, dtype=np.int32)
+    assert np.array_equal(_round_trip(a), a) and _round_trip(np.float32(2.5)) == np.float32(2.5)
+    assert _round_trip(torch.ones(2, requires_grad=True) * 2).requires_grad  # "is it connected to a gradient?"
+
+
+def test_liars_arrive_as_the_plain_numbers_they_hold():
+    liar = torch.zeros(3).as_subclass(LiarTensor)
+    back = _round_trip(liar)
+    assert type(back) is torch.Tensor and not torch.equal(back, torch.ones(3))
+    n = _round_trip(LiarInt(2))
+    assert type(n) is int and n != 5
+    mine = _round_trip([Mine()])[0]
+    assert isinstance(mine, wire.Opaque) and type(mine).__name__ == "Mine" and mine != 1
+    assert isinstance(_round_trip(np.array([object()], dtype=object)), wire.Opaque)
+
+
+def test_what_is_too_large_or_too_deep_arrives_as_an_opaque_value():
+    deep = []
+    for _ in range(wire.MAX_DEPTH + 10):
+        deep = [deep]
+    assert "nested more than" in _round_trip(deep).text
+    assert "too large to check" in _round_trip(list(range(wire.MAX_NODES + 1))).text
+
+
+@pytest.mark.parametrize("tree", [
+    {"pickle": "gASVBQAAAAAAAACMAW2ULg=="}, {"tensor": ["object", [1], 0, 8, False]}, {"tensor": ["float32", [4], 0, 4, False]},
+    {"ndarray": ["|O8", [1], 0, 8]}, {"ndarray": ["<f8", [2], 0, 999, ]}, ["a", "b"], {"dict": [[{"list": []}, 1]]},
+    {"opaque": ["x"]}, 5])
+def test_a_tree_the_encoder_never_writes_is_refused(tree):
+    with pytest.raises(wire.WireError):
+        wire.decode({"tree": tree}, b"\x00" * 8)
+
+
+def test_a_frame_larger_than_the_caps_is_refused_unread():
+    r, w = os.pipe()
+    os.write(w, wire._HEAD.pack(10, wire.MAX_PAYLOAD + 1))
+    os.close(w)
+    with pytest.raises(wire.WireError, match="more than the grader reads"):
+        wire.read_frame(r)
+    os.close(r)
+
+
+# ----------------------------------------------------------------------------- no sandbox, no grading
+
+def test_without_a_sandbox_the_grader_refuses_unless_told_unsafe(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(isolation, "bwrap_problem", lambda: "bubblewrap (bwrap) is not installed")
+    monkeypatch.setattr(isolation, "uid_problem", lambda: "running each submission as a user id of its own needs "
+                                                         "the grader to run as root")
+    with pytest.raises(isolation.SandboxUnavailable, match="will not run students' code without a sandbox.*--unsafe"):
+        isolation.choose(None)
+    assert isolation.choose("unsafe") == "unsafe"
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "a.ipynb").write_bytes(b"")
+    assert exercises_cli(["grade-all", str(folder), "--out", str(tmp_path / "grades.csv")]) == 2
+    assert "not graded: the grader will not run students' code without a sandbox" in capsys.readouterr().err
+    assert not (tmp_path / "grades.csv").exists()
+    with pytest.raises(isolation.SandboxUnavailable):
+        grade_all(folder, tmp_path / "grades.csv", progress=False)
+    assert sorted(os.listdir(tmp_path)) == ["class"]
+    with pytest.raises(isolation.SandboxUnavailable, match="asked for a bubblewrap sandbox"):
+        isolation.choose("bwrap")
+
+
+# ----------------------------------------------------------------------------- the library's own answer
+
+def _cells(*sources) -> list:
+    return [Cell(i, textwrap.dedent(s), True, True) for i, s in enumerate(sources)]
+
+
+@pytest.mark.parametrize("source", [
+    "import course_lib.pretraining.masking as m\ndef masked_lm_loss(logits, labels):\n    return m.masked_lm_loss(logits, labels)",
+    "from course_lib.pretraining.masking import masked_lm_loss as _l\ndef masked_lm_loss(a, b):\n    return _l(a, b)",
+    "import course_lib\ndef _h(a, b):\n    return course_lib.pretraining.masking.masked_lm_loss(a, b)\n"
+    "def masked_lm_loss(a, b):\n    return _h(a, b)",
+    "def masked_lm_loss(a, b):\n    from course_lib.pretraining import masking\n    return masking.masked_lm_loss(a, b)",
+])
+def test_a_function_that_calls_the_library_s_reference_gets_no_credit(source):
+    message = reference_used(EXERCISES["mlm_loss"], _cells("import torch", source))
+    assert message is not None and "the library's own implementation" in message, source
+
+
+def test_the_library_s_helpers_and_the_solutions_are_not_taken_for_the_reference():
+    legit = _cells("from course_lib.pretraining.masking import masked_lm_loss, IGNORE_INDEX\nimport torch",
+                   "def masked_lm_loss(logits, labels):\n    keep = labels != IGNORE_INDEX\n"
+                   "    return torch.nn.functional.cross_entropy(logits[keep], labels[keep])")
+    assert reference_used(EXERCISES["mlm_loss"], legit) is None  # the setup cell's import is not the answer's
+    for cell in answered().cells:
+        assert cell.cell_type != "code" or all(
+            reference_used(EXERCISES[n], _cells(cell.source)) is None for n in NAMES), cell.source[:80]
+
+
+# ----------------------------------------------------------------------------- files rejected unread
+
+def test_a_link_and_a_giant_sparse_file_are_rejected_without_reading_them(tmp_path):
+    classmate = tmp_path / "alice.ipynb"
+    classmate.write_bytes(write(answered()))
+    (tmp_path / "mallory.ipynb").symlink_to(classmate)
+    with pytest.raises(SubmissionError, match="is a link to another file"):
+        read_cells(tmp_path / "mallory.ipynb")
+    sparse = tmp_path / "huge.ipynb"
+    with open(sparse, "wb") as f:
+        f.truncate(3 * 10**9)  # 3 GB that take no disk: reading them would take a minute
+    start = time.process_time()
+    with pytest.raises(SubmissionError, match="3000 MB"):
+        read_cells(sparse)
+    assert time.process_time() - start < 1.0
+
+
+# ----------------------------------------------------------------------------- the class
+
+MARK = "course-grading-trust-daemon"
+BWRAP = isolation.bwrap_problem() is None
+UID = isolation.uid_problem() is None
+LIMITS = Limits(margin=3, cell_time_limit=6, memory_mb=1024)
+WRONG_PROBS = "return torch.ones(len(p), dtype=torch.float64) / 3"  # language_probs, not eq. 11.7
+ONLY_WRONG = {**ALL_CORRECT, "language_sampling": ("wrong", "")}
+
+
+def _fingerprint(*roots: Path) -> str:
+    """Names, sizes, modes and modification times of every file under ``roots`` (a root ending in ``/.``: only the
+    folder and its own entries): any write changes it."""
+    h = hashlib.sha256()
+    for root in roots:
+        shallow = str(root).endswith("/.")
+        root = Path(os.path.normpath(root))
+        if not root.exists():
+            continue
+        inside = root.iterdir() if shallow else root.rglob("*")
+        for path in sorted([root, *inside] if root.is_dir() else [root]):
+            if "__pycache__" in path.parts:  # the grader's own imports write these
+                continue
+            try:
+                st = path.lstat()
+            except OSError:
+                continue
+            h.update(f"{path}\0{st.st_size}\0{st.st_mode}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def _outside(tmp: Path) -> list[Path]:
+    site = Path(torch.__file__).resolve().parents[1]
+    return [ROOT / "course_lib", ROOT / "notebooks", cache_root(), Path(str(Path.home()) + "/."), tmp / "class",
+            *sorted(p for p in site.iterdir() if p.suffix == ".pth" or p.name.startswith("__editable__"))]
+
+
+def _hostile(tmp: Path) -> dict[str, tuple[bytes, dict]]:
+    """name -> (the file, the result each exercise must get)."""
+    core_py = Path(course_lib.__file__).parent / "exercises" / "core.py"
+    gradebook, classmate = tmp / "out" / "grades.csv", tmp / "class" / "alice.ipynb"
+    solution = ROOT / "notebooks" / "11_2_masked_language_modeling.py"
+    site = Path(torch.__file__).resolve().parents[1]
+    writes = "\n".join(f"try:\n    open({str(p)!r}, 'a').write('\\n# owned\\n')\nexcept OSError:\n    pass" for p in [
+        core_py, gradebook, classmate, cache_root() / "owned.txt", Path.home() / "owned.txt", *site.glob("*.pth")])
+    frames = textwrap.dedent("""\
+        from course_lib.exercises import wire as _w
+        _fake = _w.frame({"ev": "result", "name": "language_sampling", "status": "correct", "credit": 1000})
+        _fake += _w.frame({"ev": "return", "tree": {"tuple": [[1.0], ["null"]]}})
+        for _fd in range(3, 64):
+            try:
+                os.write(_fd, _fake)
+            except OSError:
+                pass""")
+    return {
+        # ---- marks without the work: language_probs is wrong in each, the rest is the honest solution
+        "tolerances": (edited("language_probs", prefix="import course_lib.exercises.hints as h\n"
+                                                       "h.ATOL = h.RTOL = float('inf')", body=WRONG_PROBS), ONLY_WRONG),
+        "swaps_the_grader": (edited("language_probs", prefix=textwrap.dedent("""\
+            import course_lib.exercises.core as c
+            c.run_check.__code__ = (lambda ex, fns: c.Result(ex.name, c.CORRECT)).__code__
+            c.WRONG = c.NOT_ATTEMPTED = c.CORRECT"""), body=WRONG_PROBS), ONLY_WRONG),
+        "fake_frames": (edited("language_probs", prefix="import os", body=frames + "\n" + WRONG_PROBS),
+                        {**ALL_CORRECT, "language_sampling": ("wrong", "")}),
+        "liar_tensor": (edited("language_probs", prefix=textwrap.dedent("""\
+            class Liar(torch.Tensor):
+                def __eq__(self, other):
+                    return True
+                @classmethod
+                def __torch_function__(cls, func, types, args=(), kwargs=None):
+                    if func in (torch.allclose, torch.equal, torch.isclose):
+                        return True
+                    return super().__torch_function__(func, types, args, kwargs or {})"""),
+            body="return torch.zeros(len(p), dtype=torch.float64).as_subclass(Liar)"), ONLY_WRONG),
+        "torch_function_mode": (edited("language_probs", prefix=textwrap.dedent("""\
+            from torch.overrides import TorchFunctionMode
+            class Agree(TorchFunctionMode):
+                def __torch_function__(self, func, types, args=(), kwargs=None):
+                    if func in (torch.allclose, torch.equal):
+                        return True
+                    return func(*args, **(kwargs or {}))
+            Agree().__enter__()"""), body=WRONG_PROBS), ONLY_WRONG),
+        "wraps_reference": (edited("language_probs", cell="import course_lib.pretraining.multilingual as _ml\n\n"
+                                        "def language_probs(p, alpha):\n    return _ml.language_sampling_probs(p, alpha)"),
+                            {**ALL_CORRECT, "language_sampling": ("wrong", "the library's own implementation")}),
+        "runs_solutions": (edited("language_probs", cell=textwrap.dedent(f"""\
+            def language_probs(p, alpha):
+                {WRONG_PROBS}
+
+            try:  # the solution's own function, from the notebook's source
+                _src = open({str(solution)!r}).read()
+                _at = _src.index("def language_probs(")
+                exec(_src[_at:_src.index("# %%", _at)])
+            except OSError:
+                pass""")), ONLY_WRONG),
+        "reads_classmate": (edited("language_probs", cell=textwrap.dedent(f"""\
+            import json as _json
+
+            def language_probs(p, alpha):
+                {WRONG_PROBS}
+
+            try:  # the classmate's function, from the notebook they handed in
+                for _c in _json.load(open({str(classmate)!r}))["cells"]:
+                    if "def language_probs(" in "".join(_c["source"]):
+                        exec("".join(_c["source"]))
+            except OSError:
+                pass""")), ONLY_WRONG),
+        # ---- harm: every exercise is honestly solved; nothing outside the sandbox may change
+        "writes_outside": (edited("language_probs", prefix=writes), ALL_CORRECT),
+        "daemon": (edited("language_probs", prefix=textwrap.dedent(f"""\
+            import os, subprocess, sys
+            code = "import time, os\\ntime.sleep(6)\\n" + {writes!r}
+            subprocess.Popen([sys.executable, "-c", code, {MARK!r}], start_new_session=True,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)""")),
+                   ALL_CORRECT),
+        "proc_walk": (edited("language_probs", prefix="import os\n" + frames + "\n" + textwrap.dedent("""\
+            for _pid in os.listdir("/proc"):
+                if _pid.isdigit() and int(_pid) != os.getpid():
+                    for _fd in range(0, 64):
+                        try:
+                            with open(f"/proc/{_pid}/fd/{_fd}", "wb", buffering=0) as _f:
+                                _f.write(_fake)
+                        except OSError:
+                            pass""")), ALL_CORRECT),
+    }
+
+
+HOSTILE = ["tolerances", "swaps_the_grader", "fake_frames", "liar_tensor", "torch_function_mode", "wraps_reference",
+           "runs_solutions", "reads_classmate", "writes_outside", "daemon", "proc_walk"]
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory):
+    if not (BWRAP or UID):
+        pytest.skip("no sandbox on this machine (neither bubblewrap nor root): grading hostile code would be unsafe")
+    tmp = tmp_path_factory.mktemp("trust")
+    (tmp / "class").mkdir()
+    (tmp / "out").mkdir()
+    hostile = _hostile(tmp)
+    assert sorted(hostile) == sorted(HOSTILE)
+    (tmp / "class" / "alice.ipynb").write_bytes(write(answered()))
+    for name, (content, _) in hostile.items():
+        (tmp / "class" / f"{name}.ipynb").write_bytes(content)
+    for p in (tmp / "class").iterdir():
+        p.chmod(0o444)
+    before = _fingerprint(*_outside(tmp))
+    grades = {g.path.stem: g for g in grade_all(tmp / "class", tmp / "out" / "grades.csv", jobs=2, limits=LIMITS,
+                                                 progress=False)}
+    after_grading = {p.name: p.read_bytes() for p in (tmp / "out").rglob("*") if p.is_file()}
+    time.sleep(8)  # the daemon's moment, had it outlived its sandbox
+    return dict(tmp=tmp, hostile=hostile, grades=grades, before=before, after=_fingerprint(*_outside(tmp)),
+                written=after_grading)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["alice", *HOSTILE])
+def test_each_submission_gets_what_its_work_deserves(name, graded_class):
+    expected = ALL_CORRECT if name == "alice" else graded_class["hostile"][name][1]
+    if name in ("runs_solutions", "reads_classmate") and not BWRAP:
+        pytest.skip("without bubblewrap the sandbox can read what any user can (see isolation.py)")
+    grade = graded_class["grades"][name]
+    assert grade.error is None, grade.error
+    got = {r.name: (r.status, r.message) for r in grade.results}
+    assert set(got) == set(expected)
+    for n, (status, part) in expected.items():
+        assert got[n][0] == status and part in got[n][1], (n, got[n])
+    assert all(0 <= r.score <= r.points for r in grade.results)
+
+
+@pytest.mark.slow
+def test_nothing_outside_the_sandbox_changed(graded_class):
+    assert graded_class["after"] == graded_class["before"]
+    now = {p.name: p.read_bytes() for p in (graded_class["tmp"] / "out").rglob("*") if p.is_file()}
+    assert now == graded_class["written"]  # no one rewrote the gradebook after the grader returned
+
+
+@pytest.mark.slow
+def test_no_process_of_a_submission_outlives_the_grader(graded_class):
+    left = [p for p in os.listdir("/proc") if p.isdigit() and _cmdline(p).find(MARK) >= 0]
+    assert left == []
+
+
+def _cmdline(pid: str) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not UID, reason="the user-id sandbox needs root and a Python that any user can run")
+def test_the_user_id_sandbox_grades_as_bubblewrap_does(tmp_path):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "alice.ipynb").write_bytes(write(answered()))
+    (folder / "writes_outside.ipynb").write_bytes(_hostile(tmp_path)["writes_outside"][0])
+    before = _fingerprint(*_outside(tmp_path))
+    grades = grade_all(folder, tmp_path / "out" / "grades.csv", limits=dataclasses.replace(LIMITS, isolation="uid"),
+                       progress=False)
+    assert [[r.status for r in g.results] for g in grades] == 2 * [["correct"] * len(NAMES)]
+    assert _fingerprint(*_outside(tmp_path)) == before
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not BWRAP, reason="bubblewrap is not installed here")
+def test_under_bubblewrap_the_worker_sees_no_notebook_and_no_classmate(tmp_path):
+    probe = edited("language_probs", prefix=textwrap.dedent(f"""\
+        import os
+        assert not os.path.exists({str(ROOT / 'notebooks')!r})
+        assert not os.path.exists({str(tmp_path / 'class')!r})
+        assert os.listdir("/proc").count("1") == 1 and len([p for p in os.listdir("/proc") if p.isdigit()]) < 10
+        try:
+            open({str(Path(course_lib.__file__))!r}, "a")
+        except OSError as e:
+            assert e.errno == 30, e  # read-only file system"""))
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "probe.ipynb").write_bytes(probe)
+    grade, = grade_all(folder, tmp_path / "grades.csv", limits=dataclasses.replace(LIMITS, isolation="bwrap"),
+                       progress=False)
+    assert [r.status for r in grade.results] == ["correct"] * len(NAMES), [str(r) for r in grade.results]
+
+
+def test_a_sandbox_cannot_be_asked_for_by_a_name_that_does_not_exist():
+    with pytest.raises(ValueError, match="isolation is one of bwrap, uid, unsafe"):
+        isolation.choose("docker")
+    assert sys.platform  # (the check above runs on every platform)
