@@ -18,6 +18,20 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
 
 
+def _grading_sandbox() -> None:
+    """Where this machine offers no sandbox (no bubblewrap, not root), the tests that grade honest notebooks grade
+    them with time and memory limits only; the hostile ones skip (tests/test_grading_trust.py)."""
+    from course_lib.exercises import isolation
+
+    try:
+        isolation.choose(None)
+    except isolation.SandboxUnavailable:
+        os.environ.setdefault(isolation.ENV, "unsafe")
+
+
+_grading_sandbox()
+
+
 # ----------------------------------------------------------------------------- helpers of the exercise tests
 
 def run_answer(name: str, source: str):

@@ -122,6 +122,7 @@ def test_a_frame_larger_than_the_caps_is_refused_unread():
 # ----------------------------------------------------------------------------- no sandbox, no grading
 
 def test_without_a_sandbox_the_grader_refuses_unless_told_unsafe(monkeypatch, tmp_path, capsys):
+    monkeypatch.delenv(isolation.ENV, raising=False)
     monkeypatch.setattr(isolation, "bwrap_problem", lambda: "bubblewrap (bwrap) is not installed")
     monkeypatch.setattr(isolation, "uid_problem", lambda: "running each submission as a user id of its own needs "
                                                          "the grader to run as root")

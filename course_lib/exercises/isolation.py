@@ -54,8 +54,13 @@ def bwrap_problem() -> str | None:
     return None
 
 
+ENV = "COURSE_GRADER_ISOLATION"  # the isolation when none is asked for (the test suite sets "unsafe" where none works)
+
+
 def choose(requested: str | None) -> str:
-    """The isolation to use: ``requested``, or the safest available; :class:`SandboxUnavailable` if none fits."""
+    """The isolation to use: ``requested``, else $COURSE_GRADER_ISOLATION, else the safest available;
+    :class:`SandboxUnavailable` if none fits."""
+    requested = requested or os.environ.get(ENV) or None
     if requested is not None and requested not in MODES:
         raise ValueError(f"isolation is one of {', '.join(MODES)} (or None for the safest available), not {requested!r}")
     if requested == "unsafe":

@@ -67,7 +67,7 @@ class Limits:
     memory_mb: int = 2048
     wall_factor: float = 3.0              # code that waits is stopped after waiting wall_factor × the limit
     startup_s: float = 300.0              # a fresh interpreter importing torch on a busy machine
-    submission_s: float = 1800.0          # wall-clock seconds for a whole submission, restarts included
+    submission_s: float = 600.0           # wall-clock seconds for a whole submission, restarts included
     fork: bool | None = None              # a child per check; None: on Linux
     isolation: str | None = None          # "bwrap", "uid" or "unsafe" (see .isolation); None: the safest available
     references: dict = field(default_factory=reference_times, repr=False)
