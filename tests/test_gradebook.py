@@ -66,9 +66,9 @@ class ScriptedWorker:
         try:
             item = self.frames.get(timeout=5)
         except queue.Empty:
-            raise sandbox._Broken("hard") from None
+            raise sandbox.Broken("hard") from None
         if item == "garbled":
-            raise sandbox._Broken("garbled")
+            raise sandbox.Broken("garbled")
         return item
 
     def stop(self):

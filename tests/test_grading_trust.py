@@ -30,7 +30,8 @@ from adversarial_submissions import ALL_CORRECT, NAMES, edited, write, answered
 from course_lib.exercises import EXERCISES, isolation, wire
 from course_lib.exercises.__main__ import main as exercises_cli
 from course_lib.exercises.gradebook import grade_all
-from course_lib.exercises.grading import SubmissionError, read_cells, reference_used, Cell
+from course_lib.exercises.grading import Cell, SubmissionError, read_cells
+from course_lib.exercises.references import reference_used
 from course_lib.exercises.sandbox import Limits
 from course_lib.paths import cache_root
 

@@ -11,6 +11,13 @@ Left out: helpers a student may use (tokenizers and models handed to the functio
 the notebook tells the student to call, and any library function whose name a solution cell of that exercise uses
 (the student's own function of that name would otherwise be read as the library's). An empty tuple says why.
 """
+from __future__ import annotations
+
+import ast
+import re
+
+from .grading import Cell, python_only
+
 
 REFERENCES: dict[str, tuple[str, ...]] = {
     # ----------------------------------------------------------------------------- ch11_1: bidirectional encoders
@@ -105,3 +112,105 @@ REFERENCES: dict[str, tuple[str, ...]] = {
     # its own) nor boundary_representation (the library's span_representation, which the notebook says to reuse)
     "span_ner_decode": ("course_lib.exercises.ch11_5.reference_entities", "course_lib.spans.ner.decode_spans"),
 }
+
+
+# ----------------------------------------------------------------------------- finding them in a submission
+
+def _references(name: str) -> dict[int, str]:
+    """id of each library object that computes what exercise ``name`` asks for -> its dotted name."""
+    found = {}
+    for dotted in REFERENCES.get(name, ()):
+        obj = _resolve(dotted)
+        if obj is not None:
+            found[id(obj)] = dotted
+            found[id(getattr(obj, "__func__", obj))] = dotted
+    return found
+
+
+def _resolve(dotted: str):
+    """The object ``course_lib.a.b.c`` names, importing what it needs; None when it names nothing."""
+    import importlib
+
+    if not re.fullmatch(r"course_lib(\.[A-Za-z_]\w*)*", dotted):
+        return None
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except Exception:  # noqa: BLE001 - not a module (or one that fails to import): try a shorter prefix
+            continue
+        try:
+            for attr in parts[cut:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            return None
+        return obj
+    return None
+
+
+def _dotted(node) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return ".".join([node.id, *reversed(parts)])
+    return None
+
+
+def _imports(nodes, aliases: dict[str, str]) -> None:
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            for a in node.names:
+                aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+
+
+def reference_used(ex, cells: list[Cell]) -> str | None:
+    """The message for a submission whose function for exercise ``ex`` calls the library's own implementation of
+    it (:mod:`.references`), read from the code of its graded cells (directly, through an import alias, or through
+    a helper function the notebook defines); None when it does not."""
+    refs = _references(ex.name) if ex.kind == "function" else {}
+    if not refs:
+        return None
+    aliases: dict[str, str] = {}
+    defs: dict[str, ast.AST] = {}
+    for cell in cells:
+        if not cell.graded:
+            continue
+        try:
+            tree = ast.parse(python_only(cell.source))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        _imports(tree.body, aliases)
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defs[node.name] = node
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                    if isinstance(target, ast.Name):
+                        defs[target.id] = node
+    todo, seen = list(ex.needs), set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in defs:
+            continue
+        seen.add(name)
+        local = dict(aliases)
+        _imports(ast.walk(defs[name]), local)
+        for node in ast.walk(defs[name]):
+            dotted = _dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+            if dotted is None:
+                continue
+            head, _, rest = dotted.partition(".")
+            if head in defs and head not in seen and node is not defs[name]:
+                todo.append(head)
+            full = local.get(head, head) + (f".{rest}" if rest else "")
+            if full.startswith("course_lib"):
+                obj = _resolve(full)
+                if obj is not None and id(obj) in refs:
+                    return (f"`{ex.needs[0]}` uses `{full}`, the library's own implementation of what this exercise "
+                            "asks you to write: write it yourself (no credit while it calls the library's answer)")
+    return None

@@ -2,9 +2,8 @@
 
 Messages are frames: 8 bytes (the lengths of the header and of the payload, big-endian), a JSON header, a payload.
 
-* Grader → sandbox: the payload may be a pickle (the arguments of a call: tensors, a model, a tokenizer). The
-  sandbox trusts the grader; callables and random generators in the arguments travel as handles
-  (:func:`dump_args`): calling one inside the sandbox asks the grader to call it (a "callback").
+* Grader → sandbox: the payload may be a pickle (the arguments of a call: tensors, a model, a tokenizer), which the
+  sandbox trusts (:mod:`.calls`).
 * Sandbox → grader: **plain data only**. :func:`encode` turns what a student's function returned into a JSON tree
   and raw bytes; :func:`decode` rebuilds it from a fixed list of types (None, bool, int, float, complex, str, bytes,
   list, tuple, dict, set, frozenset, torch tensors and numpy arrays of numeric dtypes, numpy scalars, torch.Size,
@@ -15,12 +14,9 @@ Messages are frames: 8 bytes (the lengths of the header and of the payload, big-
 """
 from __future__ import annotations
 
-import io
 import json
 import os
-import pickle
 import struct
-import types
 
 MAX_HEADER = 8 * 2**20   # bytes of JSON in one frame
 MAX_PAYLOAD = 64 * 2**20  # bytes of tensors in one frame: far more than any check's answer
@@ -331,123 +327,3 @@ def decode(header: dict, payload: bytes):
         return build(header["tree"], 0)
     except RecursionError:
         raise WireError("a value nested too deep") from None
-
-
-# ----------------------------------------------------------------------------- grader → sandbox: arguments
-
-def _callback(obj) -> bool:
-    """Whether ``obj`` travels as a handle: a function of the check (a closure, a lambda, a function of an exercise
-    module) or a bound method. Library functions (the ones pickle itself uses to rebuild a tensor) travel by name."""
-    if isinstance(obj, types.MethodType):
-        return not isinstance(obj.__self__, (type, types.ModuleType))
-    if not isinstance(obj, types.FunctionType):
-        return False
-    qualname, module = getattr(obj, "__qualname__", ""), getattr(obj, "__module__", "") or ""
-    return "<" in qualname or module.startswith("course_lib.exercises") or module == "__main__"
-
-
-def dump_args(args: tuple, kwargs: dict, callbacks: list, stored: dict | None = None) -> bytes:
-    """A pickle of a call's arguments; each function of the check among them is appended to ``callbacks`` and travels
-    as its index (the sandbox calls it back through the grader), a random generator as its state, and an object the
-    sandbox already holds (``stored``: id -> key, see :func:`worth_storing`) as its key."""
-    import torch
-
-    stored = stored or {}
-
-    class Pickler(pickle.Pickler):
-        def persistent_id(self, obj):
-            if id(obj) in stored:
-                return ("stored", stored[id(obj)])
-            if isinstance(obj, torch.Generator):
-                return ("generator", obj.get_state())
-            if _callback(obj):
-                callbacks.append(obj)
-                return ("callback", len(callbacks) - 1)
-            return None
-
-    buf = io.BytesIO()
-    Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump((args, kwargs))
-    return buf.getvalue()
-
-
-def worth_storing(value) -> bool:
-    """An argument sent once per exercise and then named by a key (a vocabulary, a model, a tokenizer), rather than
-    pickled again for each call: what is neither small, nor a tensor, nor a generator, nor a function."""
-    import torch
-
-    if value is None or isinstance(value, (bool, int, float, complex, str, bytes, torch.Tensor, torch.Generator)):
-        return False
-    if _callback(value) or isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type)):
-        return False
-    if isinstance(value, (dict, list, tuple, set, frozenset)):
-        return len(value) >= 64
-    return True
-
-
-def load_args(payload: bytes, make_callback, store: dict | None = None):
-    """Inside the sandbox: the arguments :func:`dump_args` sent; ``make_callback(i)`` stands for callback ``i``,
-    ``store`` holds the objects sent before."""
-    import torch
-
-    class Unpickler(pickle.Unpickler):
-        def persistent_load(self, pid):
-            kind, value = pid
-            if kind == "stored":
-                return store[value]
-            if kind == "callback":
-                return make_callback(value)
-            if kind == "generator":
-                g = torch.Generator()
-                g.set_state(value)
-                return g
-            raise pickle.UnpicklingError(f"unknown persistent id {kind!r}")
-
-    return Unpickler(io.BytesIO(payload)).load()
-
-
-def state_after(value):
-    """What a call may have changed in an argument, as plain data: a tensor's values, a list's or dict's items, a
-    module's trainable flags and mode, a generator's state; None for what the grader does not copy back."""
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return {"tensor": value}
-    if isinstance(value, torch.Generator):
-        return {"generator": value.get_state()}
-    if isinstance(value, torch.nn.Module):
-        return {"module": [[name, bool(p.requires_grad)] for name, p in value.named_parameters()],
-                "training": bool(value.training)}
-    if type(value) in (list, dict) and len(value) < 64:  # a larger one is stored and never copied back
-        return {type(value).__name__: value}
-    return None
-
-
-def apply_after(original, state) -> None:
-    """On the grader's side: make ``original`` what the student's call left it (see :func:`state_after`); a state
-    that does not fit (another shape, another kind) is ignored."""
-    import torch
-
-    if not isinstance(state, dict) or len(state) not in (1, 2):
-        return
-    if isinstance(original, torch.Tensor) and isinstance(state.get("tensor"), torch.Tensor):
-        new = state["tensor"]
-        if new.shape == original.shape and new.dtype == original.dtype and not torch.equal(new, original):
-            with torch.no_grad():
-                original.copy_(new)
-    elif isinstance(original, torch.Generator) and isinstance(state.get("generator"), torch.Tensor):
-        try:
-            original.set_state(state["generator"].to(torch.uint8))
-        except (RuntimeError, TypeError, ValueError):
-            pass
-    elif isinstance(original, torch.nn.Module) and isinstance(state.get("module"), list):
-        params = dict(original.named_parameters())
-        for pair in state["module"]:
-            if isinstance(pair, list) and len(pair) == 2 and pair[0] in params and type(pair[1]) is bool:
-                params[pair[0]].requires_grad_(pair[1])
-        if type(state.get("training")) is bool:
-            original.train(state["training"])
-    elif type(original) is list and type(state.get("list")) is list:
-        original[:] = state["list"]
-    elif type(original) is dict and type(state.get("dict")) is dict:
-        original.clear()
-        original.update(state["dict"])

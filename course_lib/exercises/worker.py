@@ -23,19 +23,16 @@ import select
 import signal
 import sys
 import time
-import types
 
 try:
     import resource
 except ImportError:  # Windows: no rlimits; the grader's wall-clock limits still hold
     resource = None
 
-from . import wire
+from . import calls, wire
 from .clock import IdleClock
 from .grading import python_only
-
-WATCHED = ("torch", "torch.nn", "torch.nn.functional", "torch.linalg", "numpy", "math", "builtins", "json", "os")
-
+from .guard import LibraryGuard
 
 def send(fd: int, payload: bytes = b"", **header) -> None:
     wire.write_frame(fd, header, payload)
@@ -70,55 +67,6 @@ def limit_memory(extra_bytes: int) -> None:
     with open("/proc/self/status") as f:
         vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
     resource.setrlimit(resource.RLIMIT_AS, (vm + extra_bytes, resource.getrlimit(resource.RLIMIT_AS)[1]))
-
-
-class LibraryGuard:
-    """The functions, classes and modules of course_lib, torch and a few more, as they were before any
-    student code ran: a monkey-patch is spotted (``changed``) and undone (``restore``). Inside the sandbox a patch
-    cannot change a grade (the grader compares on its own side); it is reported so that the student learns it is
-    not allowed, and undone so that one cell's patch does not change how another function runs."""
-
-    def __init__(self):
-        import torch
-
-        owners = [(name, m) for name, m in sys.modules.items() if m is not None and
-                  (name in WATCHED or name == "course_lib" or name.startswith("course_lib."))]
-        owners.append(("torch.Tensor", torch.Tensor))
-        self.saved = [(name, owner, {k: v for k, v in vars(owner).items() if self._code(k, v)}) for name, owner in owners]
-
-    @staticmethod
-    def _code(key: str, value) -> bool:
-        return not key.startswith("__") and key != "_" and (callable(value) or isinstance(value, types.ModuleType))
-
-    def changed(self) -> list[tuple[str, object, str, object]]:
-        """(where, owner, attribute, original) of each patch; a library's own wrapper of the original (torch's
-        dynamo wraps torch.manual_seed when it is first imported) is accepted and becomes the original."""
-        missing, found = object(), []
-        for name, owner, saved in self.saved:
-            now_items = vars(owner)
-            for k, v in list(saved.items()):
-                now = now_items.get(k, missing)
-                if now is v:
-                    continue
-                if _library_wrapper(now, v):
-                    saved[k] = now
-                else:
-                    found.append((f"{name}.{k}", owner, k, v))
-        return found
-
-    def restore(self) -> list[str]:
-        """Undo every patch; what was patched, e.g. ``["course_lib.exercises.hints.close"]``."""
-        found = self.changed()
-        for _, owner, k, v in found:
-            with contextlib.suppress(Exception):
-                setattr(owner, k, v)
-        return [where for where, *_ in found]
-
-
-def _library_wrapper(new, old) -> bool:
-    code = getattr(new, "__code__", None)
-    from_library = code is not None and not code.co_filename.startswith("<")
-    return from_library and getattr(new, "__wrapped__", None) is old
 
 
 def _no_check(name, *args, **kwargs):
@@ -223,7 +171,7 @@ def serve(rfd: int, wfd: int, namespace: dict, guard: LibraryGuard) -> None:
             while True:
                 reply, data = wire.read_frame(rfd)
                 if reply.get("op") == "callback_return":
-                    return wire.load_args(data, callback, store)[0][0]
+                    return calls.load_args(data, callback, store)[0][0]
                 if reply.get("op") == "callback_raised":
                     raise type(str(reply.get("type", "Error")), (Exception,), {})(reply.get("message", ""))
         return call_grader
@@ -238,7 +186,7 @@ def serve(rfd: int, wfd: int, namespace: dict, guard: LibraryGuard) -> None:
         if op == "end":
             return
         if op == "store":  # an argument of the coming calls, sent once
-            store[request.get("key")] = wire.load_args(payload, callback, store)[0][0]
+            store[request.get("key")] = calls.load_args(payload, callback, store)[0][0]
         elif op == "probe":
             send(wfd, **_describe(namespace, request.get("names", [])))
         elif op == "get":
@@ -251,7 +199,7 @@ def serve(rfd: int, wfd: int, namespace: dict, guard: LibraryGuard) -> None:
         elif op == "call":
             fn = namespace.get(request.get("fn"))
             try:
-                args, kwargs = wire.load_args(payload, callback, store)
+                args, kwargs = calls.load_args(payload, callback, store)
                 before = [_snapshot(a) for a in args]
                 with torch.set_grad_enabled(request.get("grad") is True):  # as the check calls it
                     value = fn(*args, **kwargs)
@@ -267,8 +215,8 @@ def serve(rfd: int, wfd: int, namespace: dict, guard: LibraryGuard) -> None:
                 send(wfd, ev="patched", where=patched[0])
                 continue
             try:
-                after = ([None if b is not None and _same(a, b) else wire.state_after(a) for a, b in zip(args, before)],
-                         {k: wire.state_after(v) for k, v in kwargs.items()})
+                after = ([None if b is not None and _same(a, b) else calls.state_after(a) for a, b in zip(args, before)],
+                         {k: calls.state_after(v) for k, v in kwargs.items()})
                 header, data = wire.encode((value, after))
             except BaseException:  # noqa: BLE001 - an answer whose methods raise while it is read
                 header, data = wire.encode((wire.opaque_type(type(value).__name__)("it could not be read"), None))

@@ -1,0 +1,201 @@
+"""The student's functions, called from the grader through the worker (:mod:`.channel`).
+
+:class:`Exercise` serves one check: :class:`Remote`
+stands for a student's function, and each call sends the arguments the check chose and rebuilds what came back from
+plain data; an exception is rebuilt from its kind, name and message; a death, a garbled channel or a timeout becomes
+:class:`.core.Stopped`, which ends the check with a message in the student's words.
+"""
+from __future__ import annotations
+
+import math
+
+from . import calls, wire
+from .clock import IdleClock
+from .core import Stopped
+from .channel import Broken, Worker
+from .limits import Limits, death_phrase
+
+def _rebuilt(reply: dict) -> BaseException:
+    """What the student's function raised, rebuilt on this side from its kind, type name and message."""
+    message = str(reply.get("message", ""))[:1000]
+    kind = reply.get("kind")
+    if kind == "not_implemented":
+        return NotImplementedError(message)
+    if kind == "system_exit":
+        return SystemExit(message)
+    if kind == "keyboard":
+        return KeyboardInterrupt(message)
+    if kind == "memory":
+        return MemoryError(message)
+    if kind == "syntax":
+        e = SyntaxError(message)
+        e.lineno = reply.get("lineno") if type(reply.get("lineno")) is int else None
+        return e
+    if kind == "module_not_found":
+        return ModuleNotFoundError(message)
+    return wire.opaque_exception(str(reply.get("type", "Exception")))(message)
+
+
+class Exercise:
+    """The calls of one exercise's check, served by the worker; ``ended``: how the serving process ended."""
+
+    def __init__(self, worker: Worker, name: str, seconds: float, limits: Limits, deadline: float):
+        self.worker, self.name, self.seconds, self.limits = worker, name, seconds, limits
+        self.deadline, self.ended, self.cpu, self.broken, self.over = deadline, None, 0.0, None, False
+        self.clock = None if limits.forks else IdleClock(worker.pid)
+        self.stored: dict[int, int] = {}  # id of an argument the sandbox holds -> its key
+        self.keep: list = []              # those arguments, so that their ids stay theirs
+        self.idle_limit = math.inf if limits.forks else limits.wall_factor * seconds
+
+    def next(self) -> tuple[dict, bytes]:
+        try:
+            return self.worker.next(self.deadline, self.clock, self.idle_limit)
+        except Broken as e:
+            self.broken = e.how if e.how is not None else self.worker.stop()
+            raise
+
+    def expect(self, ev: str) -> tuple[dict, bytes]:
+        """The next frame that answers the request just sent; the worker's end of the exercise is noted."""
+        header, payload = self.next()
+        if header.get("ev") == "ended":
+            self._ended(header)
+            raise Broken(self.ended)
+        if header.get("ev") != ev:
+            self.broken = "garbled"
+            raise Broken("garbled")
+        return header, payload
+
+    def _ended(self, header: dict) -> None:
+        self.over = True
+        how = header.get("how")
+        self.ended = how if (how is None or type(how) is int or how in ("cpu", "idle", "hard")) else "unknown"
+        cpu = header.get("cpu")
+        self.cpu = float(cpu) if type(cpu) in (int, float) and 0 <= cpu < 1e7 else 0.0
+
+    def stopped(self, how, fn: str | None) -> Stopped:
+        where = f"during `{fn}`" if fn else "while checking your answer"
+        idle = self.limits.wall_factor * self.seconds
+        return Stopped(death_phrase(how, self.seconds, idle, self.limits.memory_text, where))
+
+    def call(self, fn: str, args: tuple, kwargs: dict):
+        if self.broken is not None or self.over:
+            raise self.stopped(self.broken if self.broken is not None else self.ended, fn)
+        import torch
+
+        for value in [*args, *kwargs.values()]:
+            if id(value) not in self.stored and calls.worth_storing(value):
+                found: list = []
+                payload = calls.dump_args((value,), {}, found, self.stored)
+                if not found:  # (an object holding a function of the check is sent with each call)
+                    self.stored[id(value)] = len(self.keep)
+                    self.keep.append(value)
+                    self.worker.send({"op": "store", "key": self.stored[id(value)]}, payload)
+        callbacks: list = []
+        self.worker.send({"op": "call", "fn": fn, "grad": torch.is_grad_enabled()},
+                         calls.dump_args(args, kwargs, callbacks, self.stored))
+        try:
+            while True:
+                header, payload = self.next()
+                ev = header.get("ev")
+                if ev == "return":
+                    value, after = _pair(wire.decode(header, payload))
+                    _apply_after(args, kwargs, after)
+                    return value
+                if ev == "raised":
+                    raise _rebuilt(header)
+                if ev == "patched":
+                    raise Stopped(f"your code replaced `{str(header.get('where'))[:200]}`; changing course_lib or "
+                                  "torch is not allowed")
+                if ev == "callback":
+                    self._callback(callbacks, header, payload)
+                    continue
+                if ev == "ended":
+                    self._ended(header)
+                    raise Broken(self.ended)
+                raise wire.WireError(f"an unexpected message {str(ev)[:40]!r}")
+        except wire.WireError:
+            self.broken = "garbled"
+            raise self.stopped("garbled", fn) from None
+        except Broken as e:
+            raise self.stopped(e.how if e.how is not None else self.broken, fn) from None
+
+    def _callback(self, callbacks: list, header: dict, payload: bytes) -> None:
+        """The student's function calls a function the check gave it (a scorer): run it here, on plain data."""
+        i = header.get("id")
+        if not (type(i) is int and 0 <= i < len(callbacks)):
+            raise wire.WireError("a call of a function the check did not give")
+        args, kwargs = _pair(wire.decode(header, payload))
+        if not (isinstance(args, tuple) and isinstance(kwargs, dict) and all(isinstance(k, str) for k in kwargs)):
+            raise wire.WireError("a call with damaged arguments")
+        try:
+            value = callbacks[i](*args, **kwargs)
+        except Exception as e:  # noqa: BLE001 - raised inside the student's function, as it would be in a notebook
+            self.worker.send({"op": "callback_raised", "type": type(e).__name__, "message": str(e)[:1000]})
+            return
+        self.worker.send({"op": "callback_return"}, calls.dump_args((value,), {}, []))
+
+    def get(self, name: str):
+        self.worker.send({"op": "get", "name": name})
+        try:
+            return wire.decode(*self.expect("value"))
+        except wire.WireError:
+            self.broken = "garbled"
+            raise self.stopped("garbled", None) from None
+        except Broken as e:
+            raise self.stopped(e.how if e.how is not None else self.broken, None) from None
+
+    def probe(self, names) -> dict:
+        self.worker.send({"op": "probe", "names": list(names)})
+        header, _ = self.expect("probe")
+        info, callables = header.get("names"), header.get("callables")
+        if not (isinstance(info, dict) and all(isinstance(info.get(n), dict) for n in names)):
+            self.broken = "garbled"
+            raise Broken("garbled")
+        return {"names": info, "callables": [c for c in callables if isinstance(c, str)][:2000]
+                if isinstance(callables, list) else []}
+
+    def finish(self) -> None:
+        """Tell the serving process the check is over and wait until it has ended."""
+        if self.broken is not None or self.over:
+            return
+        self.worker.send({"op": "end"})
+        try:
+            while not self.over:
+                header, _ = self.next()
+                if header.get("ev") == "ended":
+                    self._ended(header)
+        except Broken:
+            pass
+
+
+def _pair(value) -> tuple:
+    if not (isinstance(value, tuple) and len(value) == 2):
+        raise wire.WireError("a reply that is not (value, what changed)")
+    return value
+
+
+def _apply_after(args: tuple, kwargs: dict, after) -> None:
+    """Copy back what the student's call changed in its arguments, as a call in the notebook would leave them."""
+    if after is None:
+        return
+    try:
+        states, kw_states = after
+    except (TypeError, ValueError):
+        return
+    if isinstance(states, list) and len(states) == len(args):
+        for original, state in zip(args, states):
+            calls.apply_after(original, state)
+    if isinstance(kw_states, dict):
+        for k, state in kw_states.items():
+            if k in kwargs:
+                calls.apply_after(kwargs[k], state)
+
+
+class Remote:
+    """Stands for a student's function in the check: calling it calls the function in the sandbox."""
+
+    def __init__(self, exercise: Exercise, name: str):
+        self.exercise, self.__name__, self.__qualname__ = exercise, name, name
+
+    def __call__(self, *args, **kwargs):
+        return self.exercise.call(self.__name__, args, kwargs)
