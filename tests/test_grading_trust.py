@@ -415,3 +415,41 @@ def test_a_sandbox_cannot_be_asked_for_by_a_name_that_does_not_exist():
     with pytest.raises(ValueError, match="isolation is one of bwrap, uid, unsafe"):
         isolation.choose("docker")
     assert sys.platform  # (the check above runs on every platform)
+
+
+# ----------------------------------------------------------------------------- the fallback's pieces, and output
+
+@pytest.mark.skipif(not (hasattr(os, "geteuid") and os.geteuid() == 0), reason="a user id of its own needs root")
+def test_a_submission_s_user_id_owns_only_its_folder_and_its_processes_are_swept(tmp_path):
+    import subprocess
+
+    work = tmp_path / "grade" / "work"
+    work.mkdir(parents=True)
+    box = isolation.Sandbox("uid", work)
+    assert work.stat().st_uid == box.uid and (work.stat().st_mode & 0o777) == 0o700
+    assert (work.parent.stat().st_mode & 0o777) == 0o711 and box.uid != isolation.fresh_uid()
+    argv, kwargs = box.popen_args(["/bin/sleep", "60"], {"PATH": "/usr/bin:/bin"})
+    assert kwargs["user"] == box.uid and kwargs["extra_groups"] == [] and kwargs["env"]["HOME"] == str(work)
+    daemon = subprocess.Popen(argv, **kwargs)  # what a submission left running, in its own session
+    assert isolation._processes_of(box.uid) == [daemon.pid]
+    box.cleanup()
+    assert daemon.wait(timeout=10) == -9 and isolation._processes_of(box.uid) == []
+
+
+def test_what_a_worker_prints_is_capped_whatever_its_size(monkeypatch):
+    from course_lib.exercises import channel
+
+    r, w = os.pipe()
+    fake = channel.Worker.__new__(channel.Worker)
+    fake.kept = []
+    fake.proc = type("P", (), {"stderr": os.fdopen(r, "rb")})()
+    import threading
+
+    reader = threading.Thread(target=fake._read_output)
+    reader.start()
+    chunk = b"x" * 2**20
+    for _ in range(64):  # 64 MB without a newline
+        os.write(w, chunk)
+    os.close(w)
+    reader.join(timeout=60)
+    assert not reader.is_alive() and len(fake.output) == channel.OUTPUT_CAP
