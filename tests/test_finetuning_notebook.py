@@ -87,6 +87,20 @@ def test_the_shipped_model_cosine_orders_the_labels(out):
     assert ent > neu > con
 
 
+def test_our_fine_tuning_hardly_moves_the_cosines(out):
+    """The prose: "Hardly. The order of the labels stays, and each mean moves by a few hundredths"."""
+    found = {}
+    for name in ("all-MiniLM-L6-v2 as shipped", "after NLI fine-tuning (bi-encoder)"):
+        m = re.search(re.escape(name) + r"\s+entailment (-?\d\.\d\d), neutral (-?\d\.\d\d), contradiction (-?\d\.\d\d)", out)
+        assert m, name
+        found[name] = list(map(float, m.groups()))
+    before, after = found.values()
+    assert after[0] > after[1] > after[2]  # the order stays
+    assert all(abs(a - b) < 0.1 for a, b in zip(after, before))  # a few hundredths
+    source = SOURCE.read_text()
+    assert "# Hardly. The order of the labels stays" in source and "objective changes the vectors" not in source
+
+
 def test_the_bi_encoder_scores_all_pairs_far_faster(out):
     m = re.search(r"the bi-encoder is ([\d,]+)× faster than the cross-encoder", out)
     assert m
