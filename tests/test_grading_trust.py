@@ -6,10 +6,10 @@ library's reference for its exercise is found from its code; a link or a giant s
 
 The class (slow): submissions of notebook 11.2 that each try to get marks without the work (patching what the checks
 use, swapping the grader's code, writing fake results on every file descriptor, liar tensors, a torch-function mode,
-wrapping the library's reference, running the solution sources, reading a classmate's notebook) or to do harm
-(writing into the grader's source, the virtual environment, the teacher's cache and home, classmates' files and the
-gradebook, from the cells, from a daemon that outlives the grader, and through /proc), graded beside an honest
-classmate. Each gets what its work deserves, the classmate's row is unchanged, and a fingerprint of everything outside
+wrapping the library's reference, running the solution sources, reading a classmate's notebook, patching builtins)
+or to do harm (writing into the grader's source, the virtual environment, the teacher's cache and home, classmates'
+files and the gradebook, from the cells, from a daemon that outlives the grader, through /proc, closing every file
+descriptor, children that ignore SIGTERM), graded beside an honest classmate. Each gets what its work deserves, the classmate's row is unchanged, and a fingerprint of everything outside
 the sandbox (names, sizes, modes and times of the files) is identical before and after.
 """
 import dataclasses
@@ -303,6 +303,18 @@ def _hostile(tmp: Path) -> dict[str, tuple[bytes, dict]]:
             subprocess.Popen([sys.executable, "-c", code, {MARK!r}], start_new_session=True,
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)""")),
                    ALL_CORRECT),
+        "patches_builtins": (edited("language_probs", prefix=textwrap.dedent("""\
+            import builtins
+            builtins.isinstance = lambda *a: True
+            builtins.len = lambda x: 3"""), body=WRONG_PROBS.replace("len(p)", "3")), ONLY_WRONG),
+        "closes_fds": (edited("language_probs", prefix="import os\nos.closerange(3, 1024)"),
+                       {**ALL_CORRECT, "language_sampling": ("wrong", "the cell that defines `language_probs`")}),
+        "ignores_sigterm": (edited("language_probs", prefix=textwrap.dedent(f"""\
+            import signal, subprocess, sys
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            subprocess.Popen([sys.executable, "-c", "import signal, time\\nsignal.signal(signal.SIGTERM, "
+                              "signal.SIG_IGN)\\ntime.sleep(60)", {MARK!r}], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)""")), ALL_CORRECT),
         "proc_walk": (edited("language_probs", prefix="import os\n" + frames + "\n" + textwrap.dedent("""\
             for _pid in os.listdir("/proc"):
                 if _pid.isdigit() and int(_pid) != os.getpid():
@@ -316,7 +328,8 @@ def _hostile(tmp: Path) -> dict[str, tuple[bytes, dict]]:
 
 
 HOSTILE = ["tolerances", "swaps_the_grader", "fake_frames", "liar_tensor", "torch_function_mode", "wraps_reference",
-           "runs_solutions", "reads_classmate", "writes_outside", "daemon", "proc_walk"]
+           "runs_solutions", "reads_classmate", "writes_outside", "daemon", "patches_builtins", "closes_fds",
+           "ignores_sigterm", "proc_walk"]
 
 
 @pytest.fixture(scope="module")
