@@ -11,7 +11,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 8888
 
-.PHONY: setup lab test check bench notebooks student lock clean browser sandbox
+.PHONY: setup lab lecture test check bench notebooks student lock clean browser sandbox
 
 setup: $(STAMP) notebooks sandbox
 
@@ -35,6 +35,12 @@ student: $(STAMP)
 
 lab: setup
 	LAB_CHECK=$(LAB_CHECK) PORT=$(PORT) bash tools/lab.sh $(VENV)
+
+# a notebook ready to present: executed (outputs there, slow steps cached), large fonts; make lecture NB=11_2
+FONT ?= 20
+lecture: setup
+	@test -n "$(NB)" || { echo "say which notebook: make lecture NB=11_2 (FONT=24 for larger text)"; exit 2; }
+	PORT=$(PORT) $(PY) tools/lecture.py $(NB) --font $(FONT)
 
 browser:
 	bash tools/install_browser.sh

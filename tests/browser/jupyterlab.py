@@ -84,8 +84,10 @@ def _stop_on_sigterm() -> None:
 class JupyterLab:
     """A JupyterLab server on 127.0.0.1 serving ``root_dir``, with its own settings and workspaces."""
 
-    def __init__(self, root_dir: Path, jupyter: Path | None = None, startup_timeout: float = 90):
+    def __init__(self, root_dir: Path, jupyter: Path | None = None, startup_timeout: float = 90,
+                 settings: dict | None = None):
         self.root_dir = Path(root_dir)
+        self.settings = {**LAB_SETTINGS, **(settings or {})}  # plugin -> its user settings
         self.jupyter = jupyter or Path(sys.executable).with_name("jupyter")
         self.startup_timeout = startup_timeout
         self.state_dir = Path(tempfile.mkdtemp(prefix="lab-state-"))
@@ -103,7 +105,7 @@ class JupyterLab:
 
     def start(self) -> "JupyterLab":
         settings = self.state_dir / "user-settings"
-        for plugin, values in LAB_SETTINGS.items():
+        for plugin, values in self.settings.items():
             f = settings / f"{plugin}.jupyterlab-settings"
             f.parent.mkdir(parents=True, exist_ok=True)
             f.write_text(json.dumps(values))
