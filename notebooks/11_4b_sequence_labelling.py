@@ -575,13 +575,34 @@ print(f"trained offline: {card['train_layers']} layers + S, E, {card['epochs']} 
       f"of {len(card['train_articles'])} articles ({sum(e.is_impossible for e in its_training)} without an answer), "
       f"{card['train_seconds'] / 60:.0f} min on {card['machine']}; no-answer threshold {reader.null_threshold:.2f}")
 
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# The lecture takes extractive QA in two steps, and so do we. **First, span selection** — SQuAD 1.1's task: on
+# the questions that *have* an answer, made to answer each one, how often does the best span $S \cdot z_i +
+# E \cdot z_j$ hit it?
+
+# %%
+# claim: qa-spans
+spans = reader.predict(qa_test, null_threshold=float("inf"))  # the best span of every question, with its scores
+head_spans = head_only.predict(qa_test, null_threshold=float("inf"))
+overlap_answers = [overlap_answer(e.question, e.context) for e in qa_test]
+has_answer = [k for k, e in enumerate(qa_test) if e.answers]
+answerable_test = [qa_test[k] for k in has_answer]
+for name, answers in (("word overlap", overlap_answers), ("S and E alone", [p.text for p in head_spans]),
+                      ("fine-tuned reader", [p.text for p in spans])):
+    s_ = squad_scores(answerable_test, [answers[k] for k in has_answer])
+    print(f"{name:18s} EM {s_['exact']:5.1f}  F1 {s_['f1']:5.1f}   (the {len(has_answer)} answerable questions)")
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# On span selection the fine-tuned reader is clearly better than both: it finds the exact answer more than twice
+# as often as word overlap, and $S$ and $E$ on the frozen encoder, made to answer, are far behind it. The
+# encoder has learned where answers are. **Then, answerability** — SQuAD 2.0's extra decision: answer "no
+# answer" when [CLS] beats the best span by more than the reader's threshold. Now on every held-out question:
+
 # %%
 # claim: qa-reader
 from course_lib.finetuning.qa_eval import with_threshold
 
-spans = reader.predict(qa_test, null_threshold=float("inf"))  # the best span of every question, with its scores
 reader_answers = with_threshold(spans, reader.null_threshold)  # "" where [CLS] wins by more than the threshold
-overlap_answers = [overlap_answer(e.question, e.context) for e in qa_test]
 show_scores("always 'no answer'", always_no_answer)
 show_scores("word overlap", squad_scores(qa_test, overlap_answers))
 show_scores("S and E alone", head_only_scores)
@@ -590,11 +611,11 @@ show_scores("fine-tuned reader", reader_scores)
 show_scores("reader, never 'none'", squad_scores(qa_test, [p.text for p in spans]))
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# The fine-tuned reader does not beat "always no answer" overall: it beats it only on the answerable questions,
-# where it also beats the word-overlap baseline, and pays for them with unanswerable questions it answers. Made
-# to answer every question ("never 'none'"), it finds the exact answer far more often than word overlap: $S$ and
-# $E$ on a fine-tuned encoder have learned where answers are. But then it gets almost none of the unanswerable
-# questions right. Deciding *whether* the passage holds an answer is the hard part: the reader learned it from a
+# With the answerability decision added, the fine-tuned reader does not beat "always no answer" overall: it
+# beats it only on the answerable questions, where it also beats the word-overlap baseline, and pays for them
+# with unanswerable questions it answers. Made to answer every question ("never 'none'"), it finds the exact
+# answer far more often than word overlap, as above, but then it gets almost none of the unanswerable questions
+# right. Deciding *whether* the passage holds an answer is the hard part: the reader learned it from a
 # few hundred unanswerable questions, and its threshold (chosen on a run trained without one of the training
 # articles) only trades one kind of error for the other. A few held-out questions (the first five
 # answerable, the first three unanswerable):
@@ -668,8 +689,9 @@ fig.tight_layout()
 # ### The QA span viewer
 # The shipped reader on a question and a passage: $P(\text{start}=i)$ and $P(\text{end}=j)$ over the passage's
 # tokens as two aligned strips ([CLS] first), the best span with $j \le i + L$ shaded; "no answer" when [CLS]
-# beats the best span by more than the reader's threshold. Try the slider for $L$, a question the passage cannot
-# answer, or one of the held-out questions.
+# beats the best span by more than the reader's threshold. Its first question is answered. Then ask *Where is Mt.
+# Sanitas?*: the best span is the same, but the answerability decision says "no answer" — the two steps above,
+# on one passage. Try the slider for $L$, a question the passage cannot answer, or one of the held-out questions.
 
 # %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets.labelling import QASpanViewer

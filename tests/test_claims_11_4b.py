@@ -114,6 +114,21 @@ def test_qa_reader_training(run):
     assert "trained offline: 6 layers" in text
 
 
+def test_qa_spans(run):
+    """Span selection first (SQuAD 1.1's task, the answerable questions only): the reader beats both."""
+    text = output(run, "qa-spans")
+    em = {name: number(rf"{re.escape(name)}\s+EM\s+([\d.]+)", text)
+          for name in ("word overlap", "S and E alone", "fine-tuned reader")}
+    f1 = {name: number(rf"{re.escape(name)}\s+EM\s+[\d.]+\s+F1\s+([\d.]+)", text) for name in em}
+    assert em["fine-tuned reader"] > 2 * em["word overlap"]  # "more than twice as often as word overlap"
+    assert em["fine-tuned reader"] > em["S and E alone"] + 10 and f1["fine-tuned reader"] > f1["S and E alone"] + 10
+    assert f1["fine-tuned reader"] > f1["word overlap"] + 10
+    p = " ".join(prose(run).split())
+    assert "**First, span selection**" in p and "**Then, answerability**" in p
+    assert "more than twice as often as word overlap" in p
+    assert p.index("**First, span selection**") < p.index("does not beat \"always no answer\" overall")
+
+
 def test_qa_reader(run):
     import json
 

@@ -97,6 +97,20 @@ def test_answers_span_from_the_context(reader):
     assert abs(float(view["p_start"].sum()) - 1) < 1e-5
 
 
+def test_the_span_viewer_s_first_question_is_answered_and_the_notebook_s_contrast_holds(reader):
+    """11.4b's span viewer opens on a question the reader answers; 'Where is Mt. Sanitas?' finds the same span, but
+    the answerability decision says 'no answer' (the prose asks the student to try it)."""
+    import inspect
+
+    from course_lib.widgets.labelling import QASpanViewer
+
+    defaults = {k: p.default for k, p in inspect.signature(QASpanViewer).parameters.items()}
+    first = reader.answer(defaults["question"], defaults["context"])
+    where = reader.answer("Where is Mt. Sanitas?", defaults["context"])
+    assert not first["no_answer"] and first["text"] == "Sunshine Canyon"
+    assert where["text"] == "Sunshine Canyon" and where["no_answer"]
+
+
 @pytest.mark.slow
 def test_heldout_scores_are_recomputed(reader):
     test = load_squad("test")

@@ -101,7 +101,7 @@ class QASpanViewer(_OneRedraw, W.VBox):
     """Question + context in: P(start = i) and P(end = j) over the context tokens as two aligned strips, the best
     span i ≤ j ≤ i + L shaded, and "no answer" when [CLS] wins."""
 
-    def __init__(self, reader, question: str = "Where is Mt. Sanitas?",
+    def __init__(self, reader, question: str = "Which canyon is Mt. Sanitas in?",
                  context: str = "Mt. Sanitas is in Sunshine Canyon, a short drive west of Boulder, Colorado.",
                  examples=()):
         self.reader = reader
