@@ -194,9 +194,10 @@ config(5e-5)
 # trains the top layers on the stored states. The one-off pass is reported separately.
 #
 # **Prediction.** The embedded model, all-MiniLM-L6-v2, was itself fine-tuned as a sentence encoder
-# (a SentenceBERT, section 5) that turns token vectors into one sentence vector by **mean pooling**.
-# With the encoder frozen, which vector gives the head more to work with: `[CLS]` or the mean of the
-# token vectors?
+# (a SentenceBERT, section 5): its last training step pooled its token vectors into one sentence vector
+# and taught the encoder to make that vector useful. With the encoder frozen, which vector gives the head
+# more to work with: `[CLS]` or the mean of the token vectors? (Ask yourself which of the two its
+# training ever used.)
 
 # %% tags=["exercise"]
 ### BEGIN SOLUTION

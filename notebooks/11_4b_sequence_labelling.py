@@ -636,7 +636,8 @@ for k in picks:
 #
 # **Predict before you look.** Choosing the threshold with hindsight on this very article, how far above
 # "always no answer" (F1 49.8 here) can the reader get? Set `threshold_hindsight` to `"5 or more F1 points
-# above"`, `"a point or two above"` or `"no threshold reaches it"`.
+# above"`, `"a point or two above"` or `"less than half a point above"`. (None can be below it: a threshold
+# strict enough answers "no answer" to every question.)
 
 # %% tags=["exercise"]
 ### BEGIN SOLUTION

@@ -152,11 +152,35 @@ def check_entity_f1(entity_f1):
         if all(abs(x - tok) < 1e-9 for x in (p, r, f)):
             raise Wrong("that is token accuracy; score whole entities: read (type, first, last) spans from the "
                         "tags and count exact matches")
+        _diagnose_f1((p, r, f), gold, pred, want)
         shown = f"gold {gold}, predicted {pred}"
         hint = f" ({why})" if why else ""
         raise Wrong(f"for {shown}: expected P/R/F1 = {want[0]:.3f}/{want[1]:.3f}/{want[2]:.3f}, got "
                     f"{p:.3f}/{r:.3f}/{f:.3f}{hint}")
     return f"equal to seqeval's micro P/R/F1 on {len(cases)} cases, edge cases included"
+
+
+def _typeless_scores(gold, pred) -> tuple[float, float, float]:
+    """Micro P/R/F1 when a predicted entity matches a gold one by its span alone, its type ignored."""
+    g = {(n, a, b) for n, s in enumerate(gold) for _, a, b in get_entities(s)}
+    q = {(n, a, b) for n, s in enumerate(pred) for _, a, b in get_entities(s)}
+    hit = len(g & q)
+    p, r = (hit / len(q) if q else 0.0), (hit / len(g) if g else 0.0)
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+
+
+def _diagnose_f1(got, gold, pred, want):
+    """Raise Wrong naming the averaging or matching an answer used, when it is a known one and not the right one."""
+    def same(a, b):
+        return all(abs(x - y) < 1e-9 for x, y in zip(a, b))
+    macro = entity_scores(gold, pred).macro
+    if same(got, (macro.precision, macro.recall, macro.f1)) and not same(got, want):
+        raise Wrong("that is the macro average, the mean of the per-type scores: the chapter's entity F1 is micro — "
+                    "pool every entity's match, whatever its type, then divide once (a rare type must not weigh as "
+                    "much as a frequent one)")
+    if same(got, _typeless_scores(gold, pred)) and not same(got, want):
+        raise Wrong("your matches ignore the entity's type: a predicted span counts only when its type is the gold "
+                    "one too — an entity is (type, first, last), all three must agree")
 
 
 # ----------------------------------------------------------------------------- best_span
@@ -266,7 +290,7 @@ question(
 
 question(
     "threshold_hindsight", variable="threshold_hindsight",
-    choices=["5 or more F1 points above", "a point or two above", "no threshold reaches it"],
+    choices=["5 or more F1 points above", "a point or two above", "less than half a point above"],
     answer="a point or two above",
     why="the threshold only decides which questions get an answer; it cannot make the answers better. When the "
         "gap between [CLS] and the best span hardly differs between answerable and unanswerable questions, every "

@@ -100,6 +100,17 @@ WRONG_ANSWERS = {
          "entities are matched within their sentence"),
         ("def entity_f1(y_true, y_pred):\n    pairs = [(a, b) for g, p in zip(y_true, y_pred) for a, b in zip(g, p)]\n"
          "    acc = sum(a == b for a, b in pairs) / len(pairs)\n    return acc, acc, acc\n", "token accuracy"),
+        (F1 + "\n_f1 = entity_f1\n\ndef entity_f1(y_true, y_pred):\n"
+         "    types = sorted({t[2:] for s in y_true + y_pred for t in s if t != 'O'})\n"
+         "    keep = lambda s, k: [t if t[2:] == k else 'O' for t in s]\n"
+         "    per = [_f1([keep(s, k) for s in y_true], [keep(s, k) for s in y_pred]) for k in types]\n"
+         "    return tuple(sum(x[i] for x in per) / len(per) for i in range(3)) if per else (0.0, 0.0, 0.0)\n",
+         "that is the macro average"),
+        (edit(F1, "{(n, *e) for n, s in enumerate(y_true) for e in read_entities(s)}",
+              "{(n, e[1], e[2]) for n, s in enumerate(y_true) for e in read_entities(s)}").replace(
+            "{(n, *e) for n, s in enumerate(y_pred) for e in read_entities(s)}",
+            "{(n, e[1], e[2]) for n, s in enumerate(y_pred) for e in read_entities(s)}"),
+         "your matches ignore the entity's type"),
     ],
     "best_span": [
         (edit(SPAN, "range(i, min(T, i + max_len + 1))", "range(T)"), "an answer cannot end before it starts"),
