@@ -34,9 +34,8 @@
 # Four exercises and two predictions are graded with `check("…")`.
 #
 # Every training run is cached (keyed by its settings and data) in the course's cache folder, so running
-# this notebook again takes seconds. The first run trains everything: about two minutes on two CPU cores
-# (116 s from an empty cache, measured with `COURSE_LIB_CACHE` set to an empty folder; on a GPU, when there is
-# one, much less: the same code uses it). The last cell prints how long this run took. Interrupting the kernel (■) during a run
+# this notebook again takes seconds. The first run trains everything: a few minutes on two CPU cores (on a
+# GPU, when there is one, much less: the same code uses it). The last cell prints how long this run took. Interrupting the kernel (■) during a run
 # keeps its finished epochs; running the cell again continues from them.
 
 # %% tags=["setup"]
@@ -311,12 +310,16 @@ print(f"majority class {nli_majority:.1%}; hypothesis-only bag of words {hypothe
 # wrote contradictions used words like *not*, *nobody*, *sleeping* more often (annotation artefacts). A
 # model of the pair has to beat this number to show it reads the premise.
 #
-# The cross-encoder, trained on 600 pairs (last 2 layers and head, 3 epochs):
+# The cross-encoder, trained on the 600 pairs: the last 3 layers and the head, 6 epochs, the mean of the token
+# vectors (the vector this encoder was trained to make useful) rather than an untrained [CLS]. Its encoder rate,
+# 2e-4, is above the lecture's 1e-5 to 5e-5 for fine-tuning a whole BERT: only three layers move here, for a
+# few hundred steps.
 
 # %%
+NLI_LAYERS, NLI_CONFIG = "last-3", config(2e-4, epochs=6)  # one recipe for both NLI models, cross and bi
 pair_collate = PairCollator(tokenizer, NLI_LABELS, max_length=MAX_LEN)
-cross = pretrained_classifier(NLI_LABELS, pooling="cls")
-runs["NLI cross-encoder"] = train_classifier(cross, nli_train, nli_test, pair_collate, "last-2", config(5e-5),
+cross = pretrained_classifier(NLI_LABELS, pooling="mean")
+runs["NLI cross-encoder"] = train_classifier(cross, nli_train, nli_test, pair_collate, NLI_LAYERS, NLI_CONFIG,
                                              name="nli-cross")
 probs = classify_texts(cross, tokenizer, [a for a, _, _ in chapter_pairs], [b for _, b, _ in chapter_pairs])
 for (a, b, gold_label), p in zip(chapter_pairs, probs):
@@ -370,7 +373,7 @@ def bi_encoder_logits(z_a, mask_a, z_b, mask_b, W, b):
 check("bi_encoder_logits")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# The library's `SiameseClassifier` is this model; trained on the same 600 pairs, the same way:
+# The library's `SiameseClassifier` is this model; trained on the same 600 pairs with the same recipe:
 
 # %%
 from course_lib.finetuning.data import BiEncoderCollator
@@ -379,12 +382,18 @@ from course_lib.finetuning.sbert import SiameseClassifier
 torch.manual_seed(0)
 bi = SiameseClassifier(pretrained_encoder()[0], NLI_LABELS, pooling="mean")
 runs["NLI bi-encoder"] = train_classifier(bi, nli_train, nli_test, BiEncoderCollator(tokenizer, NLI_LABELS, MAX_LEN),
-                                          "last-2", config(5e-5), name="nli-bi")
+                                          NLI_LAYERS, NLI_CONFIG, name="nli-bi")
 pair_results = {"cross-encoder": runs["NLI cross-encoder"].final(), "bi-encoder": runs["NLI bi-encoder"].final(),
                 "hypothesis only": hypothesis_only, "majority class": nli_majority}
 for name, acc in pair_results.items():
     print(f"NLI held-out accuracy, {name:16s} {acc:.1%}")
 curves_figure([runs["NLI cross-encoder"], runs["NLI bi-encoder"]], baseline=nli_majority, title="NLI, 600 pairs")
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# The cross-encoder reads the premise: it clears the hypothesis-only bar by more than ten points, and it gets
+# the chapter's three pairs right (above). Trained with the same recipe, the bi-encoder is about as accurate
+# here — within the few points that 300 test pairs can tell apart — so on this little data the cross-encoder's
+# advantage, attending across the pair in every layer, does not show; its cost does (below).
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # The embedded model is itself a SentenceBERT-style model: it was trained on about a billion sentence

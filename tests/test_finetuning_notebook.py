@@ -79,6 +79,18 @@ def test_nli_models_beat_the_majority_class(out):
         assert pct(out, f"NLI held-out accuracy, {model}") > majority + 0.1
 
 
+def test_the_cross_encoder_reads_the_premise(out):
+    """The prose: it clears the hypothesis-only bar by more than ten points, gets the chapter's three pairs right,
+    and the bi-encoder (same recipe) is about as accurate, within what 300 test pairs can tell apart."""
+    cross, bi = pct(out, "NLI held-out accuracy, cross-encoder"), pct(out, "NLI held-out accuracy, bi-encoder")
+    assert cross > pct(out, "NLI held-out accuracy, hypothesis only") + 0.10
+    pairs = re.findall(r"gold (\w+)\s+predicted (\w+)", out)
+    assert len(pairs) == 3 and all(g == p for g, p in pairs)
+    assert abs(cross - bi) < 2 * math.sqrt(0.25 / 300) * 2  # within about two standard errors of a difference
+    source = SOURCE.read_text()
+    assert "clears the hypothesis-only bar by more than ten points" in source and "about as accurate" in source
+
+
 def test_the_shipped_model_cosine_orders_the_labels(out):
     m = re.search(r"all-MiniLM-L6-v2 as shipped\s+entailment (-?\d\.\d\d), neutral (-?\d\.\d\d), "
                   r"contradiction (-?\d\.\d\d)", out)

@@ -211,8 +211,12 @@ def grade_all(folder: str | Path, out: str | Path, feedback_dir: str | Path | No
             try:
                 grade = grade_file(path, limits)
             except Exception as e:  # noqa: BLE001 - it costs this file its grade, never the class its gradebook
+                import traceback
+
+                where = traceback.extract_tb(e.__traceback__)[-1]
                 grade = Grade(path, error=f"the grader itself failed on this file ({type(e).__name__}: "
-                                          f"{str(e)[:200]}); ask your teacher to grade it by hand")
+                                          f"{str(e)[:200]}, at {Path(where.filename).name}:{where.lineno}); "
+                                          "ask your teacher to grade it by hand")
             bar.update(1)
             return grade
         grades = list(pool.map(one, paths))
