@@ -395,7 +395,7 @@ curves_figure([runs["NLI cross-encoder"], runs["NLI bi-encoder"]], baseline=nli_
 # here — within the few points that 300 test pairs can tell apart — so on this little data the cross-encoder's
 # advantage, attending across the pair in every layer, does not show; its cost does (below).
 
-# %% [markdown] slideshow={"slide_type": "fragment"}
+# %% [markdown]
 # The embedded model is itself a SentenceBERT-style model: it was trained on about a billion sentence
 # pairs (NLI among them) to give paraphrases a high cosine. Its cosine between premise and hypothesis
 # already orders the labels. Does our classification objective change that? Cosine per gold label, before
