@@ -168,3 +168,9 @@ def test_reloading_a_chapter_module_keeps_the_registry_whole(module):
     before = {name: ex.module for name, ex in EXERCISES.items()}
     importlib.reload(importlib.import_module(f"course_lib.exercises.{module}"))
     assert {name: ex.module for name, ex in EXERCISES.items()} == before
+
+
+def test_the_chapter_modules_are_the_modules_that_define_exercises():
+    """A module of the grader whose name only begins like one ("channel") is not a chapter: the test above once
+    reloaded it, and the grader's `except Broken` no longer caught the class its worker raised."""
+    assert CHAPTER_MODULES == sorted({ex.module.rsplit(".", 1)[-1] for ex in EXERCISES.values()})

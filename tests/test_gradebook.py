@@ -151,6 +151,23 @@ def test_one_bad_file_costs_only_its_own_row_and_a_forged_result_earns_nothing(t
     assert f"**0 of {OUT_OF_11_2} points**" in (tmp_path / "grades_feedback" / "v3.md").read_text()
 
 
+def test_a_grader_failure_names_the_lines_it_passed_through(tmp_path, monkeypatch):
+    """What a teacher reports when the grader fails: the exception and the grader's lines, innermost first."""
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "a.ipynb").write_bytes(ANSWERED)
+
+    def inner():
+        raise KeyError("lost")
+
+    def grade_file(path, limits=None):
+        inner()
+    monkeypatch.setattr(sandbox, "grade_file", grade_file)
+    grade, = grade_all(tmp_path / "class", tmp_path / "grades.csv", limits=LIMITS, progress=False)
+    line = inner.__code__.co_firstlineno
+    assert grade.error == (f"the grader itself failed on this file (KeyError: 'lost', at test_gradebook.py:{line + 1} "
+                           f"< test_gradebook.py:{line + 4}); ask your teacher to grade it by hand")
+
+
 def test_a_notebook_nested_thousands_deep_is_a_damaged_file(tmp_path):
     path = tmp_path / "deep.ipynb"
     path.write_text("[" * 100_000 + "]" * 100_000 + "}")

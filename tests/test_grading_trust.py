@@ -14,6 +14,7 @@ the sandbox (names, sizes, modes and times of the files) is identical before and
 """
 import dataclasses
 import hashlib
+import inspect
 import math
 import os
 import sys
@@ -252,16 +253,9 @@ def _hostile(tmp: Path) -> dict[str, tuple[bytes, dict]]:
             c.WRONG = c.NOT_ATTEMPTED = c.CORRECT"""), body=WRONG_PROBS), ONLY_WRONG),
         "fake_frames": (edited("language_probs", prefix="import os", body=frames + "\n" + WRONG_PROBS),
                         {**ALL_CORRECT, "language_sampling": ("wrong", "")}),
-        "liar_tensor": (edited("language_probs", prefix=textwrap.dedent("""\
-            class Liar(torch.Tensor):
-                def __eq__(self, other):
-                    return True
-                @classmethod
-                def __torch_function__(cls, func, types, args=(), kwargs=None):
-                    if func in (torch.allclose, torch.equal, torch.isclose):
-                        return True
-                    return super().__torch_function__(func, types, args, kwargs or {})"""),
-            body="return torch.zeros(len(p), dtype=torch.float64).as_subclass(Liar)"), ONLY_WRONG),
+        "liar_tensor": (edited("language_probs", prefix=inspect.getsource(LiarTensor),
+                               body="return torch.zeros(len(p), dtype=torch.float64).as_subclass(LiarTensor)"),
+                        ONLY_WRONG),
         "torch_function_mode": (edited("language_probs", prefix=textwrap.dedent("""\
             from torch.overrides import TorchFunctionMode
             class Agree(TorchFunctionMode):

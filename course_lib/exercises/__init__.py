@@ -13,15 +13,16 @@ always exits 0); a folder of submissions into a CSV gradebook and one feedback f
 
 Each notebook's exercises live in their own module (``ch11_1``, ``ch11_4a``, …), registered with
 the :func:`exercise` decorator (functions) or :func:`question` (prediction questions). Every module
-``ch*.py`` of this package is imported here, so a new notebook's module needs no edit of this file.
+``ch<chapter>_<section>.py`` of this package is imported here, so a new notebook's module needs no edit of this file.
 """
 import importlib
 import pkgutil
+import re
 
 from .core import (CORRECT, EXERCISES, NOT_ATTEMPTED, WRONG, Exercise, NotAttempted, Result, Wrong, check, exercise,
                    get_exercise, question, run_exercise)
 
-CHAPTER_MODULES = sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("ch"))
+CHAPTER_MODULES = sorted(m.name for m in pkgutil.iter_modules(__path__) if re.fullmatch(r"ch\d+_\w+", m.name))
 for _name in CHAPTER_MODULES:
     importlib.import_module(f"{__name__}.{_name}")  # registers that notebook's exercises
 from .grading import Grade, SubmissionError, format_results

@@ -213,10 +213,10 @@ def grade_all(folder: str | Path, out: str | Path, feedback_dir: str | Path | No
             except Exception as e:  # noqa: BLE001 - it costs this file its grade, never the class its gradebook
                 import traceback
 
-                where = traceback.extract_tb(e.__traceback__)[-1]
+                frames = traceback.extract_tb(e.__traceback__)[1:]  # (the first is this function's own)
+                where = " < ".join(f"{Path(f.filename).name}:{f.lineno}" for f in reversed(frames))
                 grade = Grade(path, error=f"the grader itself failed on this file ({type(e).__name__}: "
-                                          f"{str(e)[:200]}, at {Path(where.filename).name}:{where.lineno}); "
-                                          "ask your teacher to grade it by hand")
+                                          f"{str(e)[:200]}, at {where}); ask your teacher to grade it by hand")
             bar.update(1)
             return grade
         grades = list(pool.map(one, paths))
