@@ -263,6 +263,48 @@ def figure_problems(notebook) -> list[str]:
     return problems
 
 
+DIRECTION = re.compile(r"\b(?:rises?|rising|falls?|falling|grows?|drops?|higher|lower|above|below|increases?|"
+                       r"decreases?|peaks?|climbs?|best|worst|beats?|more than|less than|larger|smaller|steeper|"
+                       r"flatter|overtakes?|worse|better)\b", re.I)
+FIGURE_CELL = re.compile(DRAWS.pattern + r"|\bdraw_\w+\(|\bplot_\w+\(")
+
+
+def _is_heading(cell) -> bool:
+    return cell.cell_type == "markdown" and cell.source.lstrip().startswith("#")
+
+
+def unclaimed_figures(notebook) -> list[str]:
+    """Figures whose prose states a direction ("rises", "below", "best" …) with no claim cell beside them: the
+    figure cell itself, a code cell of its section before it, or one after it before the next figure or heading
+    must be a ``# claim:`` cell, whose numbers a claims test checks. Read from the source; nothing is run."""
+    cells, problems = notebook.cells, []
+    for k, cell in enumerate(cells):
+        if cell.cell_type != "code" or not FIGURE_CELL.search(cell.source):
+            continue
+        neighbours, prose = [cell], []
+        for j in range(k - 1, -1, -1):  # back to the section's heading (or the previous figure)
+            if _is_heading(cells[j]) or (cells[j].cell_type == "code" and FIGURE_CELL.search(cells[j].source)):
+                break
+            neighbours.append(cells[j])
+        for j in range(k + 1, len(cells)):
+            c = cells[j]
+            if c.cell_type == "code" and FIGURE_CELL.search(c.source):
+                break
+            if c.cell_type == "markdown":
+                heading = re.search(r"^#", c.source, re.M)  # prose up to a heading inside the cell
+                prose.append(c.source[:heading.start()] if heading else c.source)
+                if heading:
+                    break
+            else:
+                neighbours.append(c)
+        words = sorted({w.lower() for p in prose for w in DIRECTION.findall(p)})
+        if words and not any(c.cell_type == "code" and CLAIM.search(c.source) for c in neighbours):
+            first_line = cell.source.strip().splitlines()[0][:70]
+            problems.append(f"cell {k} ({first_line}): its prose says {', '.join(words)}, but no claim cell "
+                            "is beside it")
+    return problems
+
+
 def _output_texts(cell) -> list[str]:
     texts = []
     for out in cell.get("outputs", []):

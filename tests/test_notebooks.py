@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from conftest import ROOT, TIMINGS
-from notebook_runs import executed, figure_problems, revealed_predictions, student_cells_to_rerun
+from notebook_runs import executed, figure_problems, revealed_predictions, student_cells_to_rerun, unclaimed_figures
 
 sys.path.insert(0, str(ROOT / "tools"))
 import make_notebooks  # noqa: E402
@@ -47,6 +47,26 @@ def test_the_figure_check_finds_a_figure_shown_as_text():
     nb.cells = [text_only, no_output, shown, nbformat.v4.new_code_cell("x = 1")]
     problems = figure_problems(nb)
     assert len(problems) == 2 and "shown as text" in problems[0] and "no image" in problems[1], problems
+
+
+@pytest.mark.parametrize("source", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_every_figure_whose_prose_states_a_direction_has_a_claim_cell(source):
+    """The prose under a figure that says a curve rises or a bar is higher is checked: a claim cell of the same
+    section computes those numbers, and the claims tests (each claim cell has one) assert the direction."""
+    import jupytext
+
+    problems = unclaimed_figures(jupytext.read(source))
+    assert not problems, f"{source.name}: " + "; ".join(problems)
+
+
+def test_the_claim_guard_finds_a_figure_whose_direction_nobody_checks():
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [md("## A"), code("fig, ax = plt.subplots()"), md("The loss falls."),
+                md("## B"), code("# claim: curve\nprint(1)"), code("draw_curves(run)"), md("It rises."),
+                md("## C"), code("draw_bars(x)"), md("Three bars."), code("# claim: later\nx")]
+    problems = unclaimed_figures(nb)
+    assert len(problems) == 1 and problems[0].startswith("cell 1 (fig, ax = plt.subplots()): its prose says falls"), problems
 
 
 @pytest.mark.parametrize("source", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
