@@ -11,14 +11,13 @@ import os
 import queue
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 from . import wire
 from .clock import IdleClock
-from .isolation import Sandbox
+from .isolation import Sandbox, worker_python
 
 OUTPUT_CAP = 16_000  # characters of what a submission prints that are kept (for the grader's own errors)
 
@@ -37,7 +36,7 @@ def _worker_env() -> dict:
     keep = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "SYSTEMROOT", "COURSE_LIB_CACHE")
     env = {k: v for k, v in os.environ.items() if k in keep}
     root = str(Path(course_lib.__file__).resolve().parents[1])
-    env.update(PYTHONPATH=root, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+    env.update(PYTHONPATH=os.pathsep.join([root, *worker_python()[1]]), OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1", MPLBACKEND="Agg", PYTHONHASHSEED="0",
                PYTHONDONTWRITEBYTECODE="1", PYTHONIOENCODING="utf-8", PYTHONNOUSERSITE="1")
     return env
@@ -47,7 +46,7 @@ class Worker:
     """One worker process in its sandbox: frames in, frames out (read by a thread), its output capped."""
 
     def __init__(self, sandbox: Sandbox, job: dict):
-        argv, kwargs = sandbox.popen_args([sys.executable, "-m", "course_lib.exercises.worker"], _worker_env())
+        argv, kwargs = sandbox.popen_args([worker_python()[0], "-m", "course_lib.exercises.worker"], _worker_env())
         self.sandbox = sandbox
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      **kwargs)

@@ -80,30 +80,57 @@ def choose(requested: str | None) -> str:
                              f"To grade: {INSTALL}")
 
 
-@functools.lru_cache(maxsize=1)
+PYTHON_ENV = "COURSE_GRADER_PYTHON"  # the Python that runs the worker, when not the grader's own
+
+
+def worker_python() -> tuple[str, list[str]]:
+    """The interpreter that runs the worker, and the folders to put on its import path: the grader's own Python
+    (nothing to add), or $COURSE_GRADER_PYTHON with the grader's site-packages on its path. The second is for the
+    user-id sandbox where the grader's Python lives in a folder only root may enter (pyenv under /root): a
+    system Python of the same version, e.g. /usr/bin/python3.11, runs the same packages."""
+    exe = os.environ.get(PYTHON_ENV)
+    if not exe:
+        return sys.executable, []
+    import site
+
+    return exe, [p for p in dict.fromkeys(site.getsitepackages()) if Path(p).is_dir()]
+
+
 def uid_problem() -> str | None:
     """None when the worker can run as a user id of its own here (root, and a Python that any user can run)."""
+    exe, extra = worker_python()
+    return _uid_problem(exe, tuple(extra))
+
+
+@functools.lru_cache(maxsize=4)
+def _uid_problem(exe: str, extra: tuple[str, ...]) -> str | None:
     if not (hasattr(os, "geteuid") and os.geteuid() == 0):
         return "running each submission as a user id of its own needs the grader to run as root"
     uid = fresh_uid()
+    want = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    probe = (f"import sys; v = '%d.%d' % sys.version_info[:2]; v == {want!r} or sys.exit("
+             f"'this Python is ' + v + ', the grader runs {want}'); import course_lib, torch")
     try:
-        done = subprocess.run([sys.executable, "-c", "import course_lib"], user=uid, group=uid, extra_groups=[],
-                              cwd="/", env=_worker_env_for_probe(), capture_output=True, timeout=60)
+        done = subprocess.run([exe, "-c", probe], user=uid, group=uid, extra_groups=[],
+                              cwd="/", env=_worker_env_for_probe(extra), capture_output=True, timeout=120)
     except (OSError, subprocess.SubprocessError) as e:
-        return f"a process of another user id could not start ({e})"
+        problem = f"a process of another user id could not start {exe} ({e})"
+    else:
+        last = (done.stderr.decode("utf-8", "replace").strip().splitlines() or [""])[-1][:200]
+        problem = None if done.returncode == 0 else f"another user id cannot run the grader's packages with {exe}: {last}"
     finally:
         sweep(uid)
-    if done.returncode != 0:
-        return (f"another user id cannot run this Python ({sys.executable}; a folder on its way may be private to "
-                f"root): " + (done.stderr.decode("utf-8", "replace").strip().splitlines() or [""])[-1][:200])
-    return None
+    if problem is not None and exe == sys.executable:
+        problem += (f" (a folder on its way may be private to root: set {PYTHON_ENV} to a Python of version {want} "
+                    "that every user may run, e.g. /usr/bin/python" + want + ")")
+    return problem
 
 
-def _worker_env_for_probe() -> dict:
+def _worker_env_for_probe(extra: tuple[str, ...] = ()) -> dict:
     import course_lib
 
     return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "PYTHONPATH": str(Path(course_lib.__file__).resolve().parents[1])}
+            "PYTHONPATH": os.pathsep.join([str(Path(course_lib.__file__).resolve().parents[1]), *extra])}
 
 
 # ----------------------------------------------------------------------------- bubblewrap
@@ -116,7 +143,9 @@ def _python_paths(root: Path) -> list[Path]:
     repository itself only as its ``course_lib`` package)."""
     paths = {Path(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
     paths |= {Path(p) for p in sys.path if p and Path(p).is_dir()}
-    paths.add(Path(sys.executable).resolve().parent)
+    exe, extra = worker_python()
+    paths |= {Path(p) for p in extra}
+    paths.add(Path(exe).resolve().parent)
     keep = []
     for p in sorted({p.resolve() for p in paths}):
         if p == root or root.is_relative_to(p) or p == Path("/") or any(p.is_relative_to(s) for s in SYSTEM):
