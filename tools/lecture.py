@@ -52,7 +52,26 @@ def settings(font_px: int) -> dict[str, dict]:
                           "ui-font-size1": f"{ui}px"}},
         "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {
             "codeCellConfig": {"lineNumbers": False}, "renderingLayout": "default"},
+        "@jupyterlab/shortcuts-extension/shortcuts.jupyterlab-settings": {"shortcuts": deck_keys()},
     }
+
+
+# While the deck is presenting and no text field has the focus, the arrows and Space step through the slides at
+# once: jupyterlab-deck's own keys act only once its on-screen navigation has the focus (deathbeds/jupyterlab-deck#63),
+# so a lecturer had to click an arrow first. A widget's text box and a cell's editor keep their keys
+# (tests/browser/test_lecture_browser.py types into both while presenting). Lumino takes no comma in a selector.
+DECK_IDLE = "body[data-jp-deck-mode='presenting']" + "".join(
+    f":not(:has({field}:focus))" for field in ("input", "textarea", "select", "[contenteditable='true']"))
+DECK_KEYS = {"forward": ["ArrowRight"], "back": ["ArrowLeft"], "up": ["ArrowUp"], "down": ["ArrowDown"]}
+
+
+def deck_keys() -> list[dict]:
+    """JupyterLab shortcuts: deck's own commands and keys (→ deck:forward …; Space / Shift Space: deck:go down or
+    forward / up or back), with DECK_IDLE as their selector."""
+    keys = [(f"deck:{d}", {}, k) for d, k in DECK_KEYS.items()]
+    keys += [("deck:go", {"direction": "down", "alternate": "forward"}, ["Space"]),
+             ("deck:go", {"direction": "up", "alternate": "back"}, ["Shift Space"])]
+    return [{"command": c, "args": args, "keys": k, "selector": DECK_IDLE} for c, args, k in keys]
 
 
 def write_settings(folder: Path, font_px: int) -> list[Path]:

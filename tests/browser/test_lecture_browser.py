@@ -41,3 +41,58 @@ def test_a_prepared_notebook_opens_with_its_outputs_and_large_fonts(tmp_path, br
         page.context.close()
     finally:
         server.cleanup()
+
+
+def test_in_the_lecture_preset_the_keys_step_through_the_deck_at_once_and_a_text_box_keeps_its_keys(tmp_path,
+                                                                                                      browser):
+    """deck's own keys act only once its on-screen navigation has the focus (deathbeds/jupyterlab-deck#63); the
+    preset's shortcuts make → and Space step through the slides from the start, except in a widget's text box."""
+    slide = {"slideshow": {"slide_type": "slide"}}
+    md = nbformat.v4.new_markdown_cell
+    cells = [md("# One", metadata=slide), md("# Two", metadata=slide),
+             nbformat.v4.new_code_cell("import ipywidgets as w\nw.Text(placeholder='type here')", metadata=slide),
+             md("# Four", metadata=slide)]
+    root = tmp_path / "root"
+    root.mkdir()
+    nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {
+        "name": "python3", "display_name": "Python 3", "language": "python"}}), root / "keys.ipynb")
+    plugins = {rel.removesuffix(".jupyterlab-settings"): values for rel, values in lecture.settings(22).items()}
+    server = jl.JupyterLab(root, settings=plugins)
+    try:
+        server.start()
+    except RuntimeError as err:
+        pytest.fail(str(err), pytrace=False)
+    try:
+        page = jl.open_notebook(browser, server, "keys.ipynb")
+        result = jl.run_all_cells(page, "keys.ipynb")
+        assert not result.problems(), "\n".join(result.problems())
+        page.evaluate("""() => { const p = window.jupyterapp.shell.currentWidget;
+                                 p.content.activeCellIndex = 0; p.content.mode = 'command'; }""")
+        page.evaluate("async () => { await window.jupyterapp.commands.execute('deck:start'); }")
+        page.wait_for_selector("body[data-jp-deck-mode='presenting']", state="attached", timeout=30_000)
+        page.wait_for_function("() => document.querySelectorAll('.jp-Cell.jp-deck-mod-onscreen').length > 0")
+        page.wait_for_timeout(1500)  # deck folds the side panels away about a second after it starts
+        page.evaluate("() => document.activeElement && document.activeElement.blur()")  # the focus deck leaves
+        active = "() => window.jupyterapp.shell.currentWidget.content.activeCellIndex"
+
+        def step(key: str, want: int) -> None:
+            page.keyboard.press(key)
+            page.wait_for_function(f"() => ({active})() === {want}", timeout=15_000)
+        step("ArrowRight", 1)                     # no click on deck's arrows first
+        step("Space", 2)                          # the widget's slide
+        box = page.locator(".jp-Cell.jp-deck-mod-onscreen .widget-text input")
+        box.click()
+        page.keyboard.type("a b")                 # Space in the box is a space, not the next slide
+        assert box.input_value() == "a b" and page.evaluate(active) == 2
+        editor = page.locator(".jp-CodeCell.jp-deck-mod-onscreen .cm-content")
+        editor.click()                            # the lecturer edits the code on the slide
+        page.keyboard.press("Control+End")
+        page.keyboard.press("ArrowLeft")
+        page.keyboard.type(" ")
+        assert "type here' )" in editor.inner_text() and page.evaluate(active) == 2
+        page.keyboard.press("Escape")             # command mode: deck's own keys again
+        step("ArrowLeft", 1)
+        page.evaluate("async () => { await window.jupyterapp.commands.execute('deck:stop'); }")
+        page.context.close()
+    finally:
+        server.cleanup()
