@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[test]"
 	# UMAP's numba code is compiled once here and cached, not in every new kernel
-	$(PY) -m course_lib.embeddings.projection
+	$(PY) -m course_lib.embeddings
 	touch $(STAMP)
 
 notebooks: $(STAMP)

@@ -1,7 +1,7 @@
 """2-D UMAP projections of contextual vectors (Fig. 11.7), cached in memory and in the user cache
 directory (:func:`course_lib.paths.cache_dir`), so that the same picture comes back instantly.
 
-``python -m course_lib.embeddings.projection`` warms UMAP's numba cache once per machine (``make setup``).
+``python -m course_lib.embeddings`` warms UMAP's numba cache once per machine (``make setup``).
 """
 from __future__ import annotations
 
@@ -145,7 +145,3 @@ def umap_project(vectors, *, n_neighbors: int = 15, min_dist: float = 0.1, metri
     if store:
         store.put(key, coords)
     return Projection(coords.copy(), False, key)
-
-
-if __name__ == "__main__":  # python -m course_lib.embeddings.projection: warm UMAP's numba cache (make setup does it)
-    print(f"UMAP ready ({warm_umap():.1f} s; numba's compiled code is cached for the next kernels)")
