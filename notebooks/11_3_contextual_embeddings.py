@@ -38,7 +38,7 @@
 # 4. anisotropy, rogue dimensions and z-scoring (eq. 11.10-11.12);
 # 5. word similarity against human judgments, raw and z-scored.
 #
-# Six exercises and two predictions are graded with `check("…")`. Every number below is computed when the
+# Seven exercises and two predictions are graded with `check("…")`. Every number below is computed when the
 # notebook runs (the models' vectors are cached on disk, so a second run is faster).
 
 # %% tags=["setup"]
@@ -281,24 +281,46 @@ def nearest_sense(vector, centroids):
 # %%
 check("nearest_sense")
 
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Exercise `wsd_predict` (putting it together)
+# The data mixes many words: *mouse*, *bank*, *die* … and a sense belongs to one word. Write
+# `wsd_predict(train_vectors, train_senses, train_lemmas, test_vectors, test_lemmas)`: the training vectors
+# (N, d) with their sense labels and lemmas (lists of N strings), the test vectors (M, d) with their lemmas;
+# return a list of M sense labels, each test vector's nearest sense by eq. 11.9. Use your `sense_centroids`
+# and `nearest_sense`. Every test lemma has training examples.
+
+# %% tags=["exercise"]
+def wsd_predict(train_vectors, train_senses, train_lemmas, test_vectors, test_lemmas):
+    """1-nearest-centroid WSD over many words (eq. 11.8-11.9)."""
+    ### BEGIN SOLUTION
+    centroids = {}
+    for lemma in dict.fromkeys(train_lemmas):
+        idx = [i for i, l in enumerate(train_lemmas) if l == lemma]
+        centroids[lemma] = sense_centroids(train_vectors[idx], [train_senses[i] for i in idx])
+    return [nearest_sense(v, centroids[lemma]) for v, lemma in zip(test_vectors, test_lemmas)]
+    ### END SOLUTION
+
+
+# %%
+check("wsd_predict")
+
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# Your two functions, on the test sentences of *mouse*, with course-bert's mean of the last four layers:
+# Your function on every test sentence, with course-bert's mean of the last four layers:
 
 # %%
 S_course = states[COURSE].senses
-tr = [(e, v) for e, v in zip(data.train, combine_layers(S_course[is_train], "last4_mean")) if e.lemma == "mouse"]
-te = [(e, v) for e, v in zip(data.test, combine_layers(S_course[~is_train], "last4_mean")) if e.lemma == "mouse"]
+train_v, test_v = combine_layers(S_course[is_train], "last4_mean"), combine_layers(S_course[~is_train], "last4_mean")
 try:
-    cents = sense_centroids(torch.stack([v for _, v in tr]), [e.sense for e, _ in tr])
-    correct = sum(nearest_sense(v, cents) == e.sense for e, v in te)
-    print(f"mouse: {correct} of {len(te)} test sentences right")
+    predicted = wsd_predict(train_v, [e.sense for e in data.train], [e.lemma for e in data.train], test_v,
+                            [e.lemma for e in data.test])
+    correct = sum(p == e.sense for p, e in zip(predicted, data.test))
+    print(f"{correct} of {len(data.test)} test sentences right ({correct / len(data.test):.1%})")
 except NotImplementedError:
-    print("Write sense_centroids and nearest_sense above, then run this cell again.")
+    print("Write sense_centroids, nearest_sense and wsd_predict above, then run this cell again.")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# The library's `NearestSenseWSD` does this for all words, each choosing only among its own
-# senses, and gives the **most-frequent-sense** (MFS) baseline: always the sense seen most often in
-# training, whatever the context.
+# The library's `NearestSenseWSD` does the same (each word choosing only among its own senses), and gives the
+# **most-frequent-sense** (MFS) baseline: always the sense seen most often in training, whatever the context.
 #
 # ### Prediction `random_wsd`
 # The random encoder has the architecture of the other two but no training. Does its nearest-centroid WSD beat

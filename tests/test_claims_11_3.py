@@ -268,13 +268,13 @@ def test_z_scoring_does_not_reliably_help_similarity(run):
     assert "z-scoring helps" not in prose(run)
 
 
-def test_six_exercises_and_two_predictions(run):
+def test_seven_exercises_and_two_predictions(run):
     from course_lib.exercises import EXERCISES
 
     names = re.findall(r'^check\("(\w+)"\)', NOTEBOOK.read_text(), re.M)
     kinds = [EXERCISES[n].kind for n in names]
-    assert kinds.count("question") == 2 and len(kinds) - 2 == 6, kinds
-    assert "Six exercises and two predictions are graded" in prose(run)
+    assert kinds.count("question") == 2 and len(kinds) - 2 == 7, kinds
+    assert "Seven exercises and two predictions are graded" in prose(run)
 
 
 # ----------------------------------------------------------------------------- every claim has its test

@@ -4,6 +4,8 @@ word_vector      word_vector(hidden_states, word_ids, word) -> (d,): the mean of
                  averaged over the word's subword tokens (§11.3.1)
 sense_centroids  sense_centroids(vectors, labels) -> {label: (d,) mean of that sense's vectors} (eq. 11.8)
 nearest_sense    nearest_sense(vector, centroids) -> the label of the centroid of highest cosine (eq. 11.9)
+wsd_predict      wsd_predict(train_vectors, train_senses, train_lemmas, test_vectors, test_lemmas) -> one sense per
+                 test vector: composes the two above, each word choosing only among its own senses
 z_score          z_score(X, corpus, eps=1e-6) -> (X - μ) / σ with μ, σ (population) fitted on the corpus,
                  0 where σ <= eps (eq. 11.10-11.12)
 anisotropy       anisotropy_estimate(X, n_pairs=10000, generator=None) -> the mean cosine of n_pairs random
@@ -373,6 +375,78 @@ def check_nearest_sense(nearest_sense):
         raise Wrong(f"you chose {label!r}; the highest cosine is that of {best!r} ({case})")
     return (f"picks the highest cosine on {len(NEAREST_CASES)} cases where the dot product and the Euclidean "
             "distance would choose other senses")
+
+
+# ----------------------------------------------------------------------------- wsd_predict
+
+# Two words in 2-D, rotated into d dimensions: (training vectors, their senses, their lemmas), then the test vectors
+# and lemmas. The test vector of 'mouse' lies nearest (cosine) to a centroid of 'bank'; a long centroid wins on the
+# dot product; the most frequent sense of each word is not the right answer for every test vector.
+WSD_CASE = (
+    [(1.0, 0.1), (0.9, -0.1), (-8.0, 9.0), (-9.0, 8.0), (-7.0, 8.5), (0.2, 1.0), (-0.1, 1.2), (0.1, 0.9),
+     (-1.0, -0.2), (-0.9, 0.1)],
+    ["bank.n.01", "bank.n.01", "bank.n.09", "bank.n.09", "bank.n.09", "mouse.n.01", "mouse.n.01", "mouse.n.01",
+     "mouse.n.04", "mouse.n.04"],
+    ["bank"] * 5 + ["mouse"] * 5,
+    [(1.0, 0.05), (0.5, 0.866), (-0.57, 0.82), (-1.0, 0.1), (-0.7, 0.7)],
+    ["bank", "bank", "mouse", "mouse", "bank"],
+)
+
+
+def _wsd_reference(train_v, senses, lemmas, test_v, test_lemmas, score: str = "cos", restrict: bool = True):
+    """The predictions with the cosine (or the dot product), each word among its own senses (or among all)."""
+    order = list(dict.fromkeys(senses))
+    C = torch.stack([train_v[[i for i, s in enumerate(senses) if s == k]].mean(0) for k in order])
+    lemma_of = {k: lemmas[senses.index(k)] for k in order}
+    S = cosine_matrix(test_v, C) if score == "cos" else test_v @ C.T
+    out = []
+    for row, lemma in zip(S, test_lemmas):
+        allowed = [j for j, k in enumerate(order) if not restrict or lemma_of[k] == lemma]
+        out.append(order[max(allowed, key=lambda j: float(row[j]))])
+    return out
+
+
+@exercise("wsd_predict", needs=["wsd_predict"])
+def check_wsd_predict(wsd_predict):
+    tv, senses, lemmas, xv, xl = WSD_CASE
+    d = 6
+    g = torch.Generator().manual_seed(311)
+    Q, _ = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))
+    embed = lambda rows: (torch.tensor(rows, dtype=torch.float64) @ Q[:2]).float()  # noqa: E731
+    train_v, test_v = embed(tv), embed(xv)
+    case = (f"{len(senses)} training vectors of 'bank' and 'mouse', {len(xl)} test vectors "
+            f"({', '.join(map(repr, xl))})")
+    args = (train_v.clone(), list(senses), list(lemmas), test_v.clone(), list(xl))
+    got = wsd_predict(*args)
+    if not (torch.equal(args[0], train_v) and torch.equal(args[3], test_v) and args[1] == senses and args[2] == lemmas):
+        raise Wrong(f"wsd_predict changed its inputs in place ({case}): compute new tensors instead")
+    if isinstance(got, torch.Tensor) or not isinstance(got, (list, tuple)):
+        raise Wrong(f"wsd_predict should return a list of sense labels, one per test vector, got "
+                    f"{type(got).__name__} ({case})")
+    got = list(got)
+    if len(got) != len(xl):
+        raise Wrong(f"wsd_predict returned {len(got)} labels for {len(xl)} test vectors ({case}): one per test "
+                    "vector, in their order")
+    want = _wsd_reference(train_v, senses, lemmas, test_v, xl)
+    if got == want:
+        return (f"1-nearest centroid by cosine among each word's own senses, on {len(xl)} test vectors where the "
+                "senses of another word, the dot product and the most frequent sense would each choose otherwise")
+    for k, (label, lemma) in enumerate(zip(got, xl)):
+        if isinstance(label, str) and label in senses and lemmas[senses.index(label)] != lemma:
+            raise Wrong(f"test vector {k} is an occurrence of {lemma!r} but got {label!r}, a sense of another word "
+                        f"({case}): eq. 11.9 chooses among the senses of the test word's own lemma")
+    if got == _wsd_reference(train_v, senses, lemmas, test_v, xl, score="dot"):
+        raise Wrong(f"your predictions are those of the largest dot product ({case}): compare by cosine, so that a "
+                    "centroid does not win only because it is longer")
+    from collections import Counter
+
+    mfs = {lemma: Counter(s for s, l in zip(senses, lemmas) if l == lemma).most_common(1)[0][0] for lemma in xl}
+    if got == [mfs[lemma] for lemma in xl]:
+        raise Wrong(f"every test vector got its word's most frequent sense ({case}): that is the baseline, "
+                    "which never looks at the vector; take the centroid nearest to each vector")
+    k = next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)
+    raise Wrong(f"test vector {k} ({xl[k]!r}) got {got[k]!r}; the highest cosine among the senses of {xl[k]!r} is "
+                f"that of {want[k]!r} ({case})")
 
 
 # ----------------------------------------------------------------------------- z_score

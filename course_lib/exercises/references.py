@@ -69,6 +69,8 @@ REFERENCES: dict[str, tuple[str, ...]] = {
     # not cosine_matrix: a cosine, as legitimate as F.cosine_similarity; the work is choosing by it
     "nearest_sense": ("course_lib.embeddings.wsd.NearestSenseWSD", "course_lib.embeddings.wsd.NearestSenseWSD.scores",
                       "course_lib.embeddings.wsd.NearestSenseWSD.predict"),
+    "wsd_predict": ("course_lib.embeddings.wsd.NearestSenseWSD", "course_lib.embeddings.wsd.NearestSenseWSD.fit",
+                    "course_lib.embeddings.wsd.NearestSenseWSD.predict", "course_lib.embeddings.wsd.wsd_by_layer"),
     "z_score": ("course_lib.embeddings.geometry.ZScorer", "course_lib.embeddings.geometry.ZScorer.fit",
                 "course_lib.embeddings.geometry.ZScorer.transform"),
     "anisotropy": ("course_lib.embeddings.geometry.anisotropy", "course_lib.embeddings.geometry.pair_cosines",

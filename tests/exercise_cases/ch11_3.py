@@ -274,6 +274,37 @@ def z_score(X, corpus, eps=1e-6):
         "`most_anisotropic` is 'random'; choose one of 'course-bert', 'all-MiniLM-L6-v2', 'random init'"),
 }
 
+# wsd_predict runs after the setup cells only: its cases bring correct sense_centroids and nearest_sense
+WSD_HELPERS = SC + f"    return {{s: {MEMBERS}.mean(0) for s in senses}}\n\n" + NS + f"    return max(centroids, key=lambda s: {COS})\n\n"
+WSD = "def wsd_predict(train_vectors, train_senses, train_lemmas, test_vectors, test_lemmas):\n"
+WSD_CASE = " (10 training vectors of 'bank' and 'mouse', 5 test vectors ('bank', 'bank', 'mouse', 'mouse', 'bank'))"
+CASES.update({
+    "senses of every word": ("wsd_predict", WSD_HELPERS + WSD + "    c = sense_centroids(train_vectors, train_senses)\n"
+                             "    return [nearest_sense(v, c) for v in test_vectors]",
+                             "test vector 1 is an occurrence of 'bank' but got 'mouse.n.01', a sense of another word"
+                             + WSD_CASE + ": eq. 11.9 chooses among the senses of the test word's own lemma"),
+    "dot product": ("wsd_predict", WSD_HELPERS + WSD + """\
+    out = []
+    for v, lemma in zip(test_vectors, test_lemmas):
+        idx = [i for i, l in enumerate(train_lemmas) if l == lemma]
+        c = sense_centroids(train_vectors[idx], [train_senses[i] for i in idx])
+        out.append(max(c, key=lambda s: float(v @ c[s])))
+    return out""", "your predictions are those of the largest dot product" + WSD_CASE),
+    "most frequent sense": ("wsd_predict", WSD_HELPERS + WSD + """\
+    from collections import Counter
+    mfs = {l: Counter(s for s, m in zip(train_senses, train_lemmas) if m == l).most_common(1)[0][0] for l in train_lemmas}
+    return [mfs[l] for l in test_lemmas]""", "every test vector got its word's most frequent sense" + WSD_CASE),
+    "one answer for all": ("wsd_predict", WSD_HELPERS + WSD + """\
+    idx = [i for i, l in enumerate(train_lemmas) if l == test_lemmas[0]]
+    c = sense_centroids(train_vectors[idx], [train_senses[i] for i in idx])
+    return nearest_sense(test_vectors.mean(0), c)""", "wsd_predict should return a list of sense labels, one per test "
+                                                      "vector, got str" + WSD_CASE),
+    "first lemma's centroids for all": ("wsd_predict", WSD_HELPERS + WSD + """\
+    idx = [i for i, l in enumerate(train_lemmas) if l == train_lemmas[0]]
+    c = sense_centroids(train_vectors[idx], [train_senses[i] for i in idx])
+    return [nearest_sense(v, c) for v in test_vectors]""", "test vector 2 is an occurrence of 'mouse' but got 'bank."),
+})
+
 
 WRONG_ANSWERS: dict[str, list[tuple[str, str]]] = {}
 for _exercise, _source, _hint in CASES.values():
