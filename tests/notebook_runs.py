@@ -266,7 +266,7 @@ def figure_problems(notebook) -> list[str]:
 DIRECTION = re.compile(r"\b(?:rises?|rising|falls?|falling|grows?|drops?|higher|lower|above|below|increases?|"
                        r"decreases?|peaks?|climbs?|best|worst|beats?|more than|less than|larger|smaller|steeper|"
                        r"flatter|overtakes?|worse|better)\b", re.I)
-FIGURE_CELL = re.compile(DRAWS.pattern + r"|\bdraw_\w+\(|\bplot_\w+\(")
+FIGURE_CELL = re.compile(DRAWS.pattern + r"|\bplot_\w+\(")  # DRAWS, and the plot_* helpers
 
 
 def _is_heading(cell) -> bool:

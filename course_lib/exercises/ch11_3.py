@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections import Counter
 from collections.abc import Mapping
 
 import torch
@@ -318,11 +319,17 @@ NEAREST_CASES = [
 ]
 
 
+def _rotated(d: int, seed: int):
+    """A function embedding 2-D points (or lists of them) in d dimensions by a random rotation: cosines, dot
+    products and distances unchanged."""
+    g = torch.Generator().manual_seed(seed)
+    Q, _ = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))
+    return lambda xy: (torch.tensor(xy, dtype=torch.float64) @ Q[:2]).float()
+
+
 def nearest_inputs(vector, centroids: dict, d: int, seed: int) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """The 2-D case embedded in d dimensions by a random rotation (cosines, dots and distances unchanged)."""
-    g = torch.Generator().manual_seed(200 + seed)
-    Q, _ = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))
-    embed = lambda xy: (torch.tensor(xy, dtype=torch.float64) @ Q[:2]).float()  # noqa: E731
+    embed = _rotated(d, 200 + seed)
     return embed(vector), {s: embed(c) for s, c in centroids.items()}
 
 
@@ -395,8 +402,7 @@ WSD_CASE = (
 
 def _wsd_reference(train_v, senses, lemmas, test_v, test_lemmas, score: str = "cos", restrict: bool = True):
     """The predictions with the cosine (or the dot product), each word among its own senses (or among all)."""
-    order = list(dict.fromkeys(senses))
-    C = torch.stack([train_v[[i for i, s in enumerate(senses) if s == k]].mean(0) for k in order])
+    order, C = reference_centroids(train_v, senses)
     lemma_of = {k: lemmas[senses.index(k)] for k in order}
     S = cosine_matrix(test_v, C) if score == "cos" else test_v @ C.T
     out = []
@@ -409,10 +415,7 @@ def _wsd_reference(train_v, senses, lemmas, test_v, test_lemmas, score: str = "c
 @exercise("wsd_predict", needs=["wsd_predict"])
 def check_wsd_predict(wsd_predict):
     tv, senses, lemmas, xv, xl = WSD_CASE
-    d = 6
-    g = torch.Generator().manual_seed(311)
-    Q, _ = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))
-    embed = lambda rows: (torch.tensor(rows, dtype=torch.float64) @ Q[:2]).float()  # noqa: E731
+    embed = _rotated(6, 311)
     train_v, test_v = embed(tv), embed(xv)
     case = (f"{len(senses)} training vectors of 'bank' and 'mouse', {len(xl)} test vectors "
             f"({', '.join(map(repr, xl))})")
@@ -438,8 +441,6 @@ def check_wsd_predict(wsd_predict):
     if got == _wsd_reference(train_v, senses, lemmas, test_v, xl, score="dot"):
         raise Wrong(f"your predictions are those of the largest dot product ({case}): compare by cosine, so that a "
                     "centroid does not win only because it is longer")
-    from collections import Counter
-
     mfs = {lemma: Counter(s for s, l in zip(senses, lemmas) if l == lemma).most_common(1)[0][0] for lemma in xl}
     if got == [mfs[lemma] for lemma in xl]:
         raise Wrong(f"every test vector got its word's most frequent sense ({case}): that is the baseline, "

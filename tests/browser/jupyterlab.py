@@ -277,6 +277,20 @@ class RunResult:
         return out
 
 
+PRESENTING = "body[data-jp-deck-mode='presenting']"
+
+
+def start_deck(page) -> None:
+    """Present the open notebook with jupyterlab-deck from its first cell (command mode), as its toolbar button
+    does, and wait until the first slide is on screen and deck has folded the side panels away."""
+    page.evaluate("""() => { const p = window.jupyterapp.shell.currentWidget;
+                             p.content.activeCellIndex = 0; p.content.mode = 'command'; }""")
+    page.evaluate("async () => { await window.jupyterapp.commands.execute('deck:start'); }")
+    page.wait_for_selector(PRESENTING, state="attached", timeout=30_000)
+    page.wait_for_function("() => document.querySelectorAll('.jp-Cell.jp-deck-mod-onscreen').length > 0")
+    page.wait_for_timeout(1500)  # deck folds the side panels away about a second after it starts
+
+
 def run_all_cells(page, name: str, timeout: float = 600) -> RunResult:
     """Clear the outputs, Run → Run All Cells, wait until the kernel is idle and no prompt shows [*]."""
     start = time.perf_counter()

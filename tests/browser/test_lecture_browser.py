@@ -2,6 +2,7 @@
 already there and with the presenting settings applied (the fonts JupyterLab computes are the preset's)."""
 from __future__ import annotations
 
+import contextlib
 import sys
 
 import nbformat
@@ -16,20 +17,31 @@ import lecture  # noqa: E402
 pytestmark = pytest.mark.slow
 
 
-def test_a_prepared_notebook_opens_with_its_outputs_and_large_fonts(tmp_path, browser):
-    source = tmp_path / "source" / "demo.ipynb"
-    source.parent.mkdir()
-    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('prepared ' + str(6 * 7))")],
-                                            metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                                                     "language": "python"}}), source)
-    copy, _ = lecture.prepare(source, tmp_path / "root" / "lecture")
+KERNEL = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+
+
+@contextlib.contextmanager
+def preset_lab(root):
+    """JupyterLab on ``root`` with the lecture preset's settings (22-pixel fonts), stopped afterwards."""
     plugins = {rel.removesuffix(".jupyterlab-settings"): values for rel, values in lecture.settings(22).items()}
-    server = jl.JupyterLab(tmp_path / "root", settings=plugins)
+    server = jl.JupyterLab(root, settings=plugins)
     try:
         server.start()
     except RuntimeError as err:
         pytest.fail(str(err), pytrace=False)
     try:
+        yield server
+    finally:
+        server.cleanup()
+
+
+def test_a_prepared_notebook_opens_with_its_outputs_and_large_fonts(tmp_path, browser):
+    source = tmp_path / "source" / "demo.ipynb"
+    source.parent.mkdir()
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('prepared ' + str(6 * 7))")],
+                                            metadata=KERNEL), source)
+    copy, _ = lecture.prepare(source, tmp_path / "root" / "lecture")
+    with preset_lab(tmp_path / "root") as server:
         page = jl.open_notebook(browser, server, "lecture/demo.ipynb")
         page.wait_for_selector(".jp-OutputArea-output:has-text('prepared 42')", timeout=30_000)  # no cell was run
         fonts = page.evaluate("""() => { const s = getComputedStyle(document.body);
@@ -39,8 +51,6 @@ def test_a_prepared_notebook_opens_with_its_outputs_and_large_fonts(tmp_path, br
         size = page.evaluate("() => getComputedStyle(document.querySelector('.jp-OutputArea-output pre')).fontSize")
         assert size == "22px", size
         page.context.close()
-    finally:
-        server.cleanup()
 
 
 def test_in_the_lecture_preset_the_keys_step_through_the_deck_at_once_and_a_text_box_keeps_its_keys(tmp_path,
@@ -54,24 +64,12 @@ def test_in_the_lecture_preset_the_keys_step_through_the_deck_at_once_and_a_text
              md("# Four", metadata=slide)]
     root = tmp_path / "root"
     root.mkdir()
-    nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {
-        "name": "python3", "display_name": "Python 3", "language": "python"}}), root / "keys.ipynb")
-    plugins = {rel.removesuffix(".jupyterlab-settings"): values for rel, values in lecture.settings(22).items()}
-    server = jl.JupyterLab(root, settings=plugins)
-    try:
-        server.start()
-    except RuntimeError as err:
-        pytest.fail(str(err), pytrace=False)
-    try:
+    nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata=KERNEL), root / "keys.ipynb")
+    with preset_lab(root) as server:
         page = jl.open_notebook(browser, server, "keys.ipynb")
         result = jl.run_all_cells(page, "keys.ipynb")
         assert not result.problems(), "\n".join(result.problems())
-        page.evaluate("""() => { const p = window.jupyterapp.shell.currentWidget;
-                                 p.content.activeCellIndex = 0; p.content.mode = 'command'; }""")
-        page.evaluate("async () => { await window.jupyterapp.commands.execute('deck:start'); }")
-        page.wait_for_selector("body[data-jp-deck-mode='presenting']", state="attached", timeout=30_000)
-        page.wait_for_function("() => document.querySelectorAll('.jp-Cell.jp-deck-mod-onscreen').length > 0")
-        page.wait_for_timeout(1500)  # deck folds the side panels away about a second after it starts
+        jl.start_deck(page)
         page.evaluate("() => document.activeElement && document.activeElement.blur()")  # the focus deck leaves
         active = "() => window.jupyterapp.shell.currentWidget.content.activeCellIndex"
 
@@ -94,5 +92,3 @@ def test_in_the_lecture_preset_the_keys_step_through_the_deck_at_once_and_a_text
         step("ArrowLeft", 1)
         page.evaluate("async () => { await window.jupyterapp.commands.execute('deck:stop'); }")
         page.context.close()
-    finally:
-        server.cleanup()

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 
 SOURCE = ROOT / "notebooks" / "11_1_bidirectional_encoders.py"
 DECK = "11_1_bidirectional_encoders.slides.ipynb"
-PRESENTING = "body[data-jp-deck-mode='presenting']"
+PRESENTING = jl.PRESENTING
 REMOTE = ".jp-Deck-Remote"
 
 
@@ -89,13 +89,8 @@ def deck(lab, browser):
     page.set_viewport_size({"width": 1280, "height": 720})
     result = jl.run_all_cells(page, DECK)
     assert not result.problems(), "\n".join(result.problems())
-    page.evaluate("""() => { const p = window.jupyterapp.shell.currentWidget;
-                             p.content.activeCellIndex = 0; p.content.mode = 'command'; }""")
-    _command(page, "deck:start")
-    page.wait_for_selector(PRESENTING, state="attached", timeout=30_000)
+    jl.start_deck(page)
     page.wait_for_selector(REMOTE, timeout=30_000)
-    page.wait_for_function("() => document.querySelectorAll('.jp-Cell.jp-deck-mod-onscreen').length > 0")
-    page.wait_for_timeout(1500)  # deck folds the side panels away about a second after it starts
     yield page, nb, errors
     if page.locator(PRESENTING).count():  # leave the (saved) deck setting off for the other browser tests
         _command(page, "deck:stop")
