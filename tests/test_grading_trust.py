@@ -473,3 +473,24 @@ def test_what_a_worker_prints_is_capped_whatever_its_size(monkeypatch):
     os.close(w)
     reader.join(timeout=60)
     assert not reader.is_alive() and len(fake.output) == channel.OUTPUT_CAP
+
+
+def test_the_first_private_folder_on_the_way_to_the_project_is_named():
+    """The user-id refusal names the folder that keeps other user ids out of the project (e.g. a mktemp folder)."""
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="private-folder-"))  # mode 0700, as mktemp -d makes it
+    try:
+        inner = base / "a" / "b" / "c"
+        inner.mkdir(parents=True)
+        assert isolation.private_folder(inner) == base
+        for p in (base, base / "a", base / "a" / "b", inner):
+            p.chmod(0o755)
+        if isolation.private_folder(base.parent) is not None:
+            pytest.skip(f"{isolation.private_folder(base.parent)} is already private on this machine")
+        assert isolation.private_folder(inner) is None
+        (base / "a" / "b").chmod(0o700)
+        assert isolation.private_folder(inner) == base / "a" / "b"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -120,10 +120,25 @@ def _uid_problem(exe: str, extra: tuple[str, ...]) -> str | None:
         problem = None if done.returncode == 0 else f"another user id cannot run the grader's packages with {exe}: {last}"
     finally:
         sweep(uid)
-    if problem is not None and exe == sys.executable:
+    private = private_folder(Path(_worker_env_for_probe()["PYTHONPATH"].split(os.pathsep)[0]))
+    if problem is not None and "No module named 'course_lib'" in problem and private is not None:
+        problem += (f" ({private} is private: other user ids cannot enter it, so they cannot read the project "
+                    "below it; move the project, or let others enter that folder with chmod o+x)")
+    elif problem is not None and exe == sys.executable:
         problem += (f" (a folder on its way may be private to root: set {PYTHON_ENV} to a Python of version {want} "
                     "that every user may run, e.g. /usr/bin/python" + want + ")")
     return problem
+
+
+def private_folder(path: Path) -> Path | None:
+    """The first folder on the way to ``path`` (``path`` included) that other users cannot enter, or None."""
+    for p in [*reversed(path.parents), path]:
+        try:
+            if not p.stat().st_mode & 0o001:
+                return p
+        except OSError:
+            return p
+    return None
 
 
 def _worker_env_for_probe(extra: tuple[str, ...] = ()) -> dict:
