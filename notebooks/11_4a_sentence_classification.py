@@ -111,22 +111,49 @@ out.logits.shape, out.logits.softmax(-1)      # (B, C): untrained, near 50/50
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `cls_head`
-# Write `cls_head(hidden, W, b, labels)`: `hidden` is the last layer's output (B, T, d) with `[CLS]` at
-# position 0, `W` is (C, d), `b` is (C,), `labels` (B,) holds class indices. Return `(probs, loss)`:
-# the probabilities of eq. 11.13 (B, C) and the mean cross-entropy over the batch.
+# Put eq. 11.13 on top of the encoder for a whole batch of sentences. Write
+# `cls_head(encoder, tokenizer, sentences, W, b, labels)`:
+#
+# * `tokenizer(sentences)` pads the batch to its longest sentence and returns a dict-like batch of
+#   `input_ids`, `attention_mask` and `token_type_ids`; the encoder takes the same names as keyword arguments
+#   and returns the last layer as `.last_hidden_state`, (B, T, d), with `[CLS]` at position 0;
+# * `W` is (C, d), `b` is (C,), `labels` (B,) holds class indices.
+#
+# Return `(probs, loss)`: the probabilities of eq. 11.13 (B, C) and the mean cross-entropy over the batch.
+# The sentences have very different lengths: a short sentence must get the answer it would get alone.
 
 # %% tags=["exercise"]
-def cls_head(hidden, W, b, labels):
-    """Eq. 11.13 and its loss: softmax(W z_CLS + b), cross-entropy."""
+def cls_head(encoder, tokenizer, sentences, W, b, labels):
+    """Eq. 11.13 on a padded batch and its loss: softmax(W z_CLS + b), cross-entropy."""
     ### BEGIN SOLUTION
-    z_cls = hidden[:, 0]                      # (B, d)
-    logits = z_cls @ W.T + b                  # (B, C)
+    enc = tokenizer(sentences)                          # padded, with the attention mask
+    z_cls = encoder(**enc).last_hidden_state[:, 0]      # (B, d): the mask keeps [PAD] out of every attention
+    logits = z_cls @ W.T + b                            # (B, C)
     return logits.softmax(-1), F.cross_entropy(logits, labels)
     ### END SOLUTION
 
 
 # %%
 check("cls_head")
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# Your function on the embedded encoder with the new head's $\mathbf{W}_C$ and bias gives what the library's
+# classifier gives (dropout off), for a batch in which the shortest sentence is padded most:
+
+# %%
+import copy
+
+demo_model = copy.deepcopy(model).cpu().eval()
+demo_sentences = ["A gorgeous, witty, seductive movie.", "Dull.", "The plot is nothing but boilerplate clichés."]
+try:
+    with torch.no_grad():
+        mine, _ = cls_head(demo_model.bert, tokenizer, demo_sentences, demo_model.classifier.weight,
+                           demo_model.classifier.bias, torch.tensor([1, 0, 0]))
+        library = demo_model(**tokenizer(demo_sentences)).logits.softmax(-1)
+    print(mine)
+    print("the same as the library's classifier:", torch.allclose(mine, library, atol=1e-5))
+except NotImplementedError:
+    print("Write cls_head above, then run this cell again.")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3. What to train

@@ -123,3 +123,8 @@ def test_the_bi_encoder_scores_all_pairs_far_faster(out):
 def test_the_notebook_states_its_own_time(out):
     m = re.search(r"this notebook ran in (\d+) s", out)
     assert m
+
+
+def test_the_students_cls_head_gives_what_the_librarys_classifier_gives(out):
+    """The demo after check("cls_head") runs the solution on the embedded encoder, on a batch with padding."""
+    assert "the same as the library's classifier: True" in out

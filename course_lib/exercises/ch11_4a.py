@@ -1,7 +1,10 @@
 """Exercises of notebook 11.4a, fine-tuning for sentences and sentence pairs (SLP3 §11.4.1-11.4.2; L003, L004).
 
-cls_head          cls_head(hidden, W, b, labels) -> (probs, loss): eq. 11.13, y = softmax(W z_CLS + b) over the
-                  classes, z_CLS = hidden[:, 0]; the loss is the mean cross-entropy against ``labels``
+cls_head          cls_head(encoder, tokenizer, sentences, W, b, labels) -> (probs, loss): eq. 11.13 on top of the
+                  encoder -- tokenize the batch (padded), encode it with its attention mask, z_CLS = the last layer
+                  at position 0, y = softmax(W z_CLS + b); the loss is the mean cross-entropy against ``labels``.
+                  Composed: graded on a small random BERT with sentences of very different lengths, so that an
+                  unmasked batch, the pooler, the last position or mean pooling each give another answer
 freeze_last_k     freeze_all_but_last(model, k): only the last k transformer blocks of ``model.bert`` and the head
                   (everything outside ``model.bert``) keep requires_grad=True; graded by counting what trains
 sbert_features    sbert_features(u, v) -> [u; v; |u − v|], (B, d) x 2 -> (B, 3d) (SentenceBERT, L004)
@@ -16,6 +19,8 @@ recognisably different answer.
 """
 from __future__ import annotations
 
+import functools
+
 import torch
 import torch.nn.functional as F
 
@@ -26,50 +31,112 @@ from ..model.classification import BertForSequenceClassification, pool
 from .core import Wrong, exercise, question, seeded
 from .hints import close, expect_shape, expect_tensor, fmt_shape
 
-# ----------------------------------------------------------------------------- cls_head
+# ----------------------------------------------------------------------------- cls_head (composed)
 
-CLS_CASES = [(3, 5, 8, 2), (4, 7, 6, 3)]  # (B, T, d, C): every size different, so a wrong shape names its axis
+# batches of sentences of very different lengths, so that the padding changes a short sentence's z_CLS when it is
+# not masked; (sentences, labels, number of classes)
+CLS_CASES = [
+    (["A gorgeous, witty, seductive movie.", "Dull.",
+      "The plot is nothing but boilerplate clichés from start to finish, and the jokes fall flat."], [1, 0, 0], 2),
+    (["Not bad at all!", "An intelligent, moving and very funny film about growing up in a small town.", "Meh.",
+      "It is long."], [2, 0, 1, 1], 3),
+]
 
 
-def cls_inputs(B, T, d, C, seed):
-    g = torch.Generator().manual_seed(seed)
-    hidden = torch.randn(B, T, d, generator=g)
-    W = torch.randn(C, d, generator=g) * 0.5
+@functools.cache
+def cls_model_and_tokenizer():
+    """A small random BERT (with a pooler) over the embedded model's WordPiece vocabulary, seeded, dropout off.
+
+    Its initialisation is wider than BERT's, so that attention is far from uniform: a short sentence's z_CLS
+    changes visibly when the padding after it is not masked.
+    """
+    from ..checkpoints import embedded_model_dir
+    from ..tokenization.bert_tokenizer import BertTokenizer
+
+    tok = BertTokenizer.from_dir(embedded_model_dir())
+    config = BertConfig(vocab_size=tok.vocab_size, hidden_size=24, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=48, max_position_embeddings=64, hidden_dropout_prob=0.0,
+                        attention_probs_dropout_prob=0.0, initializer_range=0.5)
+    with seeded(5):
+        model = BertModel(config).eval()
+    return model, tok
+
+
+def cls_inputs(case: int):
+    sentences, labels, C = CLS_CASES[case]
+    model, tok = cls_model_and_tokenizer()
+    g = torch.Generator().manual_seed(case)
+    W = torch.randn(C, model.config.hidden_size, generator=g) * 0.5
     b = torch.randn(C, generator=g)
-    labels = torch.randint(0, C, (B,), generator=g)
-    return hidden, W, b, labels
+    return model, tok, list(sentences), W, b, torch.tensor(labels)
 
 
-def cls_reference(hidden, W, b, labels):
-    z = pool(hidden, how="cls")  # (B, d)
-    logits = z @ W.T + b  # (B, C)
+def cls_reference(encoder, tokenizer, sentences, W, b, labels):
+    """Eq. 11.13 on top of the encoder: tokenize with padding, encode with the mask, z_CLS, softmax(W z + b), CE."""
+    with torch.no_grad():
+        out = encoder(**tokenizer(sentences))
+    logits = pool(out.last_hidden_state, how="cls") @ W.T + b  # (B, C)
     return logits.softmax(-1), F.cross_entropy(logits, labels)
+
+
+def _cls_alternatives(encoder, tokenizer, sentences, W, b):
+    """Class probabilities from the vectors a plausible mistake would read, in the order they are tried."""
+    enc = tokenizer(sentences)
+    with torch.no_grad():
+        out = encoder(**enc, output_hidden_states=True)
+        unmasked = encoder(input_ids=enc["input_ids"], token_type_ids=enc["token_type_ids"])
+    h, m = out.last_hidden_state, enc["attention_mask"]
+    last_real = h[torch.arange(len(sentences)), m.sum(1) - 1]  # each sentence's [SEP]
+    soft = [("no mask", unmasked.last_hidden_state[:, 0]),
+            ("last position", h[:, -1]), ("sep", last_real), ("first word", h[:, 1]),
+            ("mean", pool(h, m, "mean")), ("mean with padding", h.mean(1)),
+            ("embeddings", out.hidden_states[0][:, 0]), ("pooler", out.pooler_output)]
+    return [(name, (z @ W.T + b).softmax(-1)) for name, z in soft]
+
+
+CLS_HINTS = {
+    "no mask": "the short sentences' answers change with the padding after them: the encoder must be told which "
+               "positions are padding (the attention mask the tokenizer returns), or [CLS] attends to [PAD]",
+    "last position": "you classified the last position, which is padding for the shorter sentences: eq. 11.13 "
+                     "reads z_CLS, the vector at position 0",
+    "sep": "you classified each sentence's last token ([SEP]): eq. 11.13 reads z_CLS, the vector at position 0",
+    "first word": "you classified the first word's token (position 1): eq. 11.13 reads z_CLS, at position 0",
+    "mean": "you averaged over the tokens (mean pooling): eq. 11.13 reads only z_CLS at position 0",
+    "mean with padding": "you averaged over every position, padding included (mean pooling): eq. 11.13 reads only "
+                         "z_CLS at position 0",
+    "embeddings": "you read [CLS] at the embedding layer: eq. 11.13 reads z_CLS in the *last* layer",
+    "pooler": "you used the pooler's output, tanh(W_p z_CLS + b_p), a further layer trained for next-sentence "
+              "prediction: eq. 11.13 reads z_CLS itself",
+}
 
 
 @exercise("cls_head", needs=["cls_head"])
 def check_cls_head(cls_head):
-    for i, (B, T, d, C) in enumerate(CLS_CASES):
-        hidden, W, b, labels = cls_inputs(B, T, d, C, seed=i)
-        case = f" (hidden {fmt_shape(hidden.shape)}, W {fmt_shape(W.shape)}, {C} classes)"
-        out = cls_head(hidden.clone(), W.clone(), b.clone(), labels.clone())
+    for i in range(len(CLS_CASES)):
+        encoder, tok, sentences, W, b, labels = cls_inputs(i)
+        B, C = len(sentences), W.shape[0]
+        lengths = tok(sentences)["attention_mask"].sum(1).tolist()
+        case = (f" ({B} sentences of {', '.join(map(str, lengths))} tokens, W {fmt_shape(W.shape)}, "
+                f"{C} classes)")
+        out = cls_head(encoder, tok, list(sentences), W.clone(), b.clone(), labels.clone())
         if not isinstance(out, tuple) or len(out) != 2:
             raise Wrong("return a pair (probs, loss): the class probabilities and the loss")
         probs, loss = expect_tensor(out[0], "probs"), expect_tensor(out[1], "the loss")
-        want_p, want_l = cls_reference(hidden, W, b, labels)
+        want_p, want_l = cls_reference(encoder, tok, sentences, W, b, labels)
         expect_shape(probs, (B, C), "probs: one row of class probabilities per sentence" + case)
-        logits = hidden @ W.T + b  # (B, T, C): what every position would give
         if not close(probs.sum(-1), torch.ones(B)):
             raise Wrong("each row of probs should sum to 1: apply the softmax over the classes (the last axis)" + case)
         if not close(probs, want_p):
-            for t, name in [(T - 1, "the last token ([SEP])"), (1, "the first word's token (position 1)")]:
-                if close(probs, logits[:, t].softmax(-1)):
-                    raise Wrong(f"you classified {name}: eq. 11.13 reads z_CLS, the vector at position 0" + case)
-            if close(probs, logits.mean(1).softmax(-1)):
-                raise Wrong("you averaged over the tokens (mean pooling): eq. 11.13 reads only z_CLS at position 0"
-                            + case)
-            if close(probs, (hidden[:, 0] @ W.T).softmax(-1)):
+            for name, alt in _cls_alternatives(encoder, tok, sentences, W, b):
+                if close(probs, alt):
+                    raise Wrong(CLS_HINTS[name] + case)
+            enc = tok(sentences)
+            with torch.no_grad():
+                z = encoder(**enc).last_hidden_state[:, 0]
+            if close(probs, (z @ W.T).softmax(-1)):
                 raise Wrong("the bias b is missing: y = softmax(W z_CLS + b)" + case)
-            raise Wrong("probs differ from softmax(W z_CLS + b) with z_CLS = hidden[:, 0]" + case)
+            raise Wrong("probs differ from softmax(W z_CLS + b), with z_CLS the last layer's vector at position 0 of "
+                        "the padded, masked batch" + case)
         if loss.dim() != 0:
             raise Wrong(f"the loss should be one number (a 0-dimensional tensor), got shape {fmt_shape(loss.shape)}:"
                         " average the cross-entropy over the batch" + case)
@@ -84,7 +151,7 @@ def check_cls_head(cls_head):
         if not close(loss, want_l):
             raise Wrong(f"loss {float(loss):.4f}, expected {float(want_l):.4f}: the mean over the batch of "
                         "-log p(correct class)" + case)
-    return "eq. 11.13 and its cross-entropy, for every batch"
+    return "eq. 11.13 on a padded batch of sentences, and its cross-entropy"
 
 
 # ----------------------------------------------------------------------------- freeze_last_k

@@ -81,8 +81,11 @@ REFERENCES: dict[str, tuple[str, ...]] = {
                             "course_lib.exercises.ch11_3._reference_by_layer"),
 
     # ----------------------------------------------------------------------------- ch11_4a: sentence classification
-    # pool(how="cls") is only hidden[:, 0]: the work is the head and its loss
-    "cls_head": ("course_lib.exercises.ch11_4a.cls_reference",),
+    # pool(how="cls") is only hidden[:, 0]: the work is the masked batch, the head and its loss; the library's
+    # classifier is eq. 11.13 on an encoder, the whole answer (the encoder and tokenizer are handed in)
+    "cls_head": ("course_lib.exercises.ch11_4a.cls_reference",
+                 "course_lib.model.classification.BertForSequenceClassification",
+                 "course_lib.finetuning.classify.classify_texts"),
     "freeze_last_k": ("course_lib.finetuning.freezing.freeze", "course_lib.finetuning.frozen.freeze_below"),
     "sbert_features": ("course_lib.finetuning.sbert.sbert_features",),
     # pool does the masked mean pooling, this exercise's own step; not sbert_features, which the notebook says to

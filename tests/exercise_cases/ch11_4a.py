@@ -4,7 +4,8 @@ Each case is a whole answer cell with one mistake; tests/test_exercise_registry.
 ``setup`` cells and checks that the message contains the hint given here.
 """
 
-HEAD = "def cls_head(hidden, W, b, labels):\n"
+HEAD = "def cls_head(encoder, tokenizer, sentences, W, b, labels):\n"
+ENCODE = "    enc = tokenizer(sentences)\n    hidden = encoder(**enc).last_hidden_state\n"
 FREEZE = "def freeze_all_but_last(model, k):\n"
 FEAT = "def sbert_features(u, v):\n"
 BI = "def bi_encoder_logits(z_a, mask_a, z_b, mask_b, W, b):\n"
@@ -16,26 +17,43 @@ MEAN = """\
 
 CASES = {  # case -> (exercise, source of a wrong answer, a part of the message it must get)
     # ------------------------------------------------------------------ cls_head
-    "last token": ("cls_head", HEAD + "    logits = hidden[:, -1] @ W.T + b\n"
-                   "    return logits.softmax(-1), F.cross_entropy(logits, labels)",
-                   "you classified the last token ([SEP])"),
-    "mean pooled": ("cls_head", HEAD + "    logits = hidden.mean(1) @ W.T + b\n"
+    "no attention mask": ("cls_head", HEAD + "    enc = tokenizer(sentences)\n"
+                          "    z = encoder(input_ids=enc['input_ids']).last_hidden_state[:, 0]\n"
+                          "    logits = z @ W.T + b\n"
+                          "    return logits.softmax(-1), F.cross_entropy(logits, labels)",
+                          "the short sentences' answers change with the padding after them"),
+    "last position": ("cls_head", HEAD + ENCODE + "    logits = hidden[:, -1] @ W.T + b\n"
+                      "    return logits.softmax(-1), F.cross_entropy(logits, labels)",
+                      "you classified the last position, which is padding"),
+    "each sentence's [SEP]": ("cls_head", HEAD + ENCODE + "    last = enc['attention_mask'].sum(1) - 1\n"
+                              "    logits = hidden[torch.arange(len(sentences)), last] @ W.T + b\n"
+                              "    return logits.softmax(-1), F.cross_entropy(logits, labels)",
+                              "you classified each sentence's last token ([SEP])"),
+    "mean pooled": ("cls_head", HEAD + ENCODE + "    m = enc['attention_mask'].unsqueeze(-1).float()\n"
+                    "    logits = ((hidden * m).sum(1) / m.sum(1)) @ W.T + b\n"
                     "    return logits.softmax(-1), F.cross_entropy(logits, labels)",
                     "you averaged over the tokens (mean pooling)"),
-    "no bias": ("cls_head", HEAD + "    logits = hidden[:, 0] @ W.T\n"
+    "pooler": ("cls_head", HEAD + "    z = encoder(**tokenizer(sentences)).pooler_output\n"
+               "    logits = z @ W.T + b\n"
+               "    return logits.softmax(-1), F.cross_entropy(logits, labels)", "you used the pooler's output"),
+    "embedding layer": ("cls_head", HEAD + "    out = encoder(**tokenizer(sentences), output_hidden_states=True)\n"
+                        "    logits = out.hidden_states[0][:, 0] @ W.T + b\n"
+                        "    return logits.softmax(-1), F.cross_entropy(logits, labels)",
+                        "you read [CLS] at the embedding layer"),
+    "no bias": ("cls_head", HEAD + ENCODE + "    logits = hidden[:, 0] @ W.T\n"
                 "    return logits.softmax(-1), F.cross_entropy(logits, labels)", "the bias b is missing"),
-    "softmax over the batch": ("cls_head", HEAD + "    logits = hidden[:, 0] @ W.T + b\n"
+    "softmax over the batch": ("cls_head", HEAD + ENCODE + "    logits = hidden[:, 0] @ W.T + b\n"
                                "    return logits.softmax(0), F.cross_entropy(logits, labels)",
                                "each row of probs should sum to 1"),
-    "softmax twice": ("cls_head", HEAD + "    probs = (hidden[:, 0] @ W.T + b).softmax(-1)\n"
+    "softmax twice": ("cls_head", HEAD + ENCODE + "    probs = (hidden[:, 0] @ W.T + b).softmax(-1)\n"
                       "    return probs, F.cross_entropy(probs, labels)", "you applied the softmax twice"),
-    "summed loss": ("cls_head", HEAD + "    logits = hidden[:, 0] @ W.T + b\n"
+    "summed loss": ("cls_head", HEAD + ENCODE + "    logits = hidden[:, 0] @ W.T + b\n"
                     "    return logits.softmax(-1), F.cross_entropy(logits, labels, reduction='sum')",
                     "you summed the cross-entropy over the batch"),
-    "loss per example": ("cls_head", HEAD + "    logits = hidden[:, 0] @ W.T + b\n"
+    "loss per example": ("cls_head", HEAD + ENCODE + "    logits = hidden[:, 0] @ W.T + b\n"
                          "    return logits.softmax(-1), F.cross_entropy(logits, labels, reduction='none')",
                          "the loss should be one number"),
-    "logits only": ("cls_head", HEAD + "    return hidden[:, 0] @ W.T + b", "return a pair (probs, loss)"),
+    "logits only": ("cls_head", HEAD + ENCODE + "    return hidden[:, 0] @ W.T + b", "return a pair (probs, loss)"),
     # ------------------------------------------------------------------ freeze_last_k
     "first k blocks": ("freeze_last_k", FREEZE + "    model.requires_grad_(False)\n"
                        "    model.classifier.requires_grad_(True)\n"
