@@ -129,6 +129,29 @@ def test_qa_spans(run):
     assert p.index("**First, span selection**") < p.index("does not beat \"always no answer\" overall")
 
 
+def test_qa_spans_folds(run):
+    """Span selection on the articles the fold readers never saw: about twice word overlap's EM on each, as on the
+    test article, while the reader's F1 moves by ten points or more from article to article."""
+    rows = re.findall(r"^(\S+)\s+(word overlap|fine-tuned reader)\s+EM\s+([\d.]+)\s+F1\s+([\d.]+)\s+\((\d+) answerable",
+                      output(run, "qa-spans-folds"), re.M)
+    got: dict = {}
+    for article, name, em, f1, n in rows:
+        got.setdefault(article, {})[name] = (float(em), float(f1), int(n))
+    assert len(got) >= 2 and all(len(v) == 2 for v in got.values()), rows
+    spans = output(run, "qa-spans")
+    test_em = {name: number(rf"{re.escape(name)}\s+EM\s+([\d.]+)", spans) for name in ("word overlap", "fine-tuned reader")}
+    test_f1 = number(r"fine-tuned reader\s+EM\s+[\d.]+\s+F1\s+([\d.]+)", spans)
+    ratios = [v["fine-tuned reader"][0] / v["word overlap"][0] for v in got.values()]
+    ratios.append(test_em["fine-tuned reader"] / test_em["word overlap"])
+    assert all(1.8 <= r <= 2.6 for r in ratios), ratios  # "about twice as often"
+    f1s = [v["fine-tuned reader"][1] for v in got.values()] + [test_f1]
+    assert max(f1s) - min(f1s) >= 10, f1s  # "moves from article to article by ten points or more"
+    assert all(v["fine-tuned reader"][1] > v["word overlap"][1] + 10 for v in got.values())
+    p = " ".join(prose(run).split())
+    assert "once for each of two other articles left out" in p and len(got) == 2
+    assert "about twice as often as word overlap" in p and "by ten points or more" in p
+
+
 def test_qa_reader(run):
     import json
 

@@ -87,7 +87,8 @@ def test_card_is_generated_from_metrics():
     import train_qa_model
 
     runs = json.loads((FOLDER / "alternatives.json").read_text())
-    assert (FOLDER / "MODEL_CARD.md").read_text() == train_qa_model.card(metrics(), runs)
+    assert (FOLDER / "MODEL_CARD.md").read_text() == train_qa_model.card(metrics(), runs,
+                                                                        train_qa_model.read_folds(FOLDER))
     assert any(r["stage"] == "dev" and r["recipe"] == metrics()["recipe"] for r in runs)  # where the threshold came from
 
 
@@ -125,6 +126,33 @@ def test_heldout_scores_are_recomputed(reader):
     answerable = [e for e in test if not e.is_impossible]
     got_has = squad_scores(answerable, reader.predict(answerable))
     assert got_has["f1"] > metrics()["overlap_baseline_answerable"]["f1"]  # beats the word-overlap baseline
+
+
+@built
+def test_folds_score_span_selection_on_articles_their_reader_never_saw():
+    """folds.json: each fold's reader was trained on every article but one, and its stored best spans are spans of
+    that article's passages, for exactly its questions; their scores are recomputed, and on every article the
+    reader's span selection beats word overlap, as on the test article."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    import train_qa_model
+
+    folds = train_qa_model.read_folds(FOLDER)
+    everything = load_squad("train") + load_squad("test")
+    assert folds and len({f["held_out"] for f in folds}) == len(folds)
+    assert metrics()["test_article"] not in {f["held_out"] for f in folds}
+    for f in folds:
+        assert f["held_out"] not in f["train_articles"]
+        assert set(f["train_articles"]) | {f["held_out"]} == {e.title for e in everything}
+        held = [e for e in everything if e.title == f["held_out"]]
+        assert set(f["predictions"]) == {e.id for e in held}
+        assert all(f["predictions"][e.id]["text"] in e.context for e in held)  # extractive
+        got = train_qa_model.fold_scores(f)
+        assert got["reader"]["exact"] == pytest.approx(f["forced_answer_answerable"]["exact"], abs=0.01)
+        assert got["reader"]["f1"] == pytest.approx(f["forced_answer_answerable"]["f1"], abs=0.01)
+        assert got["reader"]["f1"] > got["overlap"]["f1"] + 10 and got["reader"]["exact"] > got["overlap"]["exact"]
 
 
 @built

@@ -5,6 +5,8 @@ fine-tuned on the four training articles of the shipped SQuAD 2.0 sample (the wo
     python tools/train_qa_model.py --stage dev           # only the dev run of a recipe (alternatives.json)
     python tools/train_qa_model.py --stage final         # only the final run, threshold from the dev run on record
     python tools/train_qa_model.py --cards-only          # MODEL_CARD.md from metrics.json and alternatives.json
+    python tools/train_qa_model.py --stage fold --hold-out Computational_complexity_theory
+                                                         # one more held-out article (folds.json, ~30 min)
 
 Two stages, both from a fixed seed with :class:`course_lib.finetuning.qa_reader.QAReader` (the loop of
 ``course_lib.finetuning.training``):
@@ -15,6 +17,11 @@ Two stages, both from a fixed seed with :class:`course_lib.finetuning.qa_reader.
 2. **final**: the same recipe on all four training articles, with the threshold of stage 1; the held-out test
    article (``Victoria_(Australia)``) is scored once, beside "always no answer" and the word-overlap baseline
    (``course_lib.finetuning.qa_eval.overlap_answer``), into ``metrics.json``.
+
+3. **fold** (optional, one article per call): the chosen recipe trained on every article but one — the test
+   article included — and made to answer every question of the article left out. Its best spans and their
+   scores go to ``folds.json`` (not the weights), so that span selection is scored on more than one article;
+   the notebook and ``tests/test_qa_model.py`` score them live against the word-overlap baseline.
 
 Every run (settings, seconds, scores) is kept in ``alternatives.json``. The encoder is stored as its difference
 from the packaged base (``course_lib.checkpoints.delta``, fp16), S and E in ``qa_outputs.safetensors``.
@@ -126,6 +133,34 @@ def dev_stage(name: str, out: Path, save_to: Path | None = None, ship: bool = Fa
     return rec
 
 
+def fold_stage(name: str, out: Path, held_out: str) -> dict:
+    """Train on every article but ``held_out`` (the test article included) and keep, for each of its questions,
+    the best span (forced to answer) with its span and [CLS] scores, in ``folds.json``."""
+    everything = load_squad("train") + load_squad("test")
+    titles = sorted({e.title for e in everything})
+    if held_out not in titles:
+        raise SystemExit(f"no article {held_out!r}: the sample has {', '.join(titles)}")
+    train = [e for e in everything if e.title != held_out]
+    scored = [e for e in everything if e.title == held_out]
+    reader, run, seconds = train_reader(name, train)
+    preds = reader.predict(scored, null_threshold=INF)
+    answerable = [k for k, e in enumerate(scored) if e.answers]
+    rec = {**settings(name), "stage": "fold", "held_out": held_out, "train_articles": sorted({e.title for e in train}),
+           "train_questions": len(train), "train_seconds": round(seconds, 1), "machine": machine(),
+           "train_losses": [round(e.train_loss, 4) for e in run.epochs],
+           "forced_answer_answerable": round_scores(squad_scores([scored[k] for k in answerable],
+                                                                 [preds[k].text for k in answerable])),
+           "predictions": {e.id: {"text": p.text, "span_score": round(p.span_score, 4),
+                                  "null_score": round(p.null_score, 4)} for e, p in zip(scored, preds)}}
+    f = out / "folds.json"
+    folds = [r for r in (json.loads(f.read_text()) if f.exists() else []) if r["held_out"] != held_out] + [rec]
+    f.write_text(json.dumps(sorted(folds, key=lambda r: r["held_out"]), indent=1) + "\n")
+    (out / "MODEL_CARD.md").write_text(card(json.loads((out / "metrics.json").read_text()),
+                                            json.loads((out / "alternatives.json").read_text()), read_folds(out)))
+    print(json.dumps({k: rec[k] for k in ("held_out", "train_seconds", "forced_answer_answerable")}), flush=True)
+    return rec
+
+
 def final_stage(name: str, out: Path, threshold: float) -> dict:
     train = load_squad("train")
     reader, run, seconds = train_reader(name, train)
@@ -179,7 +214,7 @@ def score_shipped(out: Path) -> dict:
         if r["recipe"] == metrics["recipe"] and r["stage"] == metrics["shipped_stage"] == "final":
             r["test"] = round_scores(metrics["test"])
     (out / "alternatives.json").write_text(json.dumps(runs, indent=1) + "\n")
-    (out / "MODEL_CARD.md").write_text(card(metrics, runs))
+    (out / "MODEL_CARD.md").write_text(card(metrics, runs, read_folds(out)))
     return metrics
 
 
@@ -206,7 +241,49 @@ def _row(name: str, s: dict) -> str:
             f"{s['NoAns_exact']:.1f} |")
 
 
-def card(m: dict, runs: list[dict]) -> str:
+def read_folds(out: Path) -> list[dict]:
+    f = out / "folds.json"
+    return json.loads(f.read_text()) if f.exists() else []
+
+
+def fold_scores(fold: dict) -> dict:
+    """Span selection on a fold's held-out article: its reader's stored best spans and the word-overlap baseline,
+    scored on the article's answerable questions."""
+    held = [e for e in load_squad("train") + load_squad("test") if e.title == fold["held_out"] and e.answers]
+    return {"reader": squad_scores(held, [fold["predictions"][e.id]["text"] for e in held]),
+            "overlap": squad_scores(held, [overlap_answer(e.question, e.context) for e in held])}
+
+
+def _folds_section(m: dict, folds: list[dict]) -> str:
+    if not folds:
+        return ""
+    answerable = [e for e in load_squad("test") if e.answers]
+    forced = m["test_forced_answer"]
+    rows = [(m["test_article"], ", ".join(m["train_articles"]), len(answerable),
+             {"exact": forced["HasAns_exact"], "f1": forced["HasAns_f1"]}, m["overlap_baseline_answerable"],
+             "this model")]
+    for f in folds:
+        sc = fold_scores(f)
+        rows.append((f["held_out"], ", ".join(f["train_articles"]), sc["reader"]["total"], sc["reader"],
+                     sc["overlap"], f"`--stage fold`, {f['train_seconds']:.0f} s on {f['machine']}"))
+    table = "\n".join(f"| {a} | {t} | {n} | {r['exact']:.1f} / {r['f1']:.1f} | {o['exact']:.1f} / {o['f1']:.1f} | "
+                      f"{how} |" for a, t, n, r, o, how in rows)
+    return f"""
+## Span selection on more than one article
+One article is a small test. The same recipe was trained again with another article left out (the test article
+included in its training), and made to answer every question of the article it never saw; its best spans and
+their scores are kept in `folds.json` (not its weights), and scored here on the answerable questions (SQuAD
+1.1's task: no answerability decision), beside the word-overlap baseline:
+
+| held-out article | trained on | answerable questions | reader EM / F1 | word overlap EM / F1 | reader |
+|---|---|---|---|---|---|
+{table}
+
+Rebuild a fold: `python tools/train_qa_model.py --stage fold --hold-out ARTICLE`.
+"""
+
+
+def card(m: dict, runs: list[dict], folds: list[dict] | None = None) -> str:
     t = m["test"]
     lines = []
     for r in runs:
@@ -270,7 +347,7 @@ best of the gold answers; an unanswerable question is right only when the answer
 
 The word-overlap baseline (`course_lib.finetuning.qa_eval.overlap_answer`, no learning) takes the context sentence
 sharing the most question words and answers with the run of non-question words nearest to them.
-
+{_folds_section(m, folds or [])}
 A small model trained on about a thousand questions: far below readers trained on all of SQuAD (F1 in the
 80s-90s). Use it to see how S and E score tokens, not to answer questions.
 
@@ -287,7 +364,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=data_dir("models", SHIPPED_QA_MODEL))
     ap.add_argument("--recipe", default=CHOSEN, choices=sorted(RECIPES))
-    ap.add_argument("--stage", default="both", choices=("dev", "final", "both", "ship", "rescore"))
+    ap.add_argument("--stage", default="both", choices=("dev", "final", "both", "ship", "rescore", "fold"))
+    ap.add_argument("--hold-out", help="with --stage fold: the article left out of training and scored")
     ap.add_argument("--cards-only", action="store_true")
     ap.add_argument("--dev-model", type=Path, help="also save the dev run's model (and its metrics) here")
     ap.add_argument("--ship-dev", action="store_true", help="ship the dev run's model (no final run); with "
@@ -296,9 +374,14 @@ def main(argv=None):
     out = args.out
     if args.cards_only:
         (out / "MODEL_CARD.md").write_text(card(json.loads((out / "metrics.json").read_text()),
-                                                json.loads((out / "alternatives.json").read_text())))
+                                                json.loads((out / "alternatives.json").read_text()), read_folds(out)))
         return
     torch.set_num_threads(THREADS)
+    if args.stage == "fold":
+        if not args.hold_out:
+            raise SystemExit("--stage fold needs --hold-out ARTICLE")
+        fold_stage(args.recipe, out, args.hold_out)
+        return
     if args.stage == "rescore":  # the shipped folder's test scores, from its stored weights
         score_shipped(out)
         return
