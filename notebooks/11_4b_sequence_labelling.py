@@ -709,6 +709,26 @@ fig.tight_layout()
 # *where* an answer would be, not *whether* there is one; learning that is what readers trained on SQuAD 2.0's
 # more than 100,000 questions have and this one, with about a thousand, does not.
 
+# %% [markdown]
+# Would a better pretrained encoder help? `tools/train_qa_model.py` ran the same recipe on course-bert v2 (the
+# same MiniLM, trained further by masked language modelling on broad English, notebook 11.2), as a dev run:
+# trained on three of the training articles, scored on the fourth, beside the MiniLM reader's dev run on the
+# same articles (`alternatives.json`, the record of every run):
+
+# %%
+# claim: qa-encoder
+dev_runs = {r["recipe"]: r for r in json.loads(data_dir("models", SHIPPED_QA_MODEL, "alternatives.json").read_text())
+            if r["stage"] == "dev"}
+for name, recipe in (("MiniLM", card["recipe"]), ("course-bert v2", "course-bert-" + card["recipe"])):
+    r = dev_runs[recipe]
+    print(f"{name:15s} on {r['dev_article']}: made to answer, answerable F1 {r['dev_forced_answer']['HasAns_f1']:4.1f}; "
+          f"with its threshold, F1 {r['dev_at_threshold']['f1']:4.1f} (its {r['train_questions']} training questions)")
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# The two readers select spans equally well and decide answerability about equally badly: the encoder is not
+# what limits this reader. More questions are what would help it — most of all more unanswerable ones, since
+# answerability is what it fails at.
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The QA span viewer
 # The shipped reader on a question and a passage: $P(\text{start}=i)$ and $P(\text{end}=j)$ over the passage's

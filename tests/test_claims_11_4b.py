@@ -152,6 +152,15 @@ def test_qa_spans_folds(run):
     assert "about twice as often as word overlap" in p and "by ten points or more" in p
 
 
+def test_qa_encoder(run):
+    """course-bert v2 as the encoder changes neither span selection nor the overall F1 by more than a point."""
+    text = output(run, "qa-encoder")
+    f = {name: (number(rf"{name}\s+on \S+: made to answer, answerable F1\s+([\d.]+)", text),
+                number(rf"{name}\s+on \S+: .*with its threshold, F1\s+([\d.]+)", text)) for name in ("MiniLM", "course-bert v2")}
+    assert abs(f["MiniLM"][0] - f["course-bert v2"][0]) < 1 and abs(f["MiniLM"][1] - f["course-bert v2"][1]) < 1, f
+    assert "select spans equally well and decide answerability about equally badly" in " ".join(prose(run).split())
+
+
 def test_qa_reader(run):
     import json
 
