@@ -49,8 +49,7 @@ browser:
 sandbox:
 	@bash tools/install_sandbox.sh
 
-# the browser tests run beside the others once the course cache is warm, else after them (tools/run_tests.py);
-# SERIAL=1 runs one pytest process
+# the browser tests run beside the others (tools/run_tests.py); SERIAL=1 runs one pytest process
 test: setup browser
 	$(PY) tools/run_tests.py $(if $(SERIAL),--serial)
 
