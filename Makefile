@@ -49,9 +49,8 @@ browser:
 sandbox:
 	@bash tools/install_sandbox.sh
 
-# the browser tests run beside the others (tools/run_tests.py); SERIAL=1 runs one pytest process
 test: setup browser
-	$(PY) tools/run_tests.py $(if $(SERIAL),--serial)
+	$(PY) -m pytest
 
 # the fast loop for developers (< 3 min): lint, imports and cycles, unit tests; no notebook, no browser, nothing slow
 check: $(STAMP)
