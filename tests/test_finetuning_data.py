@@ -126,3 +126,27 @@ def test_long_sentences_are_cut_to_max_length_and_unknown_labels_refused(embedde
     with pytest.raises(ValueError, match="unknown label 'neutral'"):
         collate([SentenceExample("fine", "neutral")])
     assert torch.is_tensor(batch["labels"])
+
+
+def test_the_cache_key_names_the_tokenizer_by_its_content_not_its_folder(embedded, tmp_path):
+    """A run cached in one clone is found in another: the key must not hold the folder the tokenizer came from
+    (every fresh clone has its own virtual environment, so the embedded model's path differs)."""
+    import shutil
+
+    from course_lib.checkpoints import embedded_model_dir
+    from course_lib.tokenization import BertTokenizer
+
+    _, tok = embedded
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(embedded_model_dir() / name, tmp_path / name)
+    moved = BertTokenizer.from_dir(tmp_path)
+    assert moved.name != tok.name
+    assert SentenceCollator(moved, SENTIMENT_LABELS).cache_key() == SentenceCollator(tok, SENTIMENT_LABELS).cache_key()
+    assert str(tmp_path) not in json.dumps(SentenceCollator(moved, SENTIMENT_LABELS).cache_key())
+    # another vocabulary is another tokenizer
+    data = json.loads((tmp_path / "tokenizer.json").read_text())
+    data["model"]["vocab"]["zzzz"] = len(data["model"]["vocab"])
+    (tmp_path / "tokenizer.json").write_text(json.dumps(data))
+    other = BertTokenizer.from_dir(tmp_path)
+    assert other.fingerprint != tok.fingerprint
+    assert SentenceCollator(other, SENTIMENT_LABELS).cache_key() != SentenceCollator(tok, SENTIMENT_LABELS).cache_key()

@@ -157,7 +157,8 @@ class _Collator:
     def cache_key(self) -> dict:
         """What the cache key of a training run needs to know about this collator."""
         return {"collator": type(self).__name__, "labels": self.labels, "max_length": self.max_length,
-                "tokenizer": getattr(self.tokenizer, "name", type(self.tokenizer).__name__),
+                # what the tokenizer is, never where it was loaded from: a path would differ in every clone
+                "tokenizer": getattr(self.tokenizer, "fingerprint", type(self.tokenizer).__name__),
                 "vocab_size": getattr(self.tokenizer, "vocab_size", None)}
 
 

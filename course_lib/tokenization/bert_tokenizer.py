@@ -12,6 +12,8 @@ sentence pair ``[CLS] A [SEP] B [SEP]`` with ``token_type_ids`` 0 for A and 1 fo
 """
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import warnings
 from dataclasses import dataclass, field
@@ -119,6 +121,12 @@ class BertTokenizer:
         return tok
 
     # ------------------------------------------------------------------ vocabulary
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """16 hex digits of the sha256 of the whole tokenizer (vocabulary, normalizer, templates): the same
+        tokenizer gives the same fingerprint wherever it was loaded from (cache keys must not hold a path)."""
+        return hashlib.sha256(self.backend.to_str().encode()).hexdigest()[:16]
+
     @property
     def vocab_size(self) -> int:
         return self.backend.get_vocab_size(with_added_tokens=True)
