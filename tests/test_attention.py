@@ -155,3 +155,21 @@ def test_model_scores_are_the_pre_softmax_matrices_of_its_weights(embedded, pari
         torch.testing.assert_close(s.masked_fill(pad, float("-inf")).softmax(-1), w, atol=1e-6, rtol=0)
     assert not torch.allclose(out.scores[0], out.scores[1])
     assert len(out.scores[2:4]) == 2
+
+
+def test_states_by_length_equal_the_padded_batch_at_every_real_token(embedded):
+    """last_hidden_by_length runs a batch in groups of similar length: the same states at real tokens (padding
+    never reaches them; float sums in other orders: atol 1e-5), zeros at padding, and a left-padded batch refused."""
+    model, tok = embedded
+    texts = ["A dog barked.", "The capital of France is Paris, and it is a large city on the Seine.", "Hi",
+             "He brushed his teeth before going to bed, as he did every night.", "Rain again."]
+    enc = tok(texts)
+    ref = model(enc.input_ids, enc.attention_mask, enc.token_type_ids).last_hidden_state
+    for rows in (1, 2, 8):
+        got = model.last_hidden_by_length(enc.input_ids, enc.attention_mask, enc.token_type_ids, rows=rows)
+        real = enc.attention_mask.bool()
+        assert got.shape == ref.shape
+        assert torch.allclose(got[real], ref[real], atol=1e-5), rows
+        assert not got[~real].any()
+    with pytest.raises(ValueError, match="right-padded"):
+        model.last_hidden_by_length(enc.input_ids.flip(1), enc.attention_mask.flip(1))

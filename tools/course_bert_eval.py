@@ -81,9 +81,9 @@ def heldout_mlm(model, tok, texts, unigram: torch.Tensor, *, seed: int = 0, batc
         sel = m.labels != -100
         if not sel.any():
             continue
-        out = model.bert(m.input_ids.to(dev), enc.attention_mask.to(dev), enc.token_type_ids.to(dev),
-                         output_hidden_states=False)
-        logits = model.cls.predictions(out.last_hidden_state[sel.to(dev)]).float().cpu()
+        hidden = model.bert.last_hidden_by_length(m.input_ids.to(dev), enc.attention_mask.to(dev),
+                                                  enc.token_type_ids.to(dev))
+        logits = model.cls.predictions(hidden[sel.to(dev)]).float().cpu()
         gold = m.labels[sel]
         top5 = logits.topk(5, dim=-1).indices
         golds.append(gold)

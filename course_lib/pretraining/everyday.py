@@ -43,14 +43,17 @@ def everyday_cloze_scores(model, tokenizer, items: list[dict], top_k: int = 5) -
         raise NoMLMHeadError(f"{getattr(model, 'name_or_path', 'this model')} has no MLM head to fill a [MASK]")
     if not items:
         raise ValueError("no sentences to score")
+    enc = tokenizer([it["text"] for it in items], device=model.device)
+    where = enc.input_ids == tokenizer.mask_token_id  # (B, T)
+    for it, count in zip(items, where.sum(1).tolist()):
+        if count != 1:
+            raise ValueError(f"{it['text']!r} must hold exactly one [MASK], it has {count}")
+    # all sentences at once, in groups of similar length, and the MLM head only where the [MASK] is
+    hidden = model.bert.last_hidden_by_length(enc.input_ids, enc.attention_mask, enc.token_type_ids)
+    tops = model.cls.predictions(hidden[where]).float().topk(top_k).indices  # (B, k), in the items' order
     rows = []
-    for it in items:
-        enc = tokenizer(it["text"], device=model.device)
-        pos = (enc.input_ids[0] == tokenizer.mask_token_id).nonzero().flatten().tolist()
-        if len(pos) != 1:
-            raise ValueError(f"{it['text']!r} must hold exactly one [MASK], it has {len(pos)}")
-        logits = model(**enc).logits[0, pos[0]].float()
-        top = tokenizer.convert_ids_to_tokens(logits.topk(top_k).indices.tolist())
+    for it, ids in zip(items, tops.tolist()):
+        top = tokenizer.convert_ids_to_tokens(ids)
         ok = set(it["answers"])
         rows.append({"text": it["text"], "answers": list(it["answers"]), "top": top, "top1_ok": top[0] in ok,
                      "topk_ok": bool(ok & set(top))})

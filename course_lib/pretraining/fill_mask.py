@@ -103,9 +103,9 @@ def masked_token_accuracy(model, tokenizer, texts, unigram: torch.Tensor, *, sel
         if not sel.any():
             continue
         dev = model.device
-        out = model.bert(masked.input_ids.to(dev), enc.attention_mask.to(dev), enc.token_type_ids.to(dev),
-                         output_hidden_states=False)
-        logits = model.cls.predictions(out.last_hidden_state[sel.to(dev)])  # (n, |V|)
+        hidden = model.bert.last_hidden_by_length(masked.input_ids.to(dev), enc.attention_mask.to(dev),
+                                                  enc.token_type_ids.to(dev))  # (B, T, d), little padding computed
+        logits = model.cls.predictions(hidden[sel.to(dev)])  # (n, |V|)
         gold = masked.labels[sel].to(dev)
         top5 = logits.topk(5, dim=-1).indices
         n += int(sel.sum())
@@ -176,7 +176,8 @@ def predictions_by_fate(model, tokenizer, texts, unigram: torch.Tensor, *, seed:
         enc = tokenizer(texts[i:i + batch_size])
         b = mlm_mask(enc.input_ids, special_ids=tokenizer.special_ids, mask_token_id=tokenizer.mask_token_id,
                      unigram=unigram, generator=g, attention_mask=enc.attention_mask)
-        out = model.bert(b.input_ids.to(dev), enc.attention_mask.to(dev), enc.token_type_ids.to(dev))
+        hidden = model.bert.last_hidden_by_length(b.input_ids.to(dev), enc.attention_mask.to(dev),
+                                                  enc.token_type_ids.to(dev))  # (B, T, d)
         original, shown = enc.input_ids.to(dev), b.input_ids.to(dev)
         swapped = b.randomized.to(dev) & (shown != original)
         groups = {"[MASK]": b.masked.to(dev), "random token": swapped,
@@ -185,7 +186,7 @@ def predictions_by_fate(model, tokenizer, texts, unigram: torch.Tensor, *, seed:
         for fate, where in groups.items():
             if not where.any():
                 continue
-            p = model.cls.predictions(out.last_hidden_state[where]).softmax(-1)  # (n, |V|)
+            p = model.cls.predictions(hidden[where]).softmax(-1)  # (n, |V|)
             orig, seen = original[where], shown[where]
             top1 = p.argmax(-1)
             sums[fate] += torch.tensor([where.sum().item(), (top1 == orig).sum().item(),
