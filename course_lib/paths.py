@@ -3,6 +3,8 @@
 * :func:`data_dir` -- the package data (``course_lib/data``): the shipped models, the sense data and the
   data sets of the notebooks, read-only, found with :mod:`importlib.resources` so that a non-editable
   ``pip install .`` finds them as well as a checkout does.
+* :func:`shipped_run` -- a finished run shipped with the course (``course_lib/data/runs``), in the layout of
+  the cache's own folders: what a fresh clone loads instead of training (tools/ship_runs.py makes them).
 * :func:`cache_dir` -- everything a run writes (UMAP projections, fine-tuning runs, logs): the user cache
   directory of the platform (``~/.cache/course-lib`` on Linux, via ``platformdirs``), or the folder named
   by the environment variable ``COURSE_LIB_CACHE``. Created on first use. course_lib never writes into
@@ -21,6 +23,21 @@ def data_dir(*parts: str) -> Path:
     """A path inside the package data, e.g. ``data_dir("models", "course-bert")`` (not checked to exist)."""
     root = resources.files("course_lib") / "data"
     return Path(str(root)).joinpath(*parts)
+
+
+def shipped_run(kind: str, name: str) -> Path | None:
+    """The folder of a finished run shipped with the course, ``course_lib/data/runs/<kind>/<name>`` (named as
+    the cache names the same run, so by its recipe, data and code), or None when none is shipped or it is
+    incomplete (no ``run.json``)."""
+    folder = data_dir("runs", kind, name)
+    return folder if (folder / "run.json").is_file() else None
+
+
+def is_shipped(path: str | Path | None) -> bool:
+    """Is ``path`` inside the package data (a shipped file or run), rather than in the user's cache?"""
+    if path is None:
+        return False
+    return Path(path).resolve().is_relative_to(data_dir().resolve())
 
 
 def cache_root() -> Path:

@@ -247,7 +247,7 @@ def test_the_recipe_is_what_the_prose_describes():
 def test_the_run_reports_its_time(run):
     text = output(run, "pretraining-run")
     assert number(r"training took (\d+) s", text) > 0
-    assert re.search(r"\((loaded from the cache|just now), ", text)
+    assert re.search(r"\((shipped with the course|loaded from the cache|just now), ", text)
 
 
 def pretraining_numbers(run):

@@ -34,7 +34,7 @@ import torch.nn.functional as F
 from ..model.bert import BertConfig
 from ..model.device import get_device, seed_everything
 from ..model.heads import BertForPreTraining
-from ..paths import cache_dir
+from ..paths import cache_dir, is_shipped, shipped_run
 from ..tokenization.bert_tokenizer import BertTokenizer
 from .masking import mlm_mask, nsp_pairs, unigram_distribution
 
@@ -128,6 +128,16 @@ class PretrainingRun:
     heldout_unigram_loss: float = 0.0  # that guesser's cross-entropy on the held-out masked tokens
     path: Path | None = None
 
+    @property
+    def shipped(self) -> bool:
+        """Loaded from the run shipped with the course (not trained here, not from this machine's cache)."""
+        return is_shipped(self.path)
+
+    @property
+    def origin(self) -> str:
+        """Where this run came from, in words: 'just now', 'loaded from the cache' or 'shipped with the course'."""
+        return "shipped with the course" if self.shipped else "loaded from the cache" if self.cached else "just now"
+
     def smoothed(self, key: str = "mlm", window: int = 50) -> list[float]:
         """Running mean over ``window`` steps, for a readable loss curve."""
         vals = [r[key] for r in self.losses]
@@ -202,26 +212,36 @@ def _probe(model, tokenizer, probes) -> list[list[str]]:
 
 
 def pretrain_tiny_bert(recipe: PretrainingRecipe | None = None, *, cache: bool = True, progress: bool = True,
-                       device=None, threads: int | None = 1) -> PretrainingRun:
+                       device=None, threads: int | None = 1, stop_after: int | None = None) -> PretrainingRun:
     """Train BERT's two objectives together, L = L_MLM + L_NSP (§11.2.1-11.2.2), from random weights.
 
     Every step draws a batch of NSP pairs (50% true next sentence; a new set of pairs each epoch)
     and a fresh MLM mask (15% of the tokens; 80/10/10 with random tokens from the training text's
     unigram distribution): dynamic masking, as in RoBERTa. With ``cache`` a run with the same recipe
-    and corpus is loaded from ``cache_dir("pretraining")`` instead of trained again.
+    and corpus is loaded instead of trained again: the run shipped with the course
+    (``course_lib/data/runs/pretraining``, made by tools/ship_runs.py) or the one in ``cache_dir("pretraining")``.
+    ``cache=False`` trains it live (about 80 CPU-seconds), whatever is stored.
 
     threads: CPU threads for the run (None: torch's setting). One by default: the matrices of a d = 64
     model are too small to share between threads, and on a busy machine a second thread that has to be
     waited for made each step 30 times slower (measured).
+    stop_after: end after this many steps and store nothing (to check that a stored run is this recipe's:
+    its first steps' losses must be these).
     """
     recipe = recipe or PretrainingRecipe()
     docs = python_reference_documents()
     folder = run_folder(recipe, docs)
     dev = get_device(device)
-    if cache and (folder / "run.json").exists():
-        return load_run(folder, device=dev)
+    if stop_after is not None:
+        if not 0 < stop_after <= recipe.steps:
+            raise ValueError(f"stop_after must be between 1 and the recipe's {recipe.steps} steps, not {stop_after}")
+        cache = False
+    if cache:
+        for stored in (shipped_run("pretraining", folder.name), folder):
+            if stored is not None and (stored / "run.json").exists():
+                return load_run(stored, device=dev)
     with cpu_threads(threads):
-        return _pretrain(recipe, docs, folder, dev, cache, progress)
+        return _pretrain(recipe, docs, folder, dev, cache, progress, stop_after)
 
 
 @contextlib.contextmanager
@@ -236,7 +256,7 @@ def cpu_threads(n: int | None):
         torch.set_num_threads(before)
 
 
-def _pretrain(recipe, docs, folder, dev, cache, progress) -> PretrainingRun:
+def _pretrain(recipe, docs, folder, dev, cache, progress, stop_after=None) -> PretrainingRun:
     data = _Data(recipe, docs)
     g = seed_everything(recipe.seed)
     tok = data.tokenizer
@@ -289,6 +309,8 @@ def _pretrain(recipe, docs, folder, dev, cache, progress) -> PretrainingRun:
             bar.update(1)
             if (step + 1) % 10 == 0:
                 bar.set_postfix(mlm=f"{run.smoothed('mlm', 10)[-1]:.2f}", nsp=f"{run.smoothed('nsp', 10)[-1]:.2f}")
+        if stop_after is not None and step + 1 == stop_after:
+            break
     if bar is not None:
         bar.close()
     run.seconds, run.cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start

@@ -1,0 +1,95 @@
+"""The training runs shipped with the course (course_lib/data/runs, made by tools/ship_runs.py): each is the run
+the current code asks for, a fresh cache loads it without training or writing anything, its first steps
+retrained here give its losses, and the README describes what is there."""
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+import pytest
+
+from conftest import ROOT
+from course_lib.paths import data_dir, is_shipped, shipped_run
+from course_lib.pretraining.training import (PretrainingRecipe, corpus_hash, pretrain_tiny_bert,
+                                             python_reference_documents, run_folder)
+
+sys.path.insert(0, str(ROOT / "tools"))
+import ship_runs  # noqa: E402
+
+RUNS = data_dir("runs")
+STEPS = 25  # retrained here: the first steps of the shipped run
+TOL = 2e-3  # losses are stored to 5 decimals; another CPU sums in another order
+
+
+@pytest.fixture
+def empty_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_LIB_CACHE", str(tmp_path))
+    return tmp_path
+
+
+def _shipped_tiny_bert():
+    runs = sorted((RUNS / "pretraining").glob("tiny-bert-*"))
+    assert len(runs) == 1, f"one tiny BERT run is shipped, not {[r.name for r in runs]}"
+    return runs[0], json.loads((runs[0] / "shipped.json").read_text())
+
+
+def _same_training_text(made: dict):
+    if corpus_hash(python_reference_documents()) != made["corpus_hash"]:
+        pytest.skip(f"this Python's reference manual (pydoc_data, Python {sys.version.split()[0]}) is not the one the "
+                    f"shipped run was trained on (Python {made['python']}): notebook 11.2 trains its own run here")
+
+
+def test_the_shipped_tiny_bert_is_the_run_the_notebooks_recipe_asks_for(empty_cache):
+    folder, made = _shipped_tiny_bert()
+    _same_training_text(made)
+    want = run_folder(PretrainingRecipe()).name
+    assert folder.name == want, (f"the shipped run {folder.name} is not the current recipe's ({want}): the recipe or "
+                                 "the code version changed; run tools/ship_runs.py")
+    assert shipped_run("pretraining", want) == folder
+
+
+def test_a_fresh_cache_loads_the_shipped_run_and_writes_nothing(empty_cache):
+    folder, made = _shipped_tiny_bert()
+    _same_training_text(made)
+    run = pretrain_tiny_bert(PretrainingRecipe(), progress=False)
+    assert run.cached and run.shipped and run.origin == "shipped with the course" and run.path == folder
+    assert is_shipped(run.path) and not is_shipped(empty_cache)
+    assert not [f for f in empty_cache.rglob("*") if f.is_file()], "loading a shipped run wrote into the cache"
+    assert len(run.losses) == run.recipe.steps and run.evals[-1]["step"] == run.recipe.steps
+    assert run.evals[-1]["heldout_mlm"] < run.evals[0]["heldout_mlm"] - 1  # it learnt
+    m = run.model
+    assert m.cls.predictions.decoder.weight is m.bert.embeddings.word_embeddings.weight
+
+
+def test_its_first_steps_retrained_here_give_its_losses(empty_cache):
+    folder, made = _shipped_tiny_bert()
+    _same_training_text(made)
+    shipped = pretrain_tiny_bert(PretrainingRecipe(), progress=False)
+    again = pretrain_tiny_bert(PretrainingRecipe(), progress=False, stop_after=STEPS)
+    assert not again.cached and again.path is None and not [f for f in empty_cache.rglob("*") if f.is_file()]
+    assert [r["step"] for r in again.losses] == list(range(1, STEPS + 1))
+    for a, b in zip(again.losses, shipped.losses[:STEPS]):
+        assert a["mlm"] == pytest.approx(b["mlm"], abs=TOL) and a["nsp"] == pytest.approx(b["nsp"], abs=TOL), a["step"]
+    assert again.evals[0]["heldout_mlm"] == pytest.approx(shipped.evals[0]["heldout_mlm"], abs=TOL)
+    assert math.isclose(again.losses[-1]["lr"], shipped.losses[STEPS - 1]["lr"])
+
+
+def test_cache_false_trains_even_when_a_run_is_shipped_and_stop_after_is_checked(empty_cache):
+    with pytest.raises(ValueError, match="stop_after must be between 1 and the recipe's 3000 steps, not 0"):
+        pretrain_tiny_bert(PretrainingRecipe(), progress=False, stop_after=0)
+    short = PretrainingRecipe(steps=4, batch_size=4, warmup=1, eval_every=2)
+    run = pretrain_tiny_bert(short, progress=False, cache=False)
+    assert not run.cached and not run.shipped and run.origin == "just now"
+
+
+def test_every_shipped_run_is_complete_small_and_in_the_readme():
+    folders = [p for kind in RUNS.iterdir() if kind.is_dir() for p in kind.iterdir()]
+    assert folders
+    readme = (RUNS / "README.md").read_text()
+    for folder in folders:
+        assert (folder / "run.json").is_file() and (folder / "shipped.json").is_file(), folder
+        assert sum(f.stat().st_size for f in folder.rglob("*")) < 5 * 2**20, folder
+        assert f"`{folder.parent.name}/{folder.name}`" in readme
+    assert readme == ship_runs.readme_text(), "run tools/ship_runs.py --readme"
+
