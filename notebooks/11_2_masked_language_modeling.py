@@ -582,9 +582,9 @@ print("NSP scores from the raw z_CLS instead:", torch.allclose(tiny.cls.seq_rela
 # finance…), the lecture continues the **same** MLM training on the domain's text: predict the `[MASK]`ed
 # tokens, now of in-domain sentences. Here the domain is the Python reference manual, with the same held-out
 # documents as above, and the model is course-bert. To keep it to about a minute of CPU, only its top two layers
-# and the MLM head's transform are trained (cached, like the pretraining run). We score held-out in-domain text
-# before and after, and, to see the price, the general English course-bert was trained on (its held-out
-# text).
+# and the MLM head's transform are trained (the run ships with the course, like the pretraining run;
+# `cache=False` trains it live). We score held-out in-domain text before and after, and, to see the price, the
+# general English course-bert was trained on (its held-out text).
 
 # %%
 # claim: adaptation
@@ -593,7 +593,7 @@ from course_lib.pretraining.adaptation import AdaptationRecipe, adapt_to_domain
 adaptation = adapt_to_domain(mlm_model, tokenizer, MLM_MODEL, AdaptationRecipe(),
                              other_texts={"general English (course-bert's held-out text)": heldout[:200]})
 print(f"trained {adaptation.trained_parameters:,} parameters for {adaptation.recipe.steps} steps in "
-      f"{adaptation.seconds:.0f} s ({'loaded from the cache' if adaptation.cached else 'just now'})")
+      f"{adaptation.seconds:.0f} s ({adaptation.origin})")
 for name in adaptation.before:
     print(f"{name:40s} held-out cloze loss {adaptation.before[name]:.2f} -> {adaptation.after[name]:.2f}")
 

@@ -83,13 +83,63 @@ def test_cache_false_trains_even_when_a_run_is_shipped_and_stop_after_is_checked
     assert not run.cached and not run.shipped and run.origin == "just now"
 
 
+# ----------------------------------------------------------------------------- 11.2 §7: domain adaptation
+
+@pytest.fixture(scope="module")
+def course_bert():
+    from course_lib import load_pretrained
+
+    return load_pretrained("course-bert", device="cpu")
+
+
+def _shipped_adaptation():
+    runs = sorted((RUNS / "pretraining").glob("adapt-course-bert-*"))
+    assert len(runs) == 1, f"one adaptation run is shipped, not {[r.name for r in runs]}"
+    return runs[0], json.loads((runs[0] / "shipped.json").read_text())
+
+
+def test_the_shipped_adaptation_is_the_run_the_notebook_asks_for(course_bert, empty_cache):
+    from course_lib.pretraining.adaptation import AdaptationRecipe, adaptation_run_name
+
+    folder, made = _shipped_adaptation()
+    _same_training_text(made)
+    model, _ = course_bert
+    want = adaptation_run_name(model, "course-bert", AdaptationRecipe())
+    assert folder.name == want, (f"the shipped adaptation {folder.name} is not the current one ({want}): the recipe, "
+                                 "the code version or course-bert's weights changed; run tools/ship_runs.py")
+    meta = json.loads((folder / "run.json").read_text())
+    assert set(meta["after"]) == {"in-domain (held-out Python manual)", ship_runs.OTHER_TEXTS}
+    source = (ROOT / "notebooks" / "11_2_masked_language_modeling.py").read_text()
+    assert f'other_texts={{"{ship_runs.OTHER_TEXTS}": heldout[:{ship_runs.N_OTHER}]}}' in source, \
+        "the notebook scores other texts than the shipped run did"
+
+
+def test_the_adaptation_loads_without_training_and_its_first_steps_are_reproduced(course_bert, empty_cache):
+    from course_lib.checkpoints import shipped_heldout
+    from course_lib.pretraining.adaptation import AdaptationRecipe, adapt_to_domain
+
+    folder, made = _shipped_adaptation()
+    _same_training_text(made)
+    model, tok = course_bert
+    other = {ship_runs.OTHER_TEXTS: shipped_heldout("course-bert")[:ship_runs.N_OTHER]}
+    run = adapt_to_domain(model, tok, "course-bert", AdaptationRecipe(), other_texts=other, progress=False)
+    assert run.cached and run.shipped and run.path == folder and run.origin == "shipped with the course"
+    assert run.after == json.loads((folder / "run.json").read_text())["after"]  # nothing scored again
+    assert not [f for f in empty_cache.rglob("*") if f.is_file()], "loading a shipped run wrote into the cache"
+    again = adapt_to_domain(model, tok, "course-bert", AdaptationRecipe(), progress=False, stop_after=5)
+    assert not again.cached and again.path is None and again.before == again.after == {}
+    assert again.losses == pytest.approx(run.losses[:5], abs=TOL)
+    with pytest.raises(ValueError, match="stop_after must be between 1 and the recipe's 60 steps, not 61"):
+        adapt_to_domain(model, tok, "course-bert", AdaptationRecipe(), progress=False, stop_after=61)
+
+
 def test_every_shipped_run_is_complete_small_and_in_the_readme():
     folders = [p for kind in RUNS.iterdir() if kind.is_dir() for p in kind.iterdir()]
     assert folders
     readme = (RUNS / "README.md").read_text()
     for folder in folders:
         assert (folder / "run.json").is_file() and (folder / "shipped.json").is_file(), folder
-        assert sum(f.stat().st_size for f in folder.rglob("*")) < 5 * 2**20, folder
+        assert sum(f.stat().st_size for f in folder.rglob("*")) < 20 * 2**20, folder  # files: <= 50 MB each
         assert f"`{folder.parent.name}/{folder.name}`" in readme
     assert readme == ship_runs.readme_text(), "run tools/ship_runs.py --readme"
 

@@ -9,8 +9,9 @@ Each run is trained from nothing here (never copied from an older cache) by the 
 calls, with the notebook's recipe. tests/test_shipped_runs.py checks that each shipped run is the one the
 current code asks for, and retrains its first steps to compare their losses with the shipped ones.
 
-What is shipped (small files only; every other heavy step is cached on first use, see the README):
-  pretraining/tiny-bert-<key>   notebook 11.2 §6: BERT's two objectives from random weights (~0.9 MB)
+What is shipped (every other heavy step is cached on first use, see the README):
+  pretraining/tiny-bert-<key>           notebook 11.2 §6: BERT's two objectives from random weights (0.9 MB)
+  pretraining/adapt-course-bert-<key>   notebook 11.2 §7: MLM domain adaptation of course-bert (15 MB)
 """
 from __future__ import annotations
 
@@ -40,11 +41,36 @@ def _tiny_bert(cache: Path) -> tuple[str, Path, dict]:
                                            "python": platform.python_version()}
 
 
-WHAT = {  # kind -> (notebook, what it is, how the notebook asks for it)
-    "pretraining": ("11.2 §6", "tiny BERT (2 layers, d = 64, WordPiece 1,000) pretrained with L_MLM + L_NSP from "
-                    "random weights on the Python reference manual", "pretrain_tiny_bert(PretrainingRecipe())"),
+OTHER_TEXTS = "general English (course-bert's held-out text)"  # what notebook 11.2 also scores, and how many
+N_OTHER = 200
+
+
+def _adaptation(cache: Path) -> tuple[str, Path, dict]:
+    from course_lib import load_pretrained
+    from course_lib.checkpoints import shipped_heldout
+    from course_lib.pretraining.adaptation import AdaptationRecipe, adapt_to_domain
+    from course_lib.pretraining.training import corpus_hash, python_reference_documents
+
+    model, tok = load_pretrained("course-bert", device="cpu")
+    run = adapt_to_domain(model, tok, "course-bert", AdaptationRecipe(),
+                          other_texts={OTHER_TEXTS: shipped_heldout("course-bert")[:N_OTHER]})
+    assert run.path is not None and Path(run.path).is_relative_to(cache), run.path
+    return "pretraining", Path(run.path), {"corpus_hash": corpus_hash(python_reference_documents()),
+                                           "python": platform.python_version()}
+
+
+WHAT = {  # the run's name up to its key -> (notebook, what it is, how the notebook asks for it)
+    "tiny-bert": ("11.2 §6", "tiny BERT (2 layers, d = 64, WordPiece 1,000) pretrained with L_MLM + L_NSP from "
+                  "random weights on the Python reference manual", "pretrain_tiny_bert(PretrainingRecipe())"),
+    "adapt-course-bert": ("11.2 §7", "course-bert's top 2 layers and MLM transform trained further by MLM on the "
+                          "Python reference manual (domain adaptation)",
+                          "adapt_to_domain(course-bert, tokenizer, \"course-bert\", AdaptationRecipe(), ...)"),
 }
-MAKERS = [_tiny_bert]
+MAKERS = [_tiny_bert, _adaptation]
+
+
+def _prefix(name: str) -> str:
+    return name.rsplit("-", 1)[0]
 
 
 def _size(folder: Path) -> int:
@@ -57,7 +83,7 @@ def readme_text() -> str:
     for kind_dir in sorted(p for p in RUNS.iterdir() if p.is_dir()):
         for run in sorted(p for p in kind_dir.iterdir() if p.is_dir()):
             meta = json.loads((run / "run.json").read_text())
-            notebook, what, call = WHAT[kind_dir.name]
+            notebook, what, call = WHAT[_prefix(run.name)]
             made = json.loads((run / "shipped.json").read_text())
             rows.append(f"| `{kind_dir.name}/{run.name}` | {notebook} | {what} | `{call}` | "
                         f"{_size(run) / 2**20:.1f} MB | {meta.get('seconds', 0):.0f} s, torch {meta.get('torch', '?')}, "
@@ -82,7 +108,8 @@ a changed recipe or changed code asks for another key, and that run is trained (
 - **Checked** by `tests/test_shipped_runs.py`: each shipped run is the one the current code asks for, a fresh
   cache loads it without training, and the first steps retrained here give the shipped losses.
 - **To train it live instead**, pass `cache=False` (e.g. `pretrain_tiny_bert(recipe, cache=False)`).
-- **Rebuild**: `python tools/ship_runs.py` (after a change to a recipe, the training text or the code version).
+- **Rebuild**: `python tools/ship_runs.py` (after a change to a recipe, the training text, the code version,
+  or, for the adaptation, course-bert's weights).
 """
     return text
 
@@ -98,14 +125,19 @@ def main(argv=None) -> int:
     ap.add_argument("--readme", action="store_true", help="only write the README from what is shipped")
     args = ap.parse_args(argv)
     if not args.readme:
+        import course_lib.pretraining.adaptation as adaptation
+        import course_lib.pretraining.training as training
+
+        # train from nothing: neither this machine's cache (an empty one instead) nor what is shipped now
+        training.shipped_run = adaptation.shipped_run = lambda kind, name: None
         with tempfile.TemporaryDirectory() as tmp:
             os.environ["COURSE_LIB_CACHE"] = tmp
             for make in MAKERS:
                 start = time.perf_counter()
                 kind, folder, provenance = make(Path(tmp))
                 target = RUNS / kind
-                for old in target.glob("*") if target.exists() else []:
-                    shutil.rmtree(old)  # one run per kind: the one the code asks for now
+                for old in target.glob(_prefix(folder.name) + "-*") if target.exists() else []:
+                    shutil.rmtree(old)  # one run of each: the one the code asks for now
                 target.mkdir(parents=True, exist_ok=True)
                 shutil.copytree(folder, target / folder.name)
                 (target / folder.name / "shipped.json").write_text(json.dumps(provenance, indent=1) + "\n")

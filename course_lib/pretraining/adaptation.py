@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 
 from ..model.device import seed_everything
-from ..paths import cache_dir
+from ..paths import cache_dir, is_shipped, shipped_run
 from .masking import mlm_mask, pack_sequences, unigram_distribution
 from .training import corpus_hash, cpu_threads, python_reference_documents, split_documents
 
@@ -88,6 +88,16 @@ class AdaptationRun:
     trained_parameters: int = 0
     path: Path | None = None
 
+    @property
+    def shipped(self) -> bool:
+        """Loaded from the run shipped with the course (not trained here, not from this machine's cache)."""
+        return is_shipped(self.path)
+
+    @property
+    def origin(self) -> str:
+        """Where this run came from, in words: 'just now', 'loaded from the cache' or 'shipped with the course'."""
+        return "shipped with the course" if self.shipped else "loaded from the cache" if self.cached else "just now"
+
 
 def _trainable(model, train_layers: int) -> dict[str, torch.nn.Parameter]:
     """The parameters adaptation trains: the top layers, the head's transform and its output bias."""
@@ -142,36 +152,58 @@ def heldout_mlm_loss(model, tokenizer, texts: list[str], unigram: torch.Tensor, 
 
 def adapt_to_domain(model, tokenizer, name: str, recipe: AdaptationRecipe | None = None, *,
                     other_texts: dict[str, list[str]] | None = None, cache: bool = True,
-                    progress: bool = True, threads: int | None = 1) -> AdaptationRun:
+                    progress: bool = True, threads: int | None = 1, stop_after: int | None = None) -> AdaptationRun:
     """Continue MLM training of a copy of ``model`` on the Python reference manual; ``model`` is not changed.
 
     name:        the base model's name (part of the cache key, with a hash of the weights that get trained)
     other_texts: {name: texts} also scored before and after, e.g. general English, to see what adapting costs
     threads:     CPU threads (None: torch's setting); one by default, which on a busy machine is many times
                  faster than two threads waiting for each other, and on an idle one costs little
+    cache:       load the run with the same key (recipe, name, the trained weights' start, the text, the code) --
+                 the one shipped with the course (``course_lib/data/runs/pretraining``, tools/ship_runs.py) or
+                 this machine's (``cache_dir("pretraining")``) -- or store this one there; False: train live
+    stop_after:  end after this many steps, score nothing, store nothing (to check that a stored run is this
+                 recipe's: its first steps' losses must be these)
     """
+    recipe = recipe or AdaptationRecipe()
+    if stop_after is not None and not 0 < stop_after <= recipe.steps:
+        raise ValueError(f"stop_after must be between 1 and the recipe's {recipe.steps} steps, not {stop_after}")
     with cpu_threads(threads):
-        return _adapt(model, tokenizer, name, recipe, other_texts, cache, progress)
+        return _adapt(model, tokenizer, name, recipe, other_texts, cache and stop_after is None, progress, stop_after)
 
 
-def _adapt(model, tokenizer, name, recipe, other_texts, cache, progress) -> AdaptationRun:
+def adaptation_run_name(model, name: str, recipe: AdaptationRecipe | None = None) -> str:
+    """The folder name of the run of ``recipe`` on ``model`` (called ``name``): ``adapt-<name>-<key>``, the key a
+    hash of the recipe, the name, the code version, the in-domain text and the weights that will be trained."""
+    recipe = recipe or AdaptationRecipe()
+    train_texts, held_texts = in_domain_texts(recipe.held_out_every)
+    key = hashlib.sha256(json.dumps({"recipe": asdict(recipe), "name": name, "code": CODE_VERSION,
+                                     "corpus": corpus_hash([train_texts, held_texts]),
+                                     "base": _fingerprint(_trainable(model, recipe.train_layers))},
+                                    sort_keys=True).encode()).hexdigest()[:16]
+    safe_name = re.sub(r"[^\w.-]", "_", name)
+    return f"adapt-{safe_name}-{key}"
+
+
+def _adapt(model, tokenizer, name, recipe, other_texts, cache, progress, stop_after=None) -> AdaptationRun:
     if not getattr(model, "has_mlm_head", False):
         raise ValueError(f"{getattr(model, 'name_or_path', 'this model')} has no MLM head: there is nothing to "
                          "continue MLM training with")
-    recipe = recipe or AdaptationRecipe()
     train_texts, held_texts = in_domain_texts(recipe.held_out_every)
     unigram = unigram_distribution(train_texts, tokenizer=tokenizer)
     texts = {"in-domain (held-out Python manual)": held_texts, **(other_texts or {})}
+    run_name = adaptation_run_name(model, name, recipe)
+    folder = cache_dir("pretraining") / run_name
     adapted = copy.deepcopy(model)
     params = _trainable(adapted, recipe.train_layers)
-    key = hashlib.sha256(json.dumps({"recipe": asdict(recipe), "name": name, "code": CODE_VERSION,
-                                     "corpus": corpus_hash([train_texts, held_texts]),
-                                     "base": _fingerprint(params)}, sort_keys=True).encode()).hexdigest()[:16]
-    safe_name = re.sub(r"[^\w.-]", "_", name)
-    folder = cache_dir("pretraining") / f"adapt-{safe_name}-{key}"
-    score = dict(texts)
+    score = dict(texts) if stop_after is None else {}
+    stored = None
+    if cache:
+        stored = next((f for f in (shipped_run("pretraining", run_name), folder)
+                       if f is not None and (f / "run.json").exists()), None)
 
-    if cache and (folder / "run.json").exists():
+    if stored is not None:
+        folder = stored
         from safetensors.torch import load_file
 
         meta = json.loads((folder / "run.json").read_text())
@@ -227,6 +259,8 @@ def _adapt(model, tokenizer, name, recipe, other_texts, cache, progress) -> Adap
         if bar is not None:
             bar.update(1)
             bar.set_postfix(loss=f"{sum(losses[-10:]) / len(losses[-10:]):.2f}")
+        if stop_after is not None and step + 1 == stop_after:
+            break
     if bar is not None:
         bar.close()
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
@@ -250,4 +284,4 @@ def _adapt(model, tokenizer, name, recipe, other_texts, cache, progress) -> Adap
     return run
 
 
-__all__ = ["AdaptationRecipe", "AdaptationRun", "adapt_to_domain", "heldout_mlm_loss", "in_domain_texts"]
+__all__ = ["AdaptationRecipe", "AdaptationRun", "adapt_to_domain", "adaptation_run_name", "heldout_mlm_loss", "in_domain_texts"]
