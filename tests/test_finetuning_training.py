@@ -259,3 +259,81 @@ def test_lr_override_prefixes_also_match_inside_a_wrapper():
     cfg = TrainConfig(lr=1e-5, lr_overrides=(("classifier.", 1e-3),))
     assert cfg.lr_for("model.classifier.weight") == 1e-3
     assert cfg.lr_for("model.myclassifier.weight") == 1e-5  # only at a module boundary
+
+
+# ----------------------------------------------------------------------------- shipped runs (float16 deltas)
+
+@pytest.fixture
+def shipped_toy(tmp_path, monkeypatch):
+    """A toy run trained with COURSE_LIB_SHIP_DELTAS set, then served as if shipped with the course, and a new
+    empty cache."""
+    import shutil
+
+    import course_lib.finetuning.runs as runs
+
+    monkeypatch.setenv(runs.SHIP_ENV, "1")
+    model = new_model()
+    model.body.requires_grad_(False)   # as head-only training: the delta holds the trained parameters only
+    run = fit(model, toy_data(), collate, CFG, eval_data=toy_data(60, seed=1), name="toy", progress=False)
+    made = runs.run_dir("toy", run.key)
+    shipped = tmp_path / "shipped" / made.name
+    shipped.mkdir(parents=True)
+    for f in ("run.json", "delta.safetensors", "shipped.json"):
+        shutil.copy2(made / f, shipped / f)
+    monkeypatch.delenv(runs.SHIP_ENV)
+    monkeypatch.setattr(runs, "shipped_run", lambda kind, name: shipped if name == shipped.name else None)
+    monkeypatch.setenv("COURSE_LIB_CACHE", str(tmp_path / "new-cache"))
+    return model, run, shipped
+
+
+def _fresh():
+    model = new_model()
+    model.body.requires_grad_(False)
+    return model
+
+
+def test_a_shipped_run_is_loaded_as_initial_weights_plus_its_float16_delta(shipped_toy, tmp_path):
+    import json
+
+    trained, run, shipped = shipped_toy
+    assert {f.name for f in shipped.iterdir()} == {"run.json", "delta.safetensors", "shipped.json"}
+    model = _fresh()
+    before = model.classifier.weight.detach().clone()
+    again = fit(model, toy_data(), collate, CFG, eval_data=toy_data(60, seed=1), name="toy", progress=False)
+    assert again.shipped and again.cached and again.origin == "shipped with the course"
+    assert model.calls == 0, "a shipped run is loaded, not trained"
+    assert again.epochs == run.epochs and again.step_losses == run.step_losses
+    made = json.loads((shipped / "shipped.json").read_text())
+    error = (model.classifier.weight - trained.classifier.weight).abs().max().item()
+    assert 0 < made["max_abs_error"] and error <= made["max_abs_error"] + 1e-9
+    assert error < 1e-3 * (trained.classifier.weight - before).abs().max().item()  # float16 of the change
+    assert torch.equal(model.body[0].weight, trained.body[0].weight), "frozen parameters are not touched"
+    assert evaluate(model, toy_data(60, seed=1), collate)["accuracy"] == run.final()
+    assert not (tmp_path / "new-cache" / "finetuning").exists(), "loading a shipped run writes nothing"
+    # the model it trained, asked again, keeps its weights (the delta is not added twice)
+    w = model.classifier.weight.detach().clone()
+    third = fit(model, toy_data(), collate, CFG, eval_data=toy_data(60, seed=1), name="toy", progress=False)
+    assert third.shipped and torch.equal(model.classifier.weight, w)
+
+
+def test_a_shipped_run_refuses_other_starting_weights_and_a_damaged_delta(shipped_toy):
+    from safetensors.torch import load_file, save_file
+
+    _, run, shipped = shipped_toy
+    other = _fresh()
+    with torch.no_grad():
+        other.classifier.bias.add_(0.5)
+    with pytest.raises(RuntimeError, match="made for other starting weights than this model's"):
+        fit(other, toy_data(), collate, CFG, name="toy", key=run.key, progress=False)
+    delta = load_file(str(shipped / "delta.safetensors"))
+    delta["classifier.bias"] = delta["classifier.bias"] + 1
+    save_file(delta, str(shipped / "delta.safetensors"))
+    with pytest.raises(RuntimeError, match="did not give the weights it was shipped with: its files may be damaged"):
+        fit(_fresh(), toy_data(), collate, CFG, eval_data=toy_data(60, seed=1), name="toy", progress=False)
+
+
+def test_without_the_ship_setting_a_run_writes_no_delta(tmp_path):
+    run = fit(new_model(), toy_data(), collate, CFG, name="toy", progress=False)
+    from course_lib.finetuning.runs import run_dir
+
+    assert {f.name for f in run_dir("toy", run.key).iterdir()} == {"run.json", "trained.safetensors"}

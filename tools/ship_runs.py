@@ -3,6 +3,7 @@ course_lib/data/runs/<kind>/<name>: the folder the cache would hold for the same
 (recipe, data, code version), so that the library loads it instead of training (course_lib.paths.shipped_run).
 
     python tools/ship_runs.py            # train each run in an empty temporary cache, copy it, write the README
+    python tools/ship_runs.py --only finetuning   # only these runs (tiny_bert, adaptation, finetuning)
     python tools/ship_runs.py --readme   # only write course_lib/data/runs/README.md from what is shipped
 
 Each run is trained from nothing here (never copied from an older cache) by the library function the notebook
@@ -12,10 +13,15 @@ current code asks for, and retrains its first steps to compare their losses with
 What is shipped (every other heavy step is cached on first use, see the README):
   pretraining/tiny-bert-<key>           notebook 11.2 §6: BERT's two objectives from random weights (0.9 MB)
   pretraining/adapt-course-bert-<key>   notebook 11.2 §7: MLM domain adaptation of course-bert (15 MB)
+  finetuning/<run>-<key>                notebook 11.4a: the runs whose float16 delta is at most 12 MB (head only,
+                                        last 2 layers, the NLI cross- and bi-encoder), from executing the
+                                        notebook itself in the empty cache; the full fine-tuning runs (45 MB each
+                                        as deltas) are trained on first use and cached
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -29,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "course_lib" / "data" / "runs"
 
 
-def _tiny_bert(cache: Path) -> tuple[str, Path, dict]:
+def _tiny_bert(cache: Path) -> list[tuple[str, Path, dict]]:
     from course_lib.pretraining.training import (PretrainingRecipe, corpus_hash, pretrain_tiny_bert,
                                                  python_reference_documents)
 
@@ -37,15 +43,15 @@ def _tiny_bert(cache: Path) -> tuple[str, Path, dict]:
     assert run.path is not None and Path(run.path).is_relative_to(cache), run.path
     # the training text is the standard library's pydoc_data.topics, which changes with Python's patch version:
     # another Python gets another key (and trains its own run); the test compares keys only where the text is this
-    return "pretraining", Path(run.path), {"corpus_hash": corpus_hash(python_reference_documents()),
-                                           "python": platform.python_version()}
+    return [("pretraining", Path(run.path), {"corpus_hash": corpus_hash(python_reference_documents()),
+                                             "python": platform.python_version()})]
 
 
 OTHER_TEXTS = "general English (course-bert's held-out text)"  # what notebook 11.2 also scores, and how many
 N_OTHER = 200
 
 
-def _adaptation(cache: Path) -> tuple[str, Path, dict]:
+def _adaptation(cache: Path) -> list[tuple[str, Path, dict]]:
     from course_lib import load_pretrained
     from course_lib.checkpoints import shipped_heldout
     from course_lib.pretraining.adaptation import AdaptationRecipe, adapt_to_domain
@@ -55,8 +61,50 @@ def _adaptation(cache: Path) -> tuple[str, Path, dict]:
     run = adapt_to_domain(model, tok, "course-bert", AdaptationRecipe(),
                           other_texts={OTHER_TEXTS: shipped_heldout("course-bert")[:N_OTHER]})
     assert run.path is not None and Path(run.path).is_relative_to(cache), run.path
-    return "pretraining", Path(run.path), {"corpus_hash": corpus_hash(python_reference_documents()),
-                                           "python": platform.python_version()}
+    return [("pretraining", Path(run.path), {"corpus_hash": corpus_hash(python_reference_documents()),
+                                             "python": platform.python_version()})]
+
+
+FINETUNING_NOTEBOOKS = ["11_4a_sentence_classification"]
+DELTA_LIMIT = 12 * 2**20   # bytes: a full fine-tuning of MiniLM is 45 MB as a float16 delta, and is not shipped
+
+
+def _finetuning(cache: Path) -> list[tuple[str, Path, dict]]:
+    """Execute each notebook in the empty cache with COURSE_LIB_SHIP_DELTAS set, so that every fine-tuning run it
+    finishes also writes its float16 delta and fingerprints (course_lib.finetuning.runs._save_delta); ship those
+    that are small enough. The recipes are therefore exactly the notebook's."""
+    import jupytext
+    from nbclient import NotebookClient
+
+    from course_lib.finetuning.runs import SHIP_ENV
+
+    os.environ[SHIP_ENV] = "1"
+    try:
+        for name in FINETUNING_NOTEBOOKS:
+            nb = jupytext.read(ROOT / "notebooks" / f"{name}.py")
+            NotebookClient(nb, timeout=3600, kernel_name="python3",
+                           resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
+    finally:
+        del os.environ[SHIP_ENV]
+    made = []
+    for folder in sorted((cache / "finetuning").iterdir()):
+        delta = folder / "delta.safetensors"
+        if not delta.exists() or delta.stat().st_size > DELTA_LIMIT:
+            continue
+        staged = cache / "ship" / folder.name
+        staged.mkdir(parents=True)
+        for f in ("run.json", "delta.safetensors"):
+            shutil.copy2(folder / f, staged / f)
+        provenance = json.loads((folder / "shipped.json").read_text())
+        provenance.update(python=platform.python_version(), threads=torch_threads())
+        made.append(("finetuning", staged, provenance))
+    return made
+
+
+def torch_threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
 
 
 WHAT = {  # the run's name up to its key -> (notebook, what it is, how the notebook asks for it)
@@ -66,7 +114,16 @@ WHAT = {  # the run's name up to its key -> (notebook, what it is, how the noteb
                           "Python reference manual (domain adaptation)",
                           "adapt_to_domain(course-bert, tokenizer, \"course-bert\", AdaptationRecipe(), ...)"),
 }
-MAKERS = [_tiny_bert, _adaptation]
+_SENTIMENT = "sentiment (500 rt-polarity sentences, 3 epochs)"
+_NLI = "NLI (600 SNLI pairs, 6 epochs)"
+for _run, _what, _call in [
+        ("head-cls", f"the head on the frozen encoder's [CLS], {_SENTIMENT}", "\"head\", name=\"head-cls\""),
+        ("head-mean", f"the head on the frozen encoder's mean vector, {_SENTIMENT}", "\"head\", name=\"head-mean\""),
+        ("last2-cls", f"the last 2 blocks and the head, [CLS], {_SENTIMENT}", "\"last-2\", name=\"last2-cls\""),
+        ("nli-cross", f"cross-encoder: the last 3 blocks and the head, mean pooling, {_NLI}", "name=\"nli-cross\""),
+        ("nli-bi", f"SentenceBERT bi-encoder: the last 3 blocks and W, mean pooling, {_NLI}", "name=\"nli-bi\"")]:
+    WHAT[_run] = ("11.4a", _what, f"train_classifier(..., {_call})")
+MAKERS = [_tiny_bert, _adaptation, _finetuning]
 
 
 def _prefix(name: str) -> str:
@@ -75,6 +132,14 @@ def _prefix(name: str) -> str:
 
 def _size(folder: Path) -> int:
     return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+
+
+def _training(kind: str, meta: dict, made: dict) -> str:
+    if kind == "finetuning":  # the epochs' time plus the one-off pass of the frozen layers
+        seconds = sum(e["seconds"] for e in meta["epochs"]) + meta.get("info", {}).get("frozen_pass_seconds", 0)
+        return f"{seconds:.0f} s, torch {made.get('torch', '?')}, Python {made['python']}, {made.get('threads', 1)} thread(s)"
+    return (f"{meta.get('seconds', 0):.0f} s, torch {meta.get('torch', '?')}, Python {made['python']}, "
+            f"{meta.get('threads', 1)} thread(s)")
 
 
 def readme_text() -> str:
@@ -86,30 +151,41 @@ def readme_text() -> str:
             notebook, what, call = WHAT[_prefix(run.name)]
             made = json.loads((run / "shipped.json").read_text())
             rows.append(f"| `{kind_dir.name}/{run.name}` | {notebook} | {what} | `{call}` | "
-                        f"{_size(run) / 2**20:.1f} MB | {meta.get('seconds', 0):.0f} s, torch {meta.get('torch', '?')}, "
-                        f"Python {made['python']}, {meta.get('threads', 1)} thread(s) |")
+                        f"{_size(run) / 2**20:.1f} MB | {_training(kind_dir.name, meta, made)} |")
     text = f"""# Runs shipped with the course
 
 Training runs that a notebook would otherwise train the first time it runs on a new machine. Each folder is
-exactly what the library's cache holds for the same run (`course_lib.paths.cache_dir()`), named by the same key
-(the recipe, a hash of the training text and the code version), so the library loads it instead of training;
-a changed recipe or changed code asks for another key, and that run is trained (and cached) as before.
+named as the library's cache names the same run (`course_lib.paths.cache_dir()`), by the same key (the recipe,
+the data, the starting weights and the code version), so the library loads it instead of training; a changed
+recipe or changed code asks for another key, and that run is trained (and cached) as before.
 
 | run | notebook | what | the call that loads it | size | training (the run that made it) |
 |---|---|---|---|---|---|
 {chr(10).join(rows)}
 
 - **Source**: trained by `tools/ship_runs.py` from a fixed seed, in an empty temporary cache, with the library
-  function the notebook calls; nothing is copied from an older cache.
-- **Data**: the prose of the Python reference manual as the standard library ships it (`pydoc_data.topics`,
-  PSF licence), as described in notebook 11.2 and `course_lib/pretraining/corpus.py`. It changes with Python's
-  patch version: on another 3.11.x the key differs and the notebook trains its own run (a couple of CPU-minutes).
-  `shipped.json` records the text's hash and the Python that made the run.
+  function the notebook calls (for the fine-tuning runs, by executing notebook 11.4a itself); nothing is copied
+  from an older cache.
+- **Pretraining runs** hold what the cache holds. Their data is the prose of the Python reference manual as the
+  standard library ships it (`pydoc_data.topics`, PSF licence), as described in notebook 11.2 and
+  `course_lib/pretraining/corpus.py`. It changes with Python's patch version: on another 3.11.x the key differs
+  and the notebook trains its own run (a couple of CPU-minutes). `shipped.json` records the text's hash and the
+  Python that made the run.
+- **Fine-tuning runs** hold `run.json` (the history, as the cache holds it) and `delta.safetensors`: what
+  training added to each trained parameter, in float16, about half the size of the weights themselves. The data
+  are the course's own sets (`course_lib/data/sentiment`, `course_lib/data/nli`, see their data cards); the
+  starting weights are all-MiniLM-L6-v2's and a head initialised from seed 0. `shipped.json` holds the
+  fingerprints of the trained parameters before training and after the delta is added: a run is loaded only
+  onto the weights it was made from, and must give exactly the recorded weights (else it says so). The full
+  fine-tuning runs are not shipped (45 MB each even as a delta): a fresh clone trains them once (about a
+  minute on 2 cores) and caches them.
 - **Checked** by `tests/test_shipped_runs.py`: each shipped run is the one the current code asks for, a fresh
-  cache loads it without training, and the first steps retrained here give the shipped losses.
-- **To train it live instead**, pass `cache=False` (e.g. `pretrain_tiny_bert(recipe, cache=False)`).
-- **Rebuild**: `python tools/ship_runs.py` (after a change to a recipe, the training text, the code version,
-  or, for the adaptation, course-bert's weights).
+  cache loads it without training, the first steps retrained here give the shipped losses, and a shipped
+  fine-tuning run scores its recorded held-out accuracy.
+- **To train it live instead**, pass `cache=False` (e.g. `pretrain_tiny_bert(recipe, cache=False)`,
+  `train_classifier(..., cache=False)`).
+- **Rebuild**: `python tools/ship_runs.py` (after a change to a recipe, the data, the code version, or, for
+  the adaptation, course-bert's weights).
 """
     return text
 
@@ -120,30 +196,55 @@ def write_readme() -> Path:
     return path
 
 
+@contextlib.contextmanager
+def _hidden(folder: Path):
+    """Move ``folder`` aside while the block runs (so that no process finds what is shipped there); the new runs
+    are written into a fresh ``folder``; the old one is removed at the end, or put back if the block fails."""
+    aside = folder.with_name(folder.name + ".old")
+    if folder.exists():
+        folder.rename(aside)
+    try:
+        yield
+    except BaseException:
+        if aside.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            aside.rename(folder)
+        raise
+    shutil.rmtree(aside, ignore_errors=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--readme", action="store_true", help="only write the README from what is shipped")
+    ap.add_argument("--only", choices=[m.__name__.lstrip("_") for m in MAKERS], action="append",
+                    help="make only these runs (repeatable); the others stay as they are")
     args = ap.parse_args(argv)
+    makers = [m for m in MAKERS if not args.only or m.__name__.lstrip("_") in args.only]
     if not args.readme:
+        import course_lib.finetuning.runs as finetuning_runs
         import course_lib.pretraining.adaptation as adaptation
         import course_lib.pretraining.training as training
 
         # train from nothing: neither this machine's cache (an empty one instead) nor what is shipped now
-        training.shipped_run = adaptation.shipped_run = lambda kind, name: None
-        with tempfile.TemporaryDirectory() as tmp:
+        # (the notebooks' kernels are other processes: they see no shipped fine-tuning run while it is moved away)
+        training.shipped_run = adaptation.shipped_run = finetuning_runs.shipped_run = lambda kind, name: None
+        hide = _hidden(RUNS / "finetuning") if _finetuning in makers else contextlib.nullcontext()
+        with tempfile.TemporaryDirectory() as tmp, hide:
             os.environ["COURSE_LIB_CACHE"] = tmp
-            for make in MAKERS:
+            for make in makers:
                 start = time.perf_counter()
-                kind, folder, provenance = make(Path(tmp))
-                target = RUNS / kind
-                for old in target.glob(_prefix(folder.name) + "-*") if target.exists() else []:
-                    shutil.rmtree(old)  # one run of each: the one the code asks for now
-                target.mkdir(parents=True, exist_ok=True)
-                shutil.copytree(folder, target / folder.name)
-                (target / folder.name / "shipped.json").write_text(json.dumps(provenance, indent=1) + "\n")
-                for f in (target / folder.name).iterdir():
-                    f.chmod(0o644)
-                print(f"{kind}/{folder.name}: {time.perf_counter() - start:.0f} s on {platform.machine()}, "
+                made = make(Path(tmp))
+                for kind, folder, provenance in made:
+                    target = RUNS / kind
+                    for old in target.glob(_prefix(folder.name) + "-*") if target.exists() else []:
+                        shutil.rmtree(old)  # one run of each: the one the code asks for now
+                    target.mkdir(parents=True, exist_ok=True)
+                    shutil.copytree(folder, target / folder.name)
+                    (target / folder.name / "shipped.json").write_text(json.dumps(provenance, indent=1) + "\n")
+                    for f in (target / folder.name).iterdir():
+                        f.chmod(0o644)
+                    print(f"{kind}/{folder.name}: {_size(target / folder.name) / 2**20:.1f} MB")
+                print(f"{make.__name__}: {time.perf_counter() - start:.0f} s on {platform.machine()}, "
                       f"{os.cpu_count()} CPUs")
     print(write_readme())
     return 0

@@ -24,7 +24,7 @@ from ..model.classification import BertForSequenceClassification
 from ..model.device import get_device
 from .freezing import freeze
 from .frozen import FromLayer, frozen_states, num_layers, pad_states, run_layers
-from .runs import TrainConfig, TrainRun, _remember_start, initial_fingerprint, run_dir, run_key
+from .runs import TrainConfig, TrainRun, _remember_start, find_finished, initial_fingerprint, run_key
 from .sbert import SiameseClassifier, SiameseFromLayer, collate_pair_states, pair_state_examples
 from .training import fit
 
@@ -115,7 +115,7 @@ def train_classifier(model, train: Sequence, test: Sequence, collate, strategy: 
         else:
             wrapped, collate_fn = FromLayerWithMask(model, start), collate_states
             states_of, length = state_examples, _length
-        if cache and (run_dir(name, key) / "run.json").exists():
+        if cache and find_finished(name, key) is not None:
             run = fit(wrapped, train, collate_fn, config, **common)  # found in the cache: no data needed
         else:
             model.to(get_device(device))

@@ -30,6 +30,7 @@ labels (B, T)). Pass ``evaluate_fn=`` for other metrics (entity F1, exact match,
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -40,8 +41,8 @@ from torch import nn
 
 from ..model.device import get_device, seed_everything
 from .runs import (EpochRecord, TrainConfig, TrainRun, _load_finished, _load_partial, _load_trainable,  # noqa: F401
-                   _remember_start, _save_finished, _save_partial, _trainable_state, fingerprint,
-                   initial_fingerprint, model_fingerprint, run_dir, run_key, trainable_named_parameters)
+                   SHIP_ENV, _remember_start, _save_finished, _save_partial, _trainable_state, fingerprint,
+                   find_finished, initial_fingerprint, model_fingerprint, run_dir, run_key, trainable_named_parameters)
 
 IGNORE_INDEX = -100
 
@@ -200,16 +201,17 @@ def fit(model: nn.Module, train_data: Sequence, collate: Callable[[list], dict],
     start_fp = initial_fingerprint(model) if cache and key is None else ""
     if key is None:
         key = run_key(model, train_data, config, eval_data, [cache_extra, length is not None]) if cache else "nocache"
-    folder = run_dir(name, key) if cache else None
+    finished = find_finished(name, key) if cache else None
     steps_per_epoch = math.ceil(len(train_data) / config.batch_size)
     run = TrainRun(name=name, key=key, config=config, trainable_parameters=sum(p.numel() for _, p in params),
                    total_parameters=sum(p.numel() for p in model.parameters()), device=str(device),
                    steps_per_epoch=steps_per_epoch, info=dict(info or {}))
 
-    if folder is not None and (folder / "run.json").exists():
-        run = _load_finished(model, folder, run)
+    if finished is not None:
+        run = _load_finished(model, finished, run)
         _remember_start(model, start_fp)
         return run
+    folder = run_dir(name, key) if cache else None
 
     def run_eval() -> dict[str, float]:
         if evaluate_fn is not None:
@@ -225,6 +227,7 @@ def fit(model: nn.Module, train_data: Sequence, collate: Callable[[list], dict],
     if folder is not None and (folder / "partial.pt").exists():
         start_epoch = _load_partial(model, optimizer, scheduler, folder / "partial.pt", run)
     last_good = _trainable_state(model)  # what to go back to if this epoch is interrupted
+    initial = last_good if start_epoch == 0 else None  # the weights it started from (tools/ship_runs.py)
 
     model.train()
     try:
@@ -280,7 +283,7 @@ def fit(model: nn.Module, train_data: Sequence, collate: Callable[[list], dict],
     run.finished = True
     model.eval()
     if folder is not None:
-        _save_finished(model, folder, run)
+        _save_finished(model, folder, run, initial=initial if os.environ.get(SHIP_ENV) else None)
         if start_fp:
             _remember_start(model, start_fp)
     if callback is not None:

@@ -113,7 +113,7 @@ def comparison_rows(runs: Sequence) -> list[dict]:
             "lr": run.config.lr, "epochs": len(run.epochs), "trainable": run.trainable_parameters,
             "share": run.trainable_parameters / max(run.total_parameters, 1), "s/epoch": run.seconds_per_epoch,
             "one-off frozen pass (s)": info.get("frozen_pass_seconds"), "held-out accuracy": run.final(),
-            "source": "cache" if run.cached else "trained now",
+            "source": "shipped" if getattr(run, "shipped", False) else "cache" if run.cached else "trained now",
         })
     return rows
 

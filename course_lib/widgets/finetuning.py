@@ -122,7 +122,8 @@ class FineTuningPanel(W.VBox):
                                    progress=False, callback=self._on_event, stop=self._stop)
             if run.epochs:  # a run stopped before its first epoch ended has nothing to compare
                 self.runs.append(run)
-            state = "from the cache" if run.cached else ("stopped" if run.interrupted else "finished")
+            state = ("shipped with the course" if run.shipped else "from the cache" if run.cached
+                     else ("stopped" if run.interrupted else "finished"))
             acc = run.final()
             final = (f"{state}: {self._describe(strategy, pooling, cfg)}"
                      + (f" → held-out accuracy {acc:.1%}" if acc is not None
