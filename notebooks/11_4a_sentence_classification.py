@@ -33,10 +33,13 @@
 #
 # Four exercises and two predictions are graded with `check("…")`.
 #
-# Every training run is cached (keyed by its settings and data) in the course's cache folder, so running
-# this notebook again takes seconds. The first run trains everything: a few minutes on two CPU cores (on a
-# GPU, when there is one, much less: the same code uses it). The last cell prints how long this run took. Interrupting the kernel (■) during a run
-# keeps its finished epochs; running the cell again continues from them.
+# Every training run is keyed by its settings, data and starting weights. The runs that train part of the model
+# ship with the course (`course_lib/data/runs`), so they load at once; the two that fine-tune all of it
+# (90 MB each) are trained the first time — about a minute on two CPU cores, less on a GPU, with the same
+# code — and kept in the course's cache folder, so running this notebook again takes seconds. The last cells
+# say where each run came from and how long this run took. Interrupting the kernel (■) during a run keeps
+# its finished epochs; running the cell again continues from them. To train a run yourself, pass
+# `cache=False`.
 
 # %% tags=["setup"]
 import torch
@@ -270,7 +273,8 @@ for name, acc in {**strategies, "majority class": majority}.items():
 #   taught its *mean* to carry the sentence. A frozen encoder is only as good as the vector its training
 #   made meaningful.
 # * What is trained decides the cost: the table lists the trainable parameters of each strategy and the
-#   seconds per epoch measured on this machine in this run (or in the run that filled the cache).
+#   seconds per epoch measured when each run was trained (in this run, in the run that filled the cache, or,
+#   for a run shipped with the course, on the 2-core machine that made it: the `source` column says which).
 #
 # ### A learning rate that is too high
 # The same full fine-tuning with an encoder learning rate of 1e-2 — two hundred times the top of the
@@ -495,4 +499,6 @@ panel = FineTuningPanel(lambda pooling: pretrained_classifier(SENTIMENT_LABELS, 
 panel
 
 # %%
+for name, run in runs.items():
+    print(f"run {name:20s} {run.origin}")
 print(f"this notebook ran in {time.perf_counter() - notebook_start:.0f} s")

@@ -128,3 +128,14 @@ def test_the_notebook_states_its_own_time(out):
 def test_the_students_cls_head_gives_what_the_librarys_classifier_gives(out):
     """The demo after check("cls_head") runs the solution on the embedded encoder, on a batch with padding."""
     assert "the same as the library's classifier: True" in out
+
+
+def test_the_runs_that_train_part_of_the_model_are_the_shipped_ones(out):
+    """tools/ship_runs.py ships the runs the notebook asks for: a changed recipe would train them again here."""
+    origin = dict(re.findall(r"^run (.+?)\s{2,}(shipped with the course|loaded from the cache|trained just now)$",
+                             out, re.M))
+    assert set(origin) == {"head only, cls", "head only, mean", "last 2 layers, cls", "full, cls",
+                           "full, cls, lr 1e-2", "NLI cross-encoder", "NLI bi-encoder"}, origin
+    for name in ("head only, cls", "head only, mean", "last 2 layers, cls", "NLI cross-encoder", "NLI bi-encoder"):
+        assert origin[name] == "shipped with the course", (name, "run tools/ship_runs.py --only finetuning")
+    assert origin["full, cls"] != "shipped with the course"

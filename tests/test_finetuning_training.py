@@ -270,8 +270,9 @@ def shipped_toy(tmp_path, monkeypatch):
     import shutil
 
     import course_lib.finetuning.runs as runs
+    import course_lib.finetuning.shipped as shipped_mod
 
-    monkeypatch.setenv(runs.SHIP_ENV, "1")
+    monkeypatch.setenv(shipped_mod.SHIP_ENV, "1")
     model = new_model()
     model.body.requires_grad_(False)   # as head-only training: the delta holds the trained parameters only
     run = fit(model, toy_data(), collate, CFG, eval_data=toy_data(60, seed=1), name="toy", progress=False)
@@ -280,8 +281,8 @@ def shipped_toy(tmp_path, monkeypatch):
     shipped.mkdir(parents=True)
     for f in ("run.json", "delta.safetensors", "shipped.json"):
         shutil.copy2(made / f, shipped / f)
-    monkeypatch.delenv(runs.SHIP_ENV)
-    monkeypatch.setattr(runs, "shipped_run", lambda kind, name: shipped if name == shipped.name else None)
+    monkeypatch.delenv(shipped_mod.SHIP_ENV)
+    monkeypatch.setattr(shipped_mod, "shipped_run", lambda kind, name: shipped if name == shipped.name else None)
     monkeypatch.setenv("COURSE_LIB_CACHE", str(tmp_path / "new-cache"))
     return model, run, shipped
 

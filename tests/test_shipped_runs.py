@@ -143,3 +143,70 @@ def test_every_shipped_run_is_complete_small_and_in_the_readme():
         assert f"`{folder.parent.name}/{folder.name}`" in readme
     assert readme == ship_runs.readme_text(), "run tools/ship_runs.py --readme"
 
+
+
+# ----------------------------------------------------------------------------- 11.4a: fine-tuning runs (deltas)
+
+FINETUNING = sorted(p.name for p in (RUNS / "finetuning").iterdir() if p.is_dir()) if (RUNS / "finetuning").is_dir() else []
+
+
+def test_the_fine_tuning_runs_of_11_4a_are_shipped_but_not_the_full_ones():
+    assert {ship_runs._prefix(n) for n in FINETUNING} == {"head-cls", "head-mean", "last2-cls", "nli-cross", "nli-bi"}
+
+
+def _recipe(folder):
+    """The model, data, collate and strategy of a shipped run, rebuilt from its run.json as notebook 11.4a makes
+    them (the key the run is found by checks that they are the same)."""
+    import torch
+
+    from course_lib.finetuning.classify import pretrained_classifier, pretrained_encoder
+    from course_lib.finetuning.data import (NLI_LABELS, SENTIMENT_LABELS, BiEncoderCollator, PairCollator,
+                                            SentenceCollator, load_nli, load_sentiment)
+    from course_lib.finetuning.runs import TrainRun
+    from course_lib.finetuning.sbert import SiameseClassifier
+
+    run = TrainRun.from_dict(json.loads((folder / "run.json").read_text()))
+    info, (_, tokenizer) = run.info, pretrained_encoder()
+    if run.name.startswith("nli-"):
+        train, test = load_nli("train", n=info["train_examples"]), load_nli("test", n=info["test_examples"])
+        if run.name == "nli-bi":
+            torch.manual_seed(0)
+            model = SiameseClassifier(pretrained_encoder()[0], NLI_LABELS, pooling=info["pooling"])
+            collate = BiEncoderCollator(tokenizer, NLI_LABELS, 64)
+        else:
+            model, collate = (pretrained_classifier(NLI_LABELS, pooling=info["pooling"]),
+                              PairCollator(tokenizer, NLI_LABELS, max_length=64))
+    else:
+        train, test = load_sentiment("train", n=info["train_examples"]), load_sentiment("test", n=info["test_examples"])
+        model = pretrained_classifier(SENTIMENT_LABELS, pooling=info["pooling"])
+        collate = SentenceCollator(tokenizer, SENTIMENT_LABELS, max_length=64)
+    return run, model, train, test, collate, info["strategy"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", FINETUNING)
+def test_a_shipped_fine_tuning_run_loads_scores_its_accuracy_and_its_first_steps_are_reproduced(name, empty_cache):
+    from course_lib.finetuning.classify import train_classifier
+    from course_lib.finetuning.training import evaluate
+
+    folder = RUNS / "finetuning" / name
+    shipped, model, train, test, collate, strategy = _recipe(folder)
+    run = train_classifier(model, train, test, collate, strategy, shipped.config, name=shipped.name, progress=False)
+    assert run.shipped and run.origin == "shipped with the course", \
+        f"{name} is not the run this recipe asks for: the recipe, data or code changed; run tools/ship_runs.py"
+    assert not [f for f in empty_cache.rglob("*") if f.is_file()], "loading a shipped run wrote into the cache"
+    assert run.epochs == shipped.epochs
+    scores = evaluate(model, test, collate)  # the whole model on raw text, not the training's stored states
+    assert scores["accuracy"] == pytest.approx(run.final(), abs=1.01 / len(test)), "at most one example flips"
+    assert scores["loss"] == pytest.approx(run.final("loss"), abs=2e-3)
+    losses = []
+
+    def record(event, r):
+        if event == "step":
+            losses[:] = r.step_losses
+
+    _, fresh, *_ = _recipe(folder)
+    again = train_classifier(fresh, train, test, collate, strategy, shipped.config, name=shipped.name,
+                             progress=False, cache=False, stop=lambda: len(losses) >= 5, callback=record)
+    assert not again.shipped and again.interrupted
+    assert losses == pytest.approx(shipped.step_losses[:5], abs=TOL)

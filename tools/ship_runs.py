@@ -71,12 +71,12 @@ DELTA_LIMIT = 12 * 2**20   # bytes: a full fine-tuning of MiniLM is 45 MB as a f
 
 def _finetuning(cache: Path) -> list[tuple[str, Path, dict]]:
     """Execute each notebook in the empty cache with COURSE_LIB_SHIP_DELTAS set, so that every fine-tuning run it
-    finishes also writes its float16 delta and fingerprints (course_lib.finetuning.runs._save_delta); ship those
+    finishes also writes its float16 delta and fingerprints (course_lib.finetuning.shipped.save_delta); ship those
     that are small enough. The recipes are therefore exactly the notebook's."""
     import jupytext
     from nbclient import NotebookClient
 
-    from course_lib.finetuning.runs import SHIP_ENV
+    from course_lib.finetuning.shipped import SHIP_ENV
 
     os.environ[SHIP_ENV] = "1"
     try:
@@ -221,13 +221,13 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     makers = [m for m in MAKERS if not args.only or m.__name__.lstrip("_") in args.only]
     if not args.readme:
-        import course_lib.finetuning.runs as finetuning_runs
+        import course_lib.finetuning.shipped as finetuning_shipped
         import course_lib.pretraining.adaptation as adaptation
         import course_lib.pretraining.training as training
 
         # train from nothing: neither this machine's cache (an empty one instead) nor what is shipped now
         # (the notebooks' kernels are other processes: they see no shipped fine-tuning run while it is moved away)
-        training.shipped_run = adaptation.shipped_run = finetuning_runs.shipped_run = lambda kind, name: None
+        training.shipped_run = adaptation.shipped_run = finetuning_shipped.shipped_run = lambda kind, name: None
         hide = _hidden(RUNS / "finetuning") if _finetuning in makers else contextlib.nullcontext()
         with tempfile.TemporaryDirectory() as tmp, hide:
             os.environ["COURSE_LIB_CACHE"] = tmp

@@ -7,11 +7,7 @@ the caller names (e.g. the maximum length) -- hashed with sha256. A finished run
 parameters that trained); an interrupted one as ``partial.pt`` (also the optimizer and scheduler state), from
 which :func:`course_lib.finetuning.training.fit` resumes.
 
-A run can also be **shipped with the course** (``course_lib/data/runs/finetuning/<name>-<key>/``, made by
-tools/ship_runs.py): ``run.json`` and ``delta.safetensors``, what training added to each trained parameter, in
-float16 (half the size of the weights, and exact to about a thousandth of the change rather than of the
-weight). ``shipped.json`` holds the fingerprints of the trainable parameters before training and after the delta
-is added, so the delta is added only to the model it was made from (:func:`find_finished`, :func:`load_shipped`).
+A run can also be shipped with the course, as a float16 delta: see :mod:`course_lib.finetuning.shipped`.
 """
 from __future__ import annotations
 
@@ -26,7 +22,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from ..paths import cache_dir, cache_root, shipped_run
+from ..paths import cache_dir
 
 CACHE_VERSION = 1
 
@@ -245,16 +241,10 @@ def run_dir(name: str, key: str) -> Path:
 
 # ----------------------------------------------------------------------------- cache files
 
-SHIP_ENV = "COURSE_LIB_SHIP_DELTAS"  # set by tools/ship_runs.py: a finished run also writes what would be shipped
-
-
-def _save_finished(model: nn.Module, folder: Path, run: TrainRun, initial: dict | None = None) -> None:
+def _save_finished(model: nn.Module, folder: Path, run: TrainRun) -> None:
     from safetensors.torch import save_file
 
-    trained = _trainable_state(model)
-    save_file({n: t.contiguous() for n, t in trained.items()}, str(folder / "trained.safetensors"))
-    if initial is not None:
-        _save_delta(folder, initial, trained)
+    save_file({n: t.contiguous() for n, t in _trainable_state(model).items()}, str(folder / "trained.safetensors"))
     (folder / "run.json").write_text(json.dumps(run.to_dict(), indent=1))  # written last: marks the run complete
     (folder / "partial.pt").unlink(missing_ok=True)
 
@@ -262,60 +252,10 @@ def _save_finished(model: nn.Module, folder: Path, run: TrainRun, initial: dict 
 def _load_finished(model: nn.Module, folder: Path, fresh: TrainRun) -> TrainRun:
     from safetensors.torch import load_file
 
-    if not (folder / "trained.safetensors").exists() and (folder / "delta.safetensors").exists():
-        return load_shipped(model, folder, fresh)
     run = TrainRun.from_dict(json.loads((folder / "run.json").read_text()))
     _load_trainable(model, load_file(str(folder / "trained.safetensors")))
     model.eval()
     run.cached, run.device = True, fresh.device
-    return run
-
-
-# ----------------------------------------------------------------------------- runs shipped with the course
-
-SHIPPED_KIND = "finetuning"
-
-
-def trainable_fingerprint(model: nn.Module) -> str:
-    """sha256 of the names and values of the trainable parameters (as float32, on the CPU)."""
-    return fingerprint({n: p.detach().float().cpu() for n, p in trainable_named_parameters(model)})
-
-
-def add_delta(model: nn.Module, delta: dict[str, torch.Tensor]) -> None:
-    params = dict(model.named_parameters())
-    missing = [n for n in delta if n not in params]
-    if missing:
-        raise KeyError(f"the shipped run has parameters this model lacks: {missing[:3]}")
-    with torch.no_grad():
-        for n, d in delta.items():
-            params[n].add_(d.to(params[n].device, torch.float32).to(params[n].dtype))
-
-
-def find_finished(name: str, key: str) -> Path | None:
-    """The folder of the finished run ``name``/``key``: the one shipped with the course if there is one (so a
-    notebook says the same wherever it runs), else the cache's, else None."""
-    folder = cache_root() / "finetuning" / run_folder_name(name, key)
-    return shipped_run(SHIPPED_KIND, folder.name) or (folder if (folder / "run.json").exists() else None)
-
-
-def load_shipped(model: nn.Module, folder: Path, fresh: TrainRun) -> TrainRun:
-    """Load a shipped run into ``model``: add its delta to the trainable parameters if they are those it was
-    made from; leave them if they are already the trained ones (the model this run trained); refuse otherwise."""
-    from safetensors.torch import load_file
-
-    made = json.loads((folder / "shipped.json").read_text())
-    now = trainable_fingerprint(model)
-    if now == made["initial"]:
-        add_delta(model, load_file(str(folder / "delta.safetensors")))
-        if trainable_fingerprint(model) != made["trained"]:
-            raise RuntimeError(f"the shipped run {folder.name} did not give the weights it was shipped with: "
-                               f"its files may be damaged (reinstall course_lib, or pass cache=False to train it)")
-    elif now != made["trained"]:
-        raise RuntimeError(f"the shipped run {folder.name} was made for other starting weights than this model's "
-                           f"(same key, other trainable parameters): pass cache=False to train it here")
-    run = TrainRun.from_dict(json.loads((folder / "run.json").read_text()))
-    model.eval()
-    run.cached, run.shipped, run.device = True, True, fresh.device
     return run
 
 
@@ -324,21 +264,6 @@ def _save_partial(model, optimizer, scheduler, path: Path, run: TrainRun) -> Non
     torch.save({"trainable": _trainable_state(model), "optimizer": optimizer.state_dict(),
                 "scheduler": scheduler.state_dict(), "run": run.to_dict()}, tmp)
     tmp.replace(path)
-
-
-def _save_delta(folder: Path, initial: dict[str, torch.Tensor], trained: dict[str, torch.Tensor]) -> None:
-    """What a shipped run holds besides run.json: the float16 delta, and the fingerprints that say which weights
-    it goes onto and which it gives (those of initial + delta, so that loading can check them exactly)."""
-    from safetensors.torch import save_file
-
-    delta = {n: (trained[n].float() - initial[n].float()).half().contiguous() for n in trained}
-    rebuilt = {n: initial[n].float() + delta[n].float() for n in trained}
-    error = max(float((rebuilt[n] - trained[n].float()).abs().max()) for n in trained)
-    scale = max(float(trained[n].float().abs().max()) for n in trained)
-    save_file(delta, str(folder / "delta.safetensors"))
-    (folder / "shipped.json").write_text(json.dumps({
-        "initial": fingerprint({n: initial[n].float() for n in trained}), "trained": fingerprint(rebuilt),
-        "max_abs_error": error, "max_abs_weight": scale, "torch": torch.__version__}, indent=1) + "\n")
 
 
 def _load_partial(model, optimizer, scheduler, path: Path, run: TrainRun) -> int:

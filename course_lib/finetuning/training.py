@@ -41,8 +41,9 @@ from torch import nn
 
 from ..model.device import get_device, seed_everything
 from .runs import (EpochRecord, TrainConfig, TrainRun, _load_finished, _load_partial, _load_trainable,  # noqa: F401
-                   SHIP_ENV, _remember_start, _save_finished, _save_partial, _trainable_state, fingerprint,
-                   find_finished, initial_fingerprint, model_fingerprint, run_dir, run_key, trainable_named_parameters)
+                   _remember_start, _save_finished, _save_partial, _trainable_state, fingerprint,
+                   initial_fingerprint, model_fingerprint, run_dir, run_key, trainable_named_parameters)
+from .shipped import SHIP_ENV, find_finished, load_shipped, save_delta
 
 IGNORE_INDEX = -100
 
@@ -208,7 +209,8 @@ def fit(model: nn.Module, train_data: Sequence, collate: Callable[[list], dict],
                    steps_per_epoch=steps_per_epoch, info=dict(info or {}))
 
     if finished is not None:
-        run = _load_finished(model, finished, run)
+        load = load_shipped if (finished / "delta.safetensors").exists() else _load_finished
+        run = load(model, finished, run)
         _remember_start(model, start_fp)
         return run
     folder = run_dir(name, key) if cache else None
@@ -283,7 +285,9 @@ def fit(model: nn.Module, train_data: Sequence, collate: Callable[[list], dict],
     run.finished = True
     model.eval()
     if folder is not None:
-        _save_finished(model, folder, run, initial=initial if os.environ.get(SHIP_ENV) else None)
+        _save_finished(model, folder, run)
+        if initial is not None and os.environ.get(SHIP_ENV):
+            save_delta(folder, initial, _trainable_state(model))
         if start_fp:
             _remember_start(model, start_fp)
     if callback is not None:

@@ -1,0 +1,81 @@
+"""Fine-tuning runs shipped with the course, so that a fresh clone loads them instead of training.
+
+A shipped run lives in ``course_lib/data/runs/finetuning/<name>-<key>/`` (made by tools/ship_runs.py), named
+as the cache names the same run (:func:`course_lib.finetuning.runs.run_folder_name`): ``run.json`` (the history,
+as the cache keeps it) and ``delta.safetensors``, what training added to each trained parameter, in float16 --
+half the size of the weights, and exact to about a thousandth of the change rather than of the weight.
+``shipped.json`` holds the fingerprints of the trainable parameters before training and after the delta is
+added, so the delta is added only onto the weights it was made from, and must give exactly the recorded ones.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from ..paths import cache_root, shipped_run
+from .runs import TrainRun, fingerprint, run_folder_name, trainable_named_parameters
+
+SHIP_ENV = "COURSE_LIB_SHIP_DELTAS"  # set by tools/ship_runs.py: a finished run also writes what would be shipped
+
+SHIPPED_KIND = "finetuning"
+
+
+def trainable_fingerprint(model: nn.Module) -> str:
+    """sha256 of the names and values of the trainable parameters (as float32, on the CPU)."""
+    return fingerprint({n: p.detach().float().cpu() for n, p in trainable_named_parameters(model)})
+
+
+def add_delta(model: nn.Module, delta: dict[str, torch.Tensor]) -> None:
+    params = dict(model.named_parameters())
+    missing = [n for n in delta if n not in params]
+    if missing:
+        raise KeyError(f"the shipped run has parameters this model lacks: {missing[:3]}")
+    with torch.no_grad():
+        for n, d in delta.items():
+            params[n].add_(d.to(params[n].device, torch.float32).to(params[n].dtype))
+
+
+def find_finished(name: str, key: str) -> Path | None:
+    """The folder of the finished run ``name``/``key``: the one shipped with the course if there is one (so a
+    notebook says the same wherever it runs), else the cache's, else None."""
+    folder = cache_root() / "finetuning" / run_folder_name(name, key)
+    return shipped_run(SHIPPED_KIND, folder.name) or (folder if (folder / "run.json").exists() else None)
+
+
+def load_shipped(model: nn.Module, folder: Path, fresh: TrainRun) -> TrainRun:
+    """Load a shipped run into ``model``: add its delta to the trainable parameters if they are those it was
+    made from; leave them if they are already the trained ones (the model this run trained); refuse otherwise."""
+    from safetensors.torch import load_file
+
+    made = json.loads((folder / "shipped.json").read_text())
+    now = trainable_fingerprint(model)
+    if now == made["initial"]:
+        add_delta(model, load_file(str(folder / "delta.safetensors")))
+        if trainable_fingerprint(model) != made["trained"]:
+            raise RuntimeError(f"the shipped run {folder.name} did not give the weights it was shipped with: "
+                               f"its files may be damaged (reinstall course_lib, or pass cache=False to train it)")
+    elif now != made["trained"]:
+        raise RuntimeError(f"the shipped run {folder.name} was made for other starting weights than this model's "
+                           f"(same key, other trainable parameters): pass cache=False to train it here")
+    run = TrainRun.from_dict(json.loads((folder / "run.json").read_text()))
+    model.eval()
+    run.cached, run.shipped, run.device = True, True, fresh.device
+    return run
+
+
+def save_delta(folder: Path, initial: dict[str, torch.Tensor], trained: dict[str, torch.Tensor]) -> None:
+    """What a shipped run holds besides run.json: the float16 delta, and the fingerprints that say which weights
+    it goes onto and which it gives (those of initial + delta, so that loading can check them exactly)."""
+    from safetensors.torch import save_file
+
+    delta = {n: (trained[n].float() - initial[n].float()).half().contiguous() for n in trained}
+    rebuilt = {n: initial[n].float() + delta[n].float() for n in trained}
+    error = max(float((rebuilt[n] - trained[n].float()).abs().max()) for n in trained)
+    scale = max(float(trained[n].float().abs().max()) for n in trained)
+    save_file(delta, str(folder / "delta.safetensors"))
+    (folder / "shipped.json").write_text(json.dumps({
+        "initial": fingerprint({n: initial[n].float() for n in trained}), "trained": fingerprint(rebuilt),
+        "max_abs_error": error, "max_abs_weight": scale, "torch": torch.__version__}, indent=1) + "\n")
