@@ -38,14 +38,15 @@ def _python(source: str) -> str:
     return TransformerManager().transform_cell(source)
 
 
-def _names(source: str) -> tuple[set[str], set[str]]:
-    """(names the cell reads, names it defines at top level), ignoring what is only inside check("...")."""
+def _names(source: str) -> tuple[set[str], set[str], set[str]]:
+    """(names the cell reads, names it defines at top level, the part of those that only an import binds),
+    ignoring what is only inside check("...")."""
     try:
         tree = ast.parse(_python(source))
     except SyntaxError:
-        return set(), set()
+        return set(), set(), set()
     loads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    defined = set()
+    defined, imported = set(), set()
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             defined.add(node.name)
@@ -57,8 +58,8 @@ def _names(source: str) -> tuple[set[str], set[str]]:
                 if t is not None:
                     defined |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            defined |= {(a.asname or a.name).split(".")[0] for a in node.names}
-    return loads, defined
+            imported |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return loads, defined | imported, imported - defined
 
 
 def student_cells_to_rerun(student) -> list[int]:
@@ -71,10 +72,11 @@ def student_cells_to_rerun(student) -> list[int]:
         if cell.cell_type != "code":
             continue
         stubbed = make_student.STUB in cell.source or "= ...  # your prediction" in cell.source
-        loads, defined = _names(cell.source)
+        loads, defined, imported = _names(cell.source)
         if stubbed or (seen_stub and (loads & tainted or "check(" in cell.source)):
             picked.append(i)
-            tainted |= defined
+            # an import binds the same module whatever the student wrote (a stubbed cell's imports stay tainted)
+            tainted |= defined if stubbed else defined - imported
             seen_stub = seen_stub or stubbed
     return picked
 

@@ -156,8 +156,29 @@ guess = ...  # your prediction: replace ... with one of the choices
 
 # %%
 print(guess)
+
+# %%
+import math.fake as helpers
+w = guess
+
+# %%
+helpers.run()
+
+# %%
+print(w)
+
+# %% tags=["exercise"]
+import os
+
+def g():
+    raise NotImplementedError("Exercise: replace this line with your code")
+
+# %%
+os.getcwd()
 ''', fmt="py:percent")
-    assert student_cells_to_rerun(nb) == [1, 2, 3, 5, 6, 7]
+    # a cell reading the stub's names is rerun, and so is what reads the names it assigns (w); a name only an import
+    # binds (helpers) is the same module whatever the student wrote, unless the stubbed cell itself imports it (os)
+    assert student_cells_to_rerun(nb) == [1, 2, 3, 5, 6, 7, 8, 10, 11, 12]
 
 
 def test_there_are_notebooks():
