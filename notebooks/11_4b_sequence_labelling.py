@@ -543,8 +543,11 @@ def show_scores(name, scores):
 
 
 # claim: qa-head-only
+from course_lib.finetuning.qa_eval import with_threshold
+
+head_spans = head_only.predict(qa_test, null_threshold=float("inf"))  # the best span of every question, and scores
 always_no_answer = squad_scores(qa_test, [""] * len(qa_test))
-head_only_scores = squad_scores(qa_test, head_only.predict(qa_test))
+head_only_scores = squad_scores(qa_test, with_threshold(head_spans, head_only.null_threshold))  # its own threshold
 show_scores("always 'no answer'", always_no_answer)
 show_scores("S and E alone", head_only_scores)
 
@@ -583,7 +586,6 @@ print(f"trained offline: {card['train_layers']} layers + S, E, {card['epochs']} 
 # %%
 # claim: qa-spans
 spans = reader.predict(qa_test, null_threshold=float("inf"))  # the best span of every question, with its scores
-head_spans = head_only.predict(qa_test, null_threshold=float("inf"))
 overlap_answers = [overlap_answer(e.question, e.context) for e in qa_test]
 has_answer = [k for k, e in enumerate(qa_test) if e.answers]
 answerable_test = [qa_test[k] for k in has_answer]
