@@ -195,7 +195,7 @@ def widget_cells(nb) -> list[int]:
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("course_lib.widgets"):
                 widget_names |= {a.asname or a.name for a in node.names}
-        loads, _ = _names(cell.source)
+        loads, _, _ = _names(cell.source)
         if loads & widget_names:
             found.append(i)
     return found
@@ -217,7 +217,7 @@ def widget_slice(nb) -> list[int]:
         cell = nb.cells[i]
         if cell.cell_type != "code":
             continue
-        loads, defined = _names(cell.source)
+        loads, defined, _ = _names(cell.source)
         if i in picked or defined & needed:
             picked.add(i)
             needed |= loads - BUILTIN_NAMES

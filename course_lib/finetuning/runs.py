@@ -218,14 +218,17 @@ def _trainable_state(model: nn.Module) -> dict[str, torch.Tensor]:
     return {n: p.detach().cpu().clone() for n, p in trainable_named_parameters(model)}
 
 
-def _load_trainable(model: nn.Module, state: dict[str, torch.Tensor]) -> None:
+def _load_trainable(model: nn.Module, state: dict[str, torch.Tensor], *, add: bool = False,
+                    source: str = "the cached run") -> None:
+    """Set the named parameters to ``state`` (or, with ``add``, add it to them in float32)."""
     params = dict(model.named_parameters())
     missing = [n for n in state if n not in params]
     if missing:
-        raise KeyError(f"the cached run has parameters this model lacks: {missing[:3]}")
+        raise KeyError(f"{source} has parameters this model lacks: {missing[:3]}")
     with torch.no_grad():
         for n, t in state.items():
-            params[n].copy_(t.to(params[n].device, params[n].dtype))
+            p = params[n]
+            p.copy_((p.float() + t.to(p.device, torch.float32)) if add else t.to(p.device, p.dtype))
 
 
 def run_folder_name(name: str, key: str) -> str:

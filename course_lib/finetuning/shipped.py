@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from ..paths import cache_root, shipped_run
-from .runs import TrainRun, fingerprint, run_folder_name, trainable_named_parameters
+from .runs import TrainRun, _load_trainable, fingerprint, run_folder_name, trainable_named_parameters
 
 SHIP_ENV = "COURSE_LIB_SHIP_DELTAS"  # set by tools/ship_runs.py: a finished run also writes what would be shipped
 
@@ -26,16 +26,6 @@ SHIPPED_KIND = "finetuning"
 def trainable_fingerprint(model: nn.Module) -> str:
     """sha256 of the names and values of the trainable parameters (as float32, on the CPU)."""
     return fingerprint({n: p.detach().float().cpu() for n, p in trainable_named_parameters(model)})
-
-
-def add_delta(model: nn.Module, delta: dict[str, torch.Tensor]) -> None:
-    params = dict(model.named_parameters())
-    missing = [n for n in delta if n not in params]
-    if missing:
-        raise KeyError(f"the shipped run has parameters this model lacks: {missing[:3]}")
-    with torch.no_grad():
-        for n, d in delta.items():
-            params[n].add_(d.to(params[n].device, torch.float32).to(params[n].dtype))
 
 
 def find_finished(name: str, key: str) -> Path | None:
@@ -53,7 +43,7 @@ def load_shipped(model: nn.Module, folder: Path, fresh: TrainRun) -> TrainRun:
     made = json.loads((folder / "shipped.json").read_text())
     now = trainable_fingerprint(model)
     if now == made["initial"]:
-        add_delta(model, load_file(str(folder / "delta.safetensors")))
+        _load_trainable(model, load_file(str(folder / "delta.safetensors")), add=True, source="the shipped run")
         if trainable_fingerprint(model) != made["trained"]:
             raise RuntimeError(f"the shipped run {folder.name} did not give the weights it was shipped with: "
                                f"its files may be damaged (reinstall course_lib, or pass cache=False to train it)")
