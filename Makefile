@@ -55,6 +55,8 @@ test: setup browser
 # the fast loop for developers (< 3 min): lint, imports and cycles, unit tests; no notebook, no browser, nothing slow
 check: $(STAMP)
 	$(VENV)/bin/ruff check .
+	# the notebook and browser tests are not run here, but they must still import and collect
+	$(PY) -m pytest --collect-only -q -p no:cacheprovider tests/browser tests/test_notebooks.py > /dev/null
 	$(PY) -m pytest -q -m "not slow" --ignore=tests/browser --ignore=tests/test_notebooks.py -p no:cacheprovider
 
 bench: setup
