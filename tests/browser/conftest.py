@@ -24,7 +24,7 @@ from . import jupyterlab as jl
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
-from notebook_runs import widget_notebook, widget_slice  # noqa: E402
+from notebook_runs import widget_cells, widget_notebook, widget_slice  # noqa: E402
 
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 SELFTEST = "_browser_selftest"  # folder inside the server's temporary root, never in the repo
@@ -171,16 +171,19 @@ def browser(lab):
 
 @pytest.fixture(scope="package")
 def _executed_session(lab, browser):
-    """``run(name, module)`` -> (page, RunResult): each notebook is opened once per session, and its cells run
-    again (new widgets, in their initial state) when another test module asks for it, so that no module sees
-    the widgets as an earlier module left them (an emptied text, a moved slider)."""
+    """``run(name, module)`` -> (page, RunResult): each notebook is opened and run once per session. When
+    another test module asks for it, its widget cells run again (new widgets, in their initial state), so that
+    no module sees the widgets as an earlier module left them (an emptied text, a moved slider); the cells they
+    need are not run again: what those defined is still in the kernel. A self-test notebook runs again whole."""
     cache: dict[str, tuple] = {}
     owner: dict[str, str] = {}
+    rerun: dict[str, list[int] | None] = {}  # which code cells to run again (None: all)
 
     def run(name: str, module: str = ""):
         if name in cache and owner.get(name) != module:
             page, old = cache[name]
-            result = jl.run_all_cells(page, old.name)
+            cells = rerun.get(name)
+            result = jl.run_all_cells(page, old.name) if cells is None else jl.run_cells(page, old.name, cells)
             result.open_seconds, result.name = old.open_seconds, old.name
             cache[name] = (page, result)
         owner[name] = module
@@ -189,7 +192,9 @@ def _executed_session(lab, browser):
             source = ROOT / "notebooks" / Path(name).with_suffix(".py").name
             if "/" not in name and source.exists():  # a course notebook: its widget cells only
                 opened_name = f"{Path(name).stem}.widgets.ipynb"
-                nbformat.write(widget_notebook(source), lab.root_dir / opened_name)
+                nb = widget_notebook(source)
+                nbformat.write(nb, lab.root_dir / opened_name)
+                rerun[name] = widget_cells(nb)  # every cell of nb is a code cell
             start = time.perf_counter()
             page = jl.open_notebook(browser, lab, opened_name)
             opened = time.perf_counter() - start

@@ -293,20 +293,48 @@ def start_deck(page) -> None:
 
 def run_all_cells(page, name: str, timeout: float = 600) -> RunResult:
     """Clear the outputs, Run → Run All Cells, wait until the kernel is idle and no prompt shows [*]."""
+    return _run(page, name, None, timeout)
+
+
+def run_cells(page, name: str, cells: list[int], timeout: float = 600) -> RunResult:
+    """Clear the outputs of the code cells numbered ``cells`` (0-based among code cells) and run them, in order,
+    in the kernel as it is (the other cells keep their outputs and what they defined); wait as
+    :func:`run_all_cells` does. The result reports every cell, as after Run All."""
+    return _run(page, name, sorted(cells), timeout)
+
+
+def _run(page, name: str, cells: list[int] | None, timeout: float) -> RunResult:
     start = time.perf_counter()
     completed = page.evaluate(_js("""
-        const [name, ms] = arg;
+        const [name, ms, which] = arg;
         const p = findPanel(name);
         const app = window.jupyterapp;
         app.shell.activateById(p.id);
         if (app.shell.currentWidget !== p) throw new Error('could not make ' + name + ' the current document');
-        await app.commands.execute('notebook:clear-all-cell-outputs');
-        const run = app.commands.execute('notebook:run-all-cells');
+        let run;
+        if (which === null) {
+          await app.commands.execute('notebook:clear-all-cell-outputs');
+          run = app.commands.execute('notebook:run-all-cells');
+        } else {
+          const nb = p.content;
+          const code = nb.widgets.filter((c) => c.model.type === 'code');
+          const chosen = which.map((i) => code[i]);
+          if (chosen.some((c) => !c)) throw new Error(name + ' has ' + code.length + ' code cells, not ' + which);
+          nb.deselectAll();
+          nb.activeCellIndex = nb.widgets.indexOf(chosen[0]);
+          for (const c of chosen) {
+            c.model.outputs.clear();
+            c.model.executionCount = null;
+            nb.select(c);
+          }
+          run = app.commands.execute('notebook:run-cell');  // the selected cells, in order; the selection stays
+        }
         const timer = new Promise((resolve) => setTimeout(() => resolve('timeout'), ms));
         return await Promise.race([run, timer]);
-    """, is_async=True), [name, timeout * 1000])
+    """, is_async=True), [name, timeout * 1000, cells])
     if completed == "timeout":
-        raise TimeoutError(f"{name}: Run All Cells still running after {timeout:.0f} s")
+        what = "Run All Cells" if cells is None else f"running cells {cells}"
+        raise TimeoutError(f"{name}: {what} still running after {timeout:.0f} s")
     wait_until_idle(page, name, timeout=max(30.0, timeout - (time.perf_counter() - start)))
     seconds = time.perf_counter() - start
     state = page.evaluate(_js("""
