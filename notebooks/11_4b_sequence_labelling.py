@@ -323,6 +323,8 @@ word_majority_f1 = entity_scores(gold_tags, baselines["word majority tag"]).micr
 # `TRAIN_LAYERS = 0`. With `TRAIN_LAYERS = 1` the top block learns too: try it (several minutes on two cores the
 # first time) and compare its entity F1 with the head alone's below. Frozen layers compute the same vectors in every epoch, so they are computed once and
 # cached on disk; a finished run is cached by its configuration, model and data, so re-running a cell loads it.
+# The runs of the head alone in this notebook ship with the course, so the cells load them ("shipped with the
+# course" in a run's summary); `fit(..., cache=False)` trains one here, in seconds.
 
 # %%
 TRAIN_LAYERS = 0  # blocks fine-tuned under the head: 0 = the head alone (fast), 1 or 2 = slower; compare them

@@ -249,13 +249,15 @@ check("sbo_input")
 # The head starts as the **unigram distribution** of the text: its output bias is log P(w) and its FFN's output
 # is zero, so at the start $L_{SBO}$ equals the unigram loss of the same tokens — the loss of a guess that
 # ignores the context. Every nat below that line comes from the boundaries and the position.
+#
+# This run ships with the course, so the cell loads it; `train_spanbert(..., cache=False)` trains it here (about
+# ten seconds on two cores) and gives the same curve.
 
 # %%
 from course_lib.spans.experiments import train_spanbert
 
 spanbert, sbo_tokenizer, sbo_unigram, sbo_run = train_spanbert(train_sentences, steps=96, pool=32)
-print(f"continued from {sbo_run.base}; {sbo_run.steps} steps in {sbo_run.seconds:.0f} s"
-      + (" (loaded from the cache)" if sbo_run.cached else ""))
+print(f"continued from {sbo_run.base}; {sbo_run.steps} steps in {sbo_run.seconds:.0f} s ({sbo_run.origin})")
 spanbert.sbo
 
 # %%
@@ -474,7 +476,9 @@ display(HTML(nested_spans_svg(example.words, example.entities)))
 # once and cached. The **span model** learns start/end FFNs and the classifier of eq. 11.27 over all spans of
 # at most L = 8 words (with a 30% sample of the NULL spans in each batch); the **BIO tagger** is notebook
 # 11.4b's `NerTagger` — one linear layer per token (eq. 11.14) — trained on the outermost entities, the only
-# layer BIO can hold. The first run takes a minute or two (then it is cached).
+# layer BIO can hold. Both runs ship with the course and the cells load them (the frozen vectors are computed
+# the first time, in seconds); pass `cache=False` to `train_span_ner` or to `fit` to train them here, in about
+# twenty seconds on two cores.
 
 # %%
 from course_lib.spans import SpanLabels
@@ -488,6 +492,7 @@ span_model = SpanNERModel(encoder, SpanLabels(["LOC", "ORG", "PER"]))
 train_examples = span_examples(span_model, tokenizer, train_sentences[:N_TRAIN], MAX_LEN)
 test_examples = span_examples(span_model, tokenizer, test_sentences, MAX_LEN)
 span_run = train_span_ner(span_model, train_examples)
+print(f"span model: {span_run.origin}")
 span_model.classifier
 
 # %%
@@ -496,7 +501,8 @@ from course_lib.spans.experiments import BIO_CONFIG
 bio_tagger = build_bio_tagger(encoder, tokenizer)
 bio_train, bio_lost = tagged(train_sentences[:N_TRAIN])
 bio_run = bio_tagger.fit(bio_train, BIO_CONFIG, name="gum-bio-outermost")
-print(f"{bio_lost} training entities left out of the BIO tags (nested inside another)")
+print(f"BIO tagger: {bio_run.origin}; {bio_lost} training entities left out of the BIO tags (nested inside "
+      "another)")
 bio_tagger.model.classifier
 
 # %%

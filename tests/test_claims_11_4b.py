@@ -201,3 +201,14 @@ def test_qa_threshold(run):
     assert f'"always no answer" (F1 {always:.1f} here)' in p
     assert 0.5 < auc < 0.7 and "only a little better than chance" in p
     assert "No threshold rescues this reader" in p
+
+
+def test_the_head_only_runs_are_the_shipped_ones(run):
+    """tools/ship_runs.py --only labelling ships the runs this notebook asks for (a changed recipe would train
+    them again in every fresh clone, and the run's summary would not say "shipped")."""
+    import re
+
+    out = run.outputs_text()
+    for name in ("wikigold-ner-first", "squad-sample-head-only"):
+        assert re.search(rf"TrainRun\('{name}': (\d+)/\1 epochs finished.*, shipped with the course\)", out), \
+            f"{name} is not the shipped run: run tools/ship_runs.py --only labelling"

@@ -135,3 +135,15 @@ def test_the_chapters_sentence_is_discussed_as_it_comes_out(facts):
     assert "greedy flat decoding: PER Jane Villanueva; ORG United Airlines" in text  # the crossing span dropped
     prose = SOURCE.read_text()
     assert "*United Airlines Holding* is NULL (0.997)" in prose and "as PER (0.65)" in prose
+
+
+def test_the_spanbert_span_and_bio_runs_are_the_shipped_ones():
+    """tools/ship_runs.py --only labelling ships the runs this notebook asks for: a changed recipe would train
+    them again in every fresh clone (and the notebook would say so)."""
+    from notebook_runs import executed
+
+    out = executed(SOURCE).outputs_text()
+    assert re.search(r"continued from course-bert; 96 steps in \d+ s \(shipped with the course\)", out), \
+        "the SpanBERT run is not the shipped one: run tools/ship_runs.py --only labelling"
+    assert "span model: shipped with the course" in out
+    assert re.search(r"^BIO tagger: shipped with the course; \d+ training entities left out", out, re.M)

@@ -140,3 +140,53 @@ def test_baselines_by_hand():
         ["O", "B-ORG", "I-ORG", "O", "B-PER", "I-PER"]]
     # word by word, 'United' is B-ORG twice and B-LOC once: the majority tag
     assert word_majority_baseline(train, [["United", "States", "rain"]]) == [["B-ORG", "I-LOC", "O"]]
+
+
+def test_a_run_on_frozen_states_is_keyed_by_where_they_came_from_not_by_their_floats(tokenizer):
+    """Another CPU may round the frozen states otherwise: the key (and so a shipped run) must not change with
+    that, but must change with the weights or the ids the states come from."""
+    from course_lib.finetuning.frozen import SOURCE
+    from course_lib.finetuning.runs import fingerprint
+
+    torch.manual_seed(0)
+    enc = BertModel(TINY).eval()
+    ids = [[101, 2023, 2003, 102], [101, 7592, 102]]
+    states = frozen_states(enc, ids, start=2)
+    assert all(getattr(s, SOURCE).endswith(f"row {i}") for i, s in enumerate(states))
+    again = frozen_states(enc, ids, start=2)  # read back from the cache: the same sources
+    assert [getattr(s, SOURCE) for s in again] == [getattr(s, SOURCE) for s in states]
+    nudged = [s + 1e-6 for s in states]  # as another CPU's rounding might leave them
+    for s, n in zip(states, nudged):
+        setattr(n, SOURCE, getattr(s, SOURCE))
+    assert fingerprint([{"hidden": s} for s in nudged]) == fingerprint([{"hidden": s} for s in states])
+    assert fingerprint(nudged[0] + 0) != fingerprint(states[0] + 0)  # without a source: the floats themselves
+    other_ids = frozen_states(enc, [[101, 2023, 2003, 102], [101, 7593, 102]], start=2)
+    other_layer = frozen_states(enc, ids, start=1)
+    with torch.no_grad():
+        enc.embeddings.word_embeddings.weight[0, 0] += 1
+    other_weights = frozen_states(enc, ids, start=2)
+    keys = {fingerprint(x) for x in (states, other_ids, other_layer, other_weights)}
+    assert len(keys) == 4
+
+
+def test_a_tagger_run_on_frozen_states_is_found_again_when_the_states_round_otherwise(tokenizer, monkeypatch):
+    import course_lib.finetuning.ner as ner
+
+    train = load_wikigold("train")[:16]
+    cfg = TrainConfig(lr=1e-3, epochs=1, batch_size=8)
+    run = tiny_tagger(tokenizer).fit(train, cfg, progress=False)
+    real = ner.frozen_states
+
+    def rounded_otherwise(*args, **kwargs):
+        out = real(*args, **kwargs)
+        from course_lib.finetuning.frozen import SOURCE
+        nudged = []
+        for s in out:
+            n = s + 1e-6
+            setattr(n, SOURCE, getattr(s, SOURCE))
+            nudged.append(n)
+        return nudged
+
+    monkeypatch.setattr(ner, "frozen_states", rounded_otherwise)
+    again = tiny_tagger(tokenizer).fit(train, cfg, progress=False)
+    assert again.cached and again.key == run.key

@@ -147,11 +147,13 @@ def test_every_shipped_run_is_complete_small_and_in_the_readme():
 
 # ----------------------------------------------------------------------------- 11.4a: fine-tuning runs (deltas)
 
-FINETUNING = sorted(p.name for p in (RUNS / "finetuning").iterdir() if p.is_dir()) if (RUNS / "finetuning").is_dir() else []
+SHIPPED_FT = sorted(p.name for p in (RUNS / "finetuning").iterdir() if p.is_dir()) if (RUNS / "finetuning").is_dir() else []
+FINETUNING = [n for n in SHIPPED_FT if ship_runs.WHAT[ship_runs._prefix(n)][0] == "11.4a"]
 
 
 def test_the_fine_tuning_runs_of_11_4a_are_shipped_but_not_the_full_ones():
     assert {ship_runs._prefix(n) for n in FINETUNING} == {"head-cls", "head-mean", "last2-cls", "nli-cross", "nli-bi"}
+    assert {ship_runs._prefix(n) for n in SHIPPED_FT} - set(map(ship_runs._prefix, FINETUNING)) == ship_runs.LABELLING_RUNS
 
 
 def _recipe(folder):
@@ -219,3 +221,38 @@ def test_the_first_steps_of_a_shipped_fine_tuning_run_are_reproduced(prefix, emp
                              progress=False, cache=False, stop=lambda: len(losses) >= 5, callback=record)
     assert not again.shipped and again.interrupted
     assert losses == pytest.approx(shipped.step_losses[:5], abs=TOL)
+
+
+# ----------------------------------------------------------------------------- 11.5: SpanBERT (and 11.4b / 11.5's heads)
+
+def _gum_train():
+    from course_lib.spans import load_gum_spans
+
+    return load_gum_spans("train")
+
+
+@pytest.mark.slow
+def test_the_shipped_spanbert_run_is_the_one_the_notebook_asks_for_and_loads_without_writing(empty_cache):
+    from course_lib.spans.experiments import train_spanbert
+
+    (folder,) = (RUNS / "spans").glob("spanbert-*")
+    model, _, _, run = train_spanbert(_gum_train(), steps=96, pool=32, progress=False)  # notebook 11.5's call
+    assert run.shipped and run.origin == "shipped with the course", \
+        "the shipped SpanBERT run is not the one notebook 11.5 asks for: run tools/ship_runs.py --only labelling"
+    assert not [f for f in empty_cache.rglob("*") if f.is_file()], "loading a shipped run wrote into the cache"
+    assert run.losses == json.loads((folder / "run.json").read_text())["losses"] and len(run.losses) == 96
+    from safetensors.torch import load_file
+    shipped = load_file(str(folder / "trainable.safetensors"))
+    state = model.state_dict()
+    assert shipped and all(torch_equal(state[n], t) for n, t in shipped.items())
+    # its first 5 steps, trained here from the same start, give its losses
+    _, _, _, again = train_spanbert(_gum_train(), steps=5, pool=32, progress=False, cache=False)
+    assert not again.shipped and not again.cached
+    for mine, theirs in zip(again.losses, run.losses[:5]):
+        assert mine["sbo"] == pytest.approx(theirs["sbo"], abs=TOL) and mine["mlm"] == pytest.approx(theirs["mlm"], abs=TOL)
+
+
+def torch_equal(a, b) -> bool:
+    import torch
+
+    return torch.equal(a, b)

@@ -3,7 +3,7 @@ course_lib/data/runs/<kind>/<name>: the folder the cache would hold for the same
 (recipe, data, code version), so that the library loads it instead of training (course_lib.paths.shipped_run).
 
     python tools/ship_runs.py            # train each run in an empty temporary cache, copy it, write the README
-    python tools/ship_runs.py --only finetuning   # only these runs (tiny_bert, adaptation, finetuning)
+    python tools/ship_runs.py --only finetuning   # only these runs (tiny_bert, adaptation, finetuning, labelling)
     python tools/ship_runs.py --readme   # only write course_lib/data/runs/README.md from what is shipped
 
 Each run is trained from nothing here (never copied from an older cache) by the library function the notebook
@@ -17,6 +17,10 @@ What is shipped (every other heavy step is cached on first use, see the README):
                                         last 2 layers, the NLI cross- and bi-encoder), from executing the
                                         notebook itself in the empty cache; the full fine-tuning runs (45 MB each
                                         as deltas) are trained on first use and cached
+  finetuning/<run>-<key>                notebooks 11.4b and 11.5: the taggers, the QA head and the span model,
+                                        heads on frozen states (keyed by the ids and weights the states come
+                                        from, not by their floats, so every machine finds them)
+  spans/spanbert-<key>                  notebook 11.5: the SBO head of the short SpanBERT run (2.4 MB)
 """
 from __future__ import annotations
 
@@ -73,6 +77,12 @@ def _finetuning(cache: Path) -> list[tuple[str, Path, dict]]:
     """Execute each notebook in the empty cache with COURSE_LIB_SHIP_DELTAS set, so that every fine-tuning run it
     finishes also writes its float16 delta and fingerprints (course_lib.finetuning.shipped.save_delta); ship those
     that are small enough. The recipes are therefore exactly the notebook's."""
+
+    _execute(FINETUNING_NOTEBOOKS)
+    return _deltas(cache, lambda name: _prefix(name) not in LABELLING_RUNS)
+
+
+def _execute(notebooks: list[str]) -> None:
     import jupytext
     from nbclient import NotebookClient
 
@@ -80,16 +90,20 @@ def _finetuning(cache: Path) -> list[tuple[str, Path, dict]]:
 
     os.environ[SHIP_ENV] = "1"
     try:
-        for name in FINETUNING_NOTEBOOKS:
+        for name in notebooks:
             nb = jupytext.read(ROOT / "notebooks" / f"{name}.py")
             NotebookClient(nb, timeout=3600, kernel_name="python3",
                            resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
     finally:
         del os.environ[SHIP_ENV]
+
+
+def _deltas(cache: Path, wanted) -> list[tuple[str, Path, dict]]:
+    """The fine-tuning runs of the cache that wrote a delta of at most DELTA_LIMIT and whose name is wanted."""
     made = []
     for folder in sorted((cache / "finetuning").iterdir()):
         delta = folder / "delta.safetensors"
-        if not delta.exists() or delta.stat().st_size > DELTA_LIMIT:
+        if not delta.exists() or delta.stat().st_size > DELTA_LIMIT or not wanted(folder.name):
             continue
         staged = cache / "ship" / folder.name
         staged.mkdir(parents=True)
@@ -98,6 +112,25 @@ def _finetuning(cache: Path) -> list[tuple[str, Path, dict]]:
         provenance = json.loads((folder / "shipped.json").read_text())
         provenance.update(python=platform.python_version(), threads=torch_threads())
         made.append(("finetuning", staged, provenance))
+    return made
+
+
+LABELLING_NOTEBOOKS = ["11_4b_sequence_labelling", "11_5_span_based"]
+LABELLING_RUNS = {"wikigold-ner-first", "wikigold-ner-every", "squad-sample-head-only", "span-ner-learned",
+                  "gum-bio-outermost"}  # fine-tuning runs of these notebooks, by name
+
+
+def _labelling(cache: Path) -> list[tuple[str, Path, dict]]:
+    """Notebooks 11.4b and 11.5, executed in the empty cache: their fine-tuning runs (heads on frozen states) as
+    deltas, and 11.5's SpanBERT run as it is (its SBO head, float32)."""
+    _execute(LABELLING_NOTEBOOKS)
+    made = _deltas(cache, lambda name: _prefix(name) in LABELLING_RUNS)
+    assert {_prefix(f.name) for _, f, _ in made} == LABELLING_RUNS, [f.name for _, f, _ in made]
+    (run,) = (cache / "spans").glob("spanbert-*")
+    import torch
+
+    made.append(("spans", run, {"torch": torch.__version__, "python": platform.python_version(),
+                                "threads": torch_threads()}))
     return made
 
 
@@ -123,7 +156,21 @@ for _run, _what, _call in [
         ("nli-cross", f"cross-encoder: the last 3 blocks and the head, mean pooling, {_NLI}", "name=\"nli-cross\""),
         ("nli-bi", f"SentenceBERT bi-encoder: the last 3 blocks and W, mean pooling, {_NLI}", "name=\"nli-bi\"")]:
     WHAT[_run] = ("11.4a", _what, f"train_classifier(..., {_call})")
-MAKERS = [_tiny_bert, _adaptation, _finetuning]
+_NER = "wikigold NER: W_K alone on the frozen encoder"
+_SPANS = "GUM entities (1,200 sentences, MiniLM's first 4 layers frozen, 6 epochs)"
+for _run, _what, _call in [
+        ("wikigold-ner-first", f"BIO tagger, first-subword labels, {_NER}", "tagger.fit(..., name=\"wikigold-ner-first\")"),
+        ("wikigold-ner-every", f"BIO tagger, every-subword labels, {_NER}",
+         "tagger_every.fit(..., name=\"wikigold-ner-every\")"),
+        ("squad-sample-head-only", "extractive QA, the start/end head on the frozen encoder, SQuAD 2.0 sample",
+         "head_only.fit(..., name=\"squad-sample-head-only\")")]:
+    WHAT[_run] = ("11.4b", _what, _call)
+WHAT["span-ner-learned"] = ("11.5", f"span classifier (eq. 11.27) on {_SPANS}", "train_span_ner(span_model, ...)")
+WHAT["gum-bio-outermost"] = ("11.5", f"BIO tagger on the outermost entities of {_SPANS}",
+                             "bio_tagger.fit(..., name=\"gum-bio-outermost\")")
+WHAT["spanbert"] = ("11.5", "SpanBERT's SBO head on frozen course-bert, 96 steps on GUM sentences",
+                    "train_spanbert(train_sentences, steps=96, pool=32)")
+MAKERS = [_tiny_bert, _adaptation, _finetuning, _labelling]
 
 
 def _prefix(name: str) -> str:
@@ -138,8 +185,8 @@ def _training(kind: str, meta: dict, made: dict) -> str:
     if kind == "finetuning":  # the epochs' time plus the one-off pass of the frozen layers
         seconds = sum(e["seconds"] for e in meta["epochs"]) + meta.get("info", {}).get("frozen_pass_seconds", 0)
         return f"{seconds:.0f} s, torch {made.get('torch', '?')}, Python {made['python']}, {made.get('threads', 1)} thread(s)"
-    return (f"{meta.get('seconds', 0):.0f} s, torch {meta.get('torch', '?')}, Python {made['python']}, "
-            f"{meta.get('threads', 1)} thread(s)")
+    return (f"{meta.get('seconds', 0):.0f} s, torch {meta.get('torch', made.get('torch', '?'))}, Python "
+            f"{made['python']}, {meta.get('threads', made.get('threads', 1))} thread(s)")
 
 
 def readme_text() -> str:
@@ -164,8 +211,8 @@ recipe or changed code asks for another key, and that run is trained (and cached
 {chr(10).join(rows)}
 
 - **Source**: trained by `tools/ship_runs.py` from a fixed seed, in an empty temporary cache, with the library
-  function the notebook calls (for the fine-tuning runs, by executing notebook 11.4a itself); nothing is copied
-  from an older cache.
+  function the notebook calls (for the fine-tuning and SpanBERT runs, by executing notebooks 11.4a, 11.4b and 11.5
+  themselves); nothing is copied from an older cache.
 - **Pretraining runs** hold what the cache holds. Their data is the prose of the Python reference manual as the
   standard library ships it (`pydoc_data.topics`, PSF licence), as described in notebook 11.2 and
   `course_lib/pretraining/corpus.py`. It changes with Python's patch version: on another 3.11.x the key differs
@@ -173,12 +220,17 @@ recipe or changed code asks for another key, and that run is trained (and cached
   Python that made the run.
 - **Fine-tuning runs** hold `run.json` (the history, as the cache holds it) and `delta.safetensors`: what
   training added to each trained parameter, in float16, about half the size of the weights themselves. The data
-  are the course's own sets (`course_lib/data/sentiment`, `course_lib/data/nli`, see their data cards); the
-  starting weights are all-MiniLM-L6-v2's and a head initialised from seed 0. `shipped.json` holds the
+  are the course's own sets (`course_lib/data/sentiment`, `nli`, `wikigold`, `squad`, `gum_spans`, see their data
+  cards); the starting weights are all-MiniLM-L6-v2's and a head initialised from seed 0. A run that trains on
+  the states of frozen layers (11.4b, 11.5) is keyed by the weights and token ids those states come from, not by
+  their floats (which another CPU may round otherwise), so every machine finds it. `shipped.json` holds the
   fingerprints of the trained parameters before training and after the delta is added: a run is loaded only
   onto the weights it was made from, and must give exactly the recorded weights (else it says so). The full
   fine-tuning runs are not shipped (45 MB each even as a delta): a fresh clone trains them once (about a
   minute on 2 cores) and caches them.
+- **The SpanBERT run** (`spans/`) holds `run.json` (the losses of each step) and `trainable.safetensors`: the SBO
+  head it trained, float32, as the cache holds it; its key is the recipe, the GUM sentences and course-bert's
+  weights.
 - **Checked** by `tests/test_shipped_runs.py`: each shipped run is the one the current code asks for, a fresh
   cache loads it without training, the first steps retrained here give the shipped losses, and a shipped
   fine-tuning run scores its recorded held-out accuracy.
@@ -197,20 +249,23 @@ def write_readme() -> Path:
 
 
 @contextlib.contextmanager
-def _hidden(folder: Path):
-    """Move ``folder`` aside while the block runs (so that no process finds what is shipped there); the new runs
-    are written into a fresh ``folder``; the old one is removed at the end, or put back if the block fails."""
-    aside = folder.with_name(folder.name + ".old")
-    if folder.exists():
-        folder.rename(aside)
+def _hidden(*folders: Path):
+    """Move ``folders`` aside while the block runs (so that no process finds what is shipped there); the new runs
+    are written into fresh folders; the old ones are removed at the end, or put back if the block fails."""
+    moved = []
+    for folder in folders:
+        if folder.exists():
+            folder.rename(folder.with_name(folder.name + ".old"))
+            moved.append(folder)
     try:
         yield
     except BaseException:
-        if aside.exists():
+        for folder in moved:
             shutil.rmtree(folder, ignore_errors=True)
-            aside.rename(folder)
+            folder.with_name(folder.name + ".old").rename(folder)
         raise
-    shutil.rmtree(aside, ignore_errors=True)
+    for folder in moved:
+        shutil.rmtree(folder.with_name(folder.name + ".old"), ignore_errors=True)
 
 
 def main(argv=None) -> int:
@@ -228,8 +283,11 @@ def main(argv=None) -> int:
         # train from nothing: neither this machine's cache (an empty one instead) nor what is shipped now
         # (the notebooks' kernels are other processes: they see no shipped fine-tuning run while it is moved away)
         training.shipped_run = adaptation.shipped_run = finetuning_shipped.shipped_run = lambda kind, name: None
-        hide = _hidden(RUNS / "finetuning") if _finetuning in makers else contextlib.nullcontext()
-        with tempfile.TemporaryDirectory() as tmp, hide:
+        hide = [RUNS / "finetuning"] if _finetuning in makers else []
+        if _labelling in makers:
+            hide += [f for f in (RUNS / "finetuning").glob("*-*") if _prefix(f.name) in LABELLING_RUNS]
+            hide += list((RUNS / "spans").glob("spanbert-*"))
+        with tempfile.TemporaryDirectory() as tmp, _hidden(*hide):
             os.environ["COURSE_LIB_CACHE"] = tmp
             for make in makers:
                 start = time.perf_counter()

@@ -8,6 +8,11 @@ epoch, so they are computed once (and cached on disk) and training runs the top 
 The result is the same model as training ``model`` with those layers frozen (same parameters, same loss, up to
 dropout in the frozen layers, which a frozen layer should not use anyway); ``tests/test_labelling_training.py``
 checks that the two give the same logits.
+
+Each state carries where it came from (:data:`SOURCE`: the hash of the frozen weights and of all the ids, and its
+row), and a training run keys such a tensor by that instead of its bytes (``runs.fingerprint``): the bytes are
+floats that another CPU may round differently, while the weights and ids are the same everywhere, so a run trained
+on frozen states has the same key on every machine and can ship with the course.
 """
 from __future__ import annotations
 
@@ -77,13 +82,14 @@ def frozen_states(encoder: BertModel, input_ids, token_type_ids=None, start: int
     if not rows:
         raise ValueError("no examples given")
     path = None
+    key = _fingerprint(encoder, start, rows)
     if cache:
-        path = cache_dir("frozen_states") / f"{_fingerprint(encoder, start, rows)[:32]}.safetensors"
+        path = cache_dir("frozen_states") / f"{key[:32]}.safetensors"
         if path.exists():
             from safetensors.torch import load_file
 
             flat = load_file(str(path))["states"]
-            return list(torch.split(flat, [len(r[0]) for r in rows]))
+            return _sourced(list(torch.split(flat, [len(r[0]) for r in rows])), key)
     was_training = encoder.training
     encoder.eval()
     device = encoder.device
@@ -113,7 +119,16 @@ def frozen_states(encoder: BertModel, input_ids, token_type_ids=None, start: int
         from safetensors.torch import save_file
 
         save_file({"states": torch.cat(out)}, str(path))
-    return out
+    return _sourced(out, key)
+
+
+SOURCE = "_course_lib_source"  # the attribute of a frozen state that says where it came from
+
+
+def _sourced(states: list[torch.Tensor], key: str) -> list[torch.Tensor]:
+    for i, t in enumerate(states):
+        setattr(t, SOURCE, f"frozen-states {key} row {i}")
+    return states
 
 
 def pad_states(states: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:

@@ -151,7 +151,9 @@ def fingerprint(obj: Any) -> str:
 
 
 def _feed(h, obj) -> None:
-    if torch.is_tensor(obj):
+    if torch.is_tensor(obj) and isinstance(getattr(obj, "_course_lib_source", None), str):
+        h.update(f"sourced{tuple(obj.shape)}{obj.dtype} {obj._course_lib_source}".encode())  # frozen.SOURCE
+    elif torch.is_tensor(obj):
         t = obj.detach().cpu().contiguous()
         h.update(f"tensor{tuple(t.shape)}{t.dtype}".encode())
         h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")

@@ -16,7 +16,7 @@ from ..finetuning.labelling import encode_words
 from ..finetuning.runs import model_fingerprint
 from ..finetuning.training import fingerprint
 from ..model.device import seed_everything
-from ..paths import cache_dir
+from ..paths import cache_root, shipped_run
 from ..pretraining.masking import unigram_distribution
 from .masking import MAX_SPAN_WORDS, P_GEOMETRIC, span_mask
 from .ner import (SpanSentence)
@@ -42,7 +42,13 @@ class SpanBertRun:
     train_layers: int
     losses: list = field(default_factory=list)   # dicts: step, mlm, sbo, unigram
     seconds: float = 0.0
-    cached: bool = False
+    cached: bool = False     # loaded, not trained: from the cache or shipped with the course
+    shipped: bool = False    # shipped with the course (course_lib/data/runs/spans)
+
+    @property
+    def origin(self) -> str:
+        return ("shipped with the course" if self.shipped else "loaded from the cache" if self.cached
+                else "trained just now")
 
     def smoothed(self, key: str, window: int = 10) -> list[float]:
         vals = [r[key] for r in self.losses]
@@ -98,7 +104,9 @@ def train_spanbert(sentences: Sequence[SpanSentence], *, base: str | None = None
     with a fresh mask every step (dynamic masking). ``start_from_unigram``: the head starts as the unigram
     distribution of the text (:meth:`SpanBertForPreTraining.start_from_unigram`).
 
-    Cached in ``cache_dir("spans")`` by configuration and data: a second call loads the trained weights.
+    Cached in ``cache_dir("spans")`` by configuration and data: a second call loads the trained weights. The run
+    the notebook asks for ships with the course (``course_lib/data/runs/spans``, named as the cache names it), and
+    is loaded from there first; ``cache=False`` trains it all the same.
     """
     from ..checkpoints import load_pretrained
 
@@ -111,15 +119,17 @@ def train_spanbert(sentences: Sequence[SpanSentence], *, base: str | None = None
                   train_layers=train_layers, seed=seed, start_from_unigram=start_from_unigram, p=P_GEOMETRIC,
                   max_len=MAX_SPAN_WORDS, version=CACHE_VERSION)
     key = sbo_cache_key(config, texts, mlm_model)
-    folder = cache_dir("spans", f"spanbert-{key}")
+    folder = cache_root() / "spans" / f"spanbert-{key}"
     seed_everything(seed)
     model = SpanBertForPreTraining(mlm_model)
     if start_from_unigram:
         model.start_from_unigram(unigram)
-    if cache and (folder / "run.json").exists():
-        model.load_state_dict(torch.load(folder / "trainable.pt", weights_only=True), strict=False)
-        run = SpanBertRun(**json.loads((folder / "run.json").read_text()))
-        run.cached = True
+    shipped = shipped_run("spans", folder.name) if cache else None
+    finished = shipped or (folder if cache and (folder / "run.json").exists() else None)
+    if finished is not None:
+        model.load_state_dict(_read_trainable(finished), strict=False)
+        run = SpanBertRun(**json.loads((finished / "run.json").read_text()))
+        run.cached, run.shipped = True, shipped is not None
         model.eval()
         return model, tokenizer, unigram, run
 
@@ -180,11 +190,27 @@ def train_spanbert(sentences: Sequence[SpanSentence], *, base: str | None = None
     model.eval()
     run.seconds = time.perf_counter() - t0
     if cache:
+        from safetensors.torch import save_file
+
         names = {n for n, prm in model.named_parameters() if prm.requires_grad}
         names.add("sbo.decoder.bias")
-        torch.save({n: t for n, t in model.state_dict().items() if n in names}, folder / "trainable.pt")
-        (folder / "run.json").write_text(json.dumps({k: v for k, v in run.__dict__.items() if k != "cached"}))
+        folder.mkdir(parents=True, exist_ok=True)
+        save_file({n: t.detach().contiguous() for n, t in model.state_dict().items() if n in names},
+                  str(folder / TRAINABLE_FILE))
+        (folder / "run.json").write_text(json.dumps({k: v for k, v in run.__dict__.items()
+                                                     if k not in ("cached", "shipped")}))
     return model, tokenizer, unigram, run
+
+
+TRAINABLE_FILE = "trainable.safetensors"  # what a SpanBERT run trained (a cache of an older version: trainable.pt)
+
+
+def _read_trainable(folder) -> dict:
+    from safetensors.torch import load_file
+
+    if (folder / TRAINABLE_FILE).exists():
+        return load_file(str(folder / TRAINABLE_FILE))
+    return torch.load(folder / "trainable.pt", weights_only=True)
 
 
 @dataclass
