@@ -255,3 +255,24 @@ def test_umap_is_imported_with_numba_caching_so_the_compile_is_paid_once_per_mac
         assert not isinstance(f._cache, NullCache), f"{f.py_func.__name__} is compiled without a disk cache"
     import numba
     assert numba.njit.__module__.startswith("numba"), "numba.njit must be restored after the import"
+
+
+def test_corpus_states_are_each_texts_tokens_in_order_up_to_the_limit(embedded):
+    """Texts of very different lengths, the limit falling inside a text: the same vectors as running each text
+    alone (the batching by length only saves padding), special tokens left out, and no more than max_tokens."""
+    from course_lib.embeddings import corpus_states
+
+    model, tok = embedded
+    texts = ["A short one.", "", "This sentence is a good deal longer than the first, and it goes on for a while "
+             "before it stops.", "Mid-sized text with some words.", "Tiny.", "One more at the end that is cut."]
+    alone = []
+    for t in (t for t in texts if t.strip()):
+        enc = tok([t])
+        with torch.no_grad():
+            hs = model(**enc, output_hidden_states=True).hidden_states
+        alone.append(torch.stack(hs, dim=2)[0, 1:-1])  # without [CLS] and [SEP]
+    want = torch.cat(alone)
+    for limit, size in ((10_000, 4), (len(want) - 3, 2), (7, 3)):
+        got = corpus_states(model, tok, texts, max_tokens=limit, batch_size=size)
+        assert got.shape == (min(limit, len(want)), *want.shape[1:])
+        torch.testing.assert_close(got, want[:len(got)], atol=1e-4, rtol=1e-4)

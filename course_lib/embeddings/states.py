@@ -154,18 +154,39 @@ def word_states(model, tokenizer, sentence: str, word: str, *, occurrence: int =
 @torch.no_grad()
 def corpus_states(model, tokenizer, texts: Sequence[str], *, max_tokens: int = 20000, batch_size: int = 32,
                   max_length: int = 128) -> torch.Tensor:
-    """Vectors of the corpus's tokens at every layer, (N, L+1, d), skipping [CLS]/[SEP]/padding; at most max_tokens."""
+    """Vectors of the corpus's tokens at every layer, (N, L+1, d), skipping [CLS]/[SEP]/padding; at most max_tokens.
+
+    The texts are tokenized in batches of ``batch_size``, in order (a batch holding a text of over 4 x
+    ``max_length`` characters is cut at ``max_length`` tokens); of each batch only the texts that the first
+    ``max_tokens`` tokens reach go through the model, those of about equal length together (little padding)."""
     enc_model = _encoder(model)
     out, n = [], 0
     texts = [t for t in texts if t.strip()]
+    special = torch.tensor(sorted(tokenizer.special_ids))
     for b in range(0, len(texts), batch_size):
         enc = tokenizer(texts[b:b + batch_size], truncation=True, max_length=max_length) if any(
             len(t) > 4 * max_length for t in texts[b:b + batch_size]) else tokenizer(texts[b:b + batch_size])
-        hs = enc_model(**enc.to(enc_model.device), output_hidden_states=True).hidden_states
-        H = torch.stack(hs, dim=2).float().cpu()  # (B, T, L+1, d)
-        keep = enc.attention_mask.bool().cpu() & ~torch.isin(enc.input_ids.cpu(), torch.tensor(sorted(tokenizer.special_ids)))
-        out.append(H[keep])
-        n += int(keep.sum())
+        keep = enc.attention_mask.bool() & ~torch.isin(enc.input_ids, special)  # (B, T)
+        counts = keep.sum(1).tolist()
+        rows, total = [], n
+        for i, c in enumerate(counts):  # the texts this batch still needs
+            if total >= max_tokens:
+                break
+            rows.append(i)
+            total += c
+        lengths = enc.attention_mask.sum(1).tolist()
+        by_length = sorted(rows, key=lambda i: lengths[i])
+        vectors: dict[int, torch.Tensor] = {}
+        for s in range(0, len(by_length), batch_size // 2 or 1):
+            idx = by_length[s:s + (batch_size // 2 or 1)]
+            T = max(lengths[i] for i in idx)
+            inputs = {k: enc[k][idx, :T].to(enc_model.device) for k in enc.keys()}
+            hs = enc_model(**inputs, output_hidden_states=True).hidden_states
+            H = torch.stack(hs, dim=2).float().cpu()  # (b, T, L+1, d)
+            for r, i in enumerate(idx):
+                vectors[i] = H[r, :T][keep[i, :T]]
+        out += [vectors[i] for i in rows]
+        n = total
         if n >= max_tokens:
             break
     if not out:
