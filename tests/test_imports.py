@@ -124,3 +124,16 @@ def test_modules_stay_small():
     big = {n: len(p.read_text().splitlines()) for n, p in modules().items()}
     over = {n: k for n, k in big.items() if k > 320 and n not in one_concept and not n.startswith("course_lib.exercises.ch")}
     assert not over, f"modules over 320 lines: {over}"
+
+
+def test_the_grading_worker_imports_no_plotting_or_science_stack():
+    """Every submission is graded in a fresh interpreter that imports course_lib.exercises (the grader too): a
+    module-level import of scipy, scikit-learn, matplotlib or UMAP there costs every submission its import time
+    (scipy.stats alone took 0.7 s of 3.3). Import them inside the function that needs them."""
+    heavy = ("scipy", "sklearn", "matplotlib", "umap", "ipywidgets", "transformers")
+    code = ("import sys\nimport course_lib.exercises.worker\n"
+            f"print(' '.join(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r}))))")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         cwd=PACKAGE.parent)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.split() == [], f"the grading worker imports {res.stdout.strip()}"
