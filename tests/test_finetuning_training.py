@@ -338,3 +338,39 @@ def test_without_the_ship_setting_a_run_writes_no_delta(tmp_path):
     from course_lib.finetuning.runs import run_dir
 
     assert {f.name for f in run_dir("toy", run.key).iterdir()} == {"run.json", "trained.safetensors"}
+
+
+def test_a_matrix_whose_rows_mostly_did_not_move_ships_by_its_moved_rows(tmp_path):
+    """As the word embeddings of a full fine-tuning: a gradient reaches only the rows of the training text's
+    tokens, weight decay alone moves the others by far less. Only the moved rows are stored; the others count
+    as unchanged, and what that leaves out is within the recorded error; loading gives exactly the recorded
+    weights; row indices that do not fit the model are refused."""
+    import json
+
+    from safetensors.torch import load_file, save_file
+
+    from course_lib.finetuning.runs import fingerprint
+    from course_lib.finetuning.shipped import ROWS, _dense, save_delta
+
+    g = torch.Generator().manual_seed(0)
+    initial = {"emb": torch.randn(100, 8, generator=g), "bias": torch.randn(8, generator=g),
+               "dense": torch.randn(4, 8, generator=g)}
+    trained = {n: t * (1 - 5e-7) for n, t in initial.items()}  # weight decay: every row moves a little
+    trained["emb"][[3, 17]] += 0.1 * torch.randn(2, 8, generator=g)
+    trained["bias"] += 0.01
+    trained["dense"] += 0.01 * torch.randn(4, 8, generator=g)
+    save_delta(tmp_path, initial, trained)
+    stored = load_file(str(tmp_path / "delta.safetensors"))
+    assert stored["emb"].shape == (2, 8) and stored["emb" + ROWS].tolist() == [3, 17]
+    assert stored["dense"].shape == (4, 8) and "dense" + ROWS not in stored  # every row moved: stored whole
+    made = json.loads((tmp_path / "shipped.json").read_text())
+    delta = _dense(stored, initial)
+    rebuilt = {n: initial[n] + delta[n].float() for n in initial}
+    assert fingerprint(rebuilt) == made["trained"]
+    assert max(float((rebuilt[n] - trained[n]).abs().max()) for n in initial) == pytest.approx(made["max_abs_error"])
+    assert 1e-6 < made["max_abs_error"] < 1e-4  # the unmoved rows' decay (and float16) left out, no more
+    assert torch.equal(rebuilt["emb"][5], initial["emb"][5])
+    stored["emb" + ROWS] = torch.tensor([3, 100], dtype=torch.int32)
+    save_file(stored, str(tmp_path / "delta.safetensors"))
+    with pytest.raises(RuntimeError, match="does not fit this model: its files may be damaged"):
+        _dense(load_file(str(tmp_path / "delta.safetensors")), initial)

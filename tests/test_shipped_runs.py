@@ -139,7 +139,7 @@ def test_every_shipped_run_is_complete_small_and_in_the_readme():
     readme = (RUNS / "README.md").read_text()
     for folder in folders:
         assert (folder / "run.json").is_file() and (folder / "shipped.json").is_file(), folder
-        assert sum(f.stat().st_size for f in folder.rglob("*")) < 20 * 2**20, folder  # files: <= 50 MB each
+        assert sum(f.stat().st_size for f in folder.rglob("*")) < 25 * 2**20, folder  # files: <= 50 MB each; 25 MB a run
         assert f"`{folder.parent.name}/{folder.name}`" in readme
     assert readme == ship_runs.readme_text(), "run tools/ship_runs.py --readme"
 
@@ -151,8 +151,9 @@ SHIPPED_FT = sorted(p.name for p in (RUNS / "finetuning").iterdir() if p.is_dir(
 FINETUNING = [n for n in SHIPPED_FT if ship_runs.WHAT[ship_runs._prefix(n)][0] == "11.4a"]
 
 
-def test_the_fine_tuning_runs_of_11_4a_are_shipped_but_not_the_full_ones():
-    assert {ship_runs._prefix(n) for n in FINETUNING} == {"head-cls", "head-mean", "last2-cls", "nli-cross", "nli-bi"}
+def test_the_fine_tuning_runs_of_11_4a_are_shipped_but_not_the_one_that_moves_every_weight():
+    assert {ship_runs._prefix(n) for n in FINETUNING} == {"head-cls", "head-mean", "last2-cls", "full-cls",
+                                                         "nli-cross", "nli-bi"}
     assert {ship_runs._prefix(n) for n in SHIPPED_FT} - set(map(ship_runs._prefix, FINETUNING)) == ship_runs.LABELLING_RUNS
 
 

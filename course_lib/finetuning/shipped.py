@@ -6,6 +6,11 @@ as the cache keeps it) and ``delta.safetensors``, what training added to each tr
 half the size of the weights, and exact to about a thousandth of the change rather than of the weight.
 ``shipped.json`` holds the fingerprints of the trainable parameters before training and after the delta is
 added, so the delta is added only onto the weights it was made from, and must give exactly the recorded ones.
+
+A matrix most of whose rows training left alone (the word embeddings of a full fine-tuning: only the rows of the
+tokens in the training text get a gradient; weight decay alone moves the others by under :data:`UNMOVED`) is
+stored by its moved rows only: ``<name>`` holds those rows and ``<name>@rows`` their indices; the other rows
+count as unchanged, and ``max_abs_error`` in shipped.json includes what that leaves out.
 """
 from __future__ import annotations
 
@@ -43,7 +48,8 @@ def load_shipped(model: nn.Module, folder: Path, fresh: TrainRun) -> TrainRun:
     made = json.loads((folder / "shipped.json").read_text())
     now = trainable_fingerprint(model)
     if now == made["initial"]:
-        _load_trainable(model, load_file(str(folder / "delta.safetensors")), add=True, source="the shipped run")
+        delta = _dense(load_file(str(folder / "delta.safetensors")), dict(model.named_parameters()))
+        _load_trainable(model, delta, add=True, source="the shipped run")
         if trainable_fingerprint(model) != made["trained"]:
             raise RuntimeError(f"the shipped run {folder.name} did not give the weights it was shipped with: "
                                f"its files may be damaged (reinstall course_lib, or pass cache=False to train it)")
@@ -56,16 +62,45 @@ def load_shipped(model: nn.Module, folder: Path, fresh: TrainRun) -> TrainRun:
     return run
 
 
+UNMOVED = 1e-5      # a row of a matrix whose largest change is under this counts as unchanged (see the module doc)
+SPARSE_SHARE = 0.5  # ... when fewer than this share of the rows moved: then only the moved rows are stored
+ROWS = "@rows"      # the suffix of a stored matrix's row indices
+
+
+def _dense(stored: dict[str, torch.Tensor], params: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The delta of every parameter, the matrices stored by their moved rows filled out with zero rows."""
+    out = {}
+    for n, d in stored.items():
+        if n.endswith(ROWS):
+            continue
+        rows = stored.get(n + ROWS)
+        if rows is not None:
+            if n not in params or rows.numel() != d.size(0) or (rows.numel() and int(rows.max()) >= params[n].size(0)):
+                raise RuntimeError(f"the shipped delta of {n} does not fit this model: its files may be damaged")
+            d = torch.zeros(params[n].shape, dtype=d.dtype).index_copy_(0, rows.long(), d)
+        out[n] = d
+    return out
+
+
 def save_delta(folder: Path, initial: dict[str, torch.Tensor], trained: dict[str, torch.Tensor]) -> None:
     """What a shipped run holds besides run.json: the float16 delta, and the fingerprints that say which weights
     it goes onto and which it gives (those of initial + delta, so that loading can check them exactly)."""
     from safetensors.torch import save_file
 
     delta = {n: (trained[n].float() - initial[n].float()).half().contiguous() for n in trained}
+    stored = {}
+    for n, d in delta.items():
+        moved = d.float().abs().amax(1) > UNMOVED if d.dim() == 2 else None
+        if moved is not None and int(moved.sum()) < SPARSE_SHARE * d.size(0):
+            rows = moved.nonzero().flatten()
+            stored[n], stored[n + ROWS] = d[rows].contiguous(), rows.to(torch.int32)
+            delta[n] = torch.zeros_like(d).index_copy_(0, rows, d[rows])
+        else:
+            stored[n] = d
     rebuilt = {n: initial[n].float() + delta[n].float() for n in trained}
     error = max(float((rebuilt[n] - trained[n].float()).abs().max()) for n in trained)
     scale = max(float(trained[n].float().abs().max()) for n in trained)
-    save_file(delta, str(folder / "delta.safetensors"))
+    save_file(stored, str(folder / "delta.safetensors"))
     (folder / "shipped.json").write_text(json.dumps({
         "initial": fingerprint({n: initial[n].float() for n in trained}), "trained": fingerprint(rebuilt),
         "max_abs_error": error, "max_abs_weight": scale, "torch": torch.__version__}, indent=1) + "\n")
