@@ -177,8 +177,9 @@ def corpus_states(model, tokenizer, texts: Sequence[str], *, max_tokens: int = 2
         lengths = enc.attention_mask.sum(1).tolist()
         by_length = sorted(rows, key=lambda i: lengths[i])
         vectors: dict[int, torch.Tensor] = {}
-        for s in range(0, len(by_length), batch_size // 2 or 1):
-            idx = by_length[s:s + (batch_size // 2 or 1)]
+        step = max(1, batch_size // 2)  # two forwards a batch: each padded to its own longest text
+        for s in range(0, len(by_length), step):
+            idx = by_length[s:s + step]
             T = max(lengths[i] for i in idx)
             inputs = {k: enc[k][idx, :T].to(enc_model.device) for k in enc.keys()}
             hs = enc_model(**inputs, output_hidden_states=True).hidden_states

@@ -24,6 +24,7 @@ from torch import nn
 from ..model.attention import additive_mask, padding_mask
 from ..model.bert import BertModel
 from ..paths import cache_dir
+from .runs import SOURCE
 
 
 def num_layers(encoder: BertModel) -> int:
@@ -120,9 +121,6 @@ def frozen_states(encoder: BertModel, input_ids, token_type_ids=None, start: int
 
         save_file({"states": torch.cat(out)}, str(path))
     return _sourced(out, key)
-
-
-SOURCE = "_course_lib_source"  # the attribute of a frozen state that says where it came from
 
 
 def _sourced(states: list[torch.Tensor], key: str) -> list[torch.Tensor]:

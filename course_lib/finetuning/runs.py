@@ -99,9 +99,7 @@ class TrainRun:
     @property
     def origin(self) -> str:
         """Where this run's history and weights came from, in words."""
-        if self.shipped:
-            return "shipped with the course"
-        return "loaded from the cache" if self.cached else ("stopped" if self.interrupted else "trained just now")
+        return origin_words(self.shipped, self.cached, self.interrupted)
 
     @property
     def seconds_per_epoch(self) -> float:
@@ -141,7 +139,17 @@ class TrainRun:
                 f"{self.seconds_per_epoch:.1f} s/epoch on {self.device}{src})")
 
 
+def origin_words(shipped: bool, cached: bool, interrupted: bool = False) -> str:
+    """Where a run's history and weights came from, in the words the notebooks print."""
+    if shipped:
+        return "shipped with the course"
+    return "loaded from the cache" if cached else ("stopped" if interrupted else "trained just now")
+
+
 # ----------------------------------------------------------------------------- cache keys
+
+SOURCE = "_course_lib_source"  # a tensor's attribute that says where it came from (frozen.frozen_states sets it)
+
 
 def fingerprint(obj: Any) -> str:
     """A stable sha256 of data: examples (dataclasses, dicts, strings, numbers), lists of them, tensors."""
@@ -151,8 +159,8 @@ def fingerprint(obj: Any) -> str:
 
 
 def _feed(h, obj) -> None:
-    if torch.is_tensor(obj) and isinstance(getattr(obj, "_course_lib_source", None), str):
-        h.update(f"sourced{tuple(obj.shape)}{obj.dtype} {obj._course_lib_source}".encode())  # frozen.SOURCE
+    if torch.is_tensor(obj) and isinstance(getattr(obj, SOURCE, None), str):
+        h.update(f"sourced{tuple(obj.shape)}{obj.dtype} {getattr(obj, SOURCE)}".encode())
     elif torch.is_tensor(obj):
         t = obj.detach().cpu().contiguous()
         h.update(f"tensor{tuple(t.shape)}{t.dtype}".encode())

@@ -94,9 +94,9 @@ def save_delta(folder: Path, initial: dict[str, torch.Tensor], trained: dict[str
         if moved is not None and int(moved.sum()) < SPARSE_SHARE * d.size(0):
             rows = moved.nonzero().flatten()
             stored[n], stored[n + ROWS] = d[rows].contiguous(), rows.to(torch.int32)
-            delta[n] = torch.zeros_like(d).index_copy_(0, rows, d[rows])
         else:
             stored[n] = d
+    delta = _dense(stored, initial)  # as loading will fill it out
     rebuilt = {n: initial[n].float() + delta[n].float() for n in trained}
     error = max(float((rebuilt[n] - trained[n].float()).abs().max()) for n in trained)
     scale = max(float(trained[n].float().abs().max()) for n in trained)

@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from ..finetuning.labelling import encode_words
-from ..finetuning.runs import model_fingerprint
+from ..finetuning.runs import model_fingerprint, origin_words
 from ..finetuning.training import fingerprint
 from ..model.device import seed_everything
 from ..paths import cache_root, shipped_run
@@ -47,8 +47,7 @@ class SpanBertRun:
 
     @property
     def origin(self) -> str:
-        return ("shipped with the course" if self.shipped else "loaded from the cache" if self.cached
-                else "trained just now")
+        return origin_words(self.shipped, self.cached)
 
     def smoothed(self, key: str, window: int = 10) -> list[float]:
         vals = [r[key] for r in self.losses]

@@ -177,7 +177,7 @@ def _executed_session(lab, browser):
     need are not run again: what those defined is still in the kernel. A self-test notebook runs again whole."""
     cache: dict[str, tuple] = {}
     owner: dict[str, str] = {}
-    rerun: dict[str, list[int] | None] = {}  # which code cells to run again (None: all)
+    rerun: dict[str, list[int]] = {}  # a course notebook's widget cells (a self-test notebook: none, all rerun)
 
     def run(name: str, module: str = ""):
         if name in cache and owner.get(name) != module:
