@@ -35,9 +35,9 @@
 #
 # Every training run is keyed by its settings, data and starting weights. The notebook's runs ship with the
 # course (`course_lib/data/runs`: what training changed, in float16), so they load at once — all but one: the
-# full fine-tuning at a learning rate of 1e-2 moves every weight of the model (45 MB even as a change), so it
-# is trained the first time — about 15 seconds on two CPU cores, less on a GPU, with the same code — and kept
-# in the course's cache folder, so running this notebook again takes seconds. The last cells say where each
+# full fine-tuning at a learning rate of 1e-2 changes every weight of the model, too much to ship, so it is
+# trained the first time (one epoch, with the same code on a CPU or a GPU) and kept in the course's cache
+# folder, so running this notebook again takes seconds. The last cells say where each
 # run came from and how long this run took. Interrupting the kernel (■) during a run keeps
 # its finished epochs; running the cell again continues from them. To train a run yourself, pass
 # `cache=False`.

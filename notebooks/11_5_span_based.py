@@ -250,8 +250,8 @@ check("sbo_input")
 # is zero, so at the start $L_{SBO}$ equals the unigram loss of the same tokens — the loss of a guess that
 # ignores the context. Every nat below that line comes from the boundaries and the position.
 #
-# This run ships with the course, so the cell loads it; `train_spanbert(..., cache=False)` trains it here (about
-# ten seconds on two cores) and gives the same curve.
+# This run ships with the course, so the cell loads it; `train_spanbert(..., cache=False)` trains it here, from
+# the same start.
 
 # %%
 from course_lib.spans.experiments import train_spanbert
@@ -477,8 +477,7 @@ display(HTML(nested_spans_svg(example.words, example.entities)))
 # at most L = 8 words (with a 30% sample of the NULL spans in each batch); the **BIO tagger** is notebook
 # 11.4b's `NerTagger` — one linear layer per token (eq. 11.14) — trained on the outermost entities, the only
 # layer BIO can hold. Both runs ship with the course and the cells load them (the frozen vectors are computed
-# the first time, in seconds); pass `cache=False` to `train_span_ner` or to `fit` to train them here, in about
-# twenty seconds on two cores.
+# the first time); pass `cache=False` to `train_span_ner` or to `fit` to train them here.
 
 # %%
 from course_lib.spans import SpanLabels
