@@ -5,6 +5,7 @@
   ``pip install .`` finds them as well as a checkout does.
 * :func:`shipped_run` -- a finished run shipped with the course (``course_lib/data/runs``), in the layout of
   the cache's own folders: what a fresh clone loads instead of training (tools/ship_runs.py makes them).
+* :func:`finished_run` -- where a run that need not train again is: the shipped one, else the cache's.
 * :func:`cache_dir` -- everything a run writes (UMAP projections, fine-tuning runs, logs): the user cache
   directory of the platform (``~/.cache/course-lib`` on Linux, via ``platformdirs``), or the folder named
   by the environment variable ``COURSE_LIB_CACHE``. Created on first use. course_lib never writes into
@@ -31,6 +32,13 @@ def shipped_run(kind: str, name: str) -> Path | None:
     incomplete (no ``run.json``)."""
     folder = data_dir("runs", kind, name)
     return folder if (folder / "run.json").is_file() else None
+
+
+def finished_run(kind: str, folder: Path) -> Path | None:
+    """The finished run whose cache folder is ``folder`` (``<cache>/<kind>/<name>``): the one shipped with the
+    course if there is one (so a notebook says the same wherever it runs), else ``folder`` itself if it holds
+    ``run.json`` (written last, so a folder with it is complete), else None: the run must train."""
+    return shipped_run(kind, folder.name) or (folder if (folder / "run.json").is_file() else None)
 
 
 def is_shipped(path: str | Path | None) -> bool:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pytest
 import torch
 
+import course_lib.paths
 from course_lib.finetuning.training import (TrainConfig, batches, evaluate, fingerprint, fit, make_optimizer,
                                             run_key)
 
@@ -282,7 +283,7 @@ def shipped_toy(tmp_path, monkeypatch):
     for f in ("run.json", "delta.safetensors", "shipped.json"):
         shutil.copy2(made / f, shipped / f)
     monkeypatch.delenv(shipped_mod.SHIP_ENV)
-    monkeypatch.setattr(shipped_mod, "shipped_run", lambda kind, name: shipped if name == shipped.name else None)
+    monkeypatch.setattr(course_lib.paths, "shipped_run", lambda kind, name: shipped if name == shipped.name else None)
     monkeypatch.setenv("COURSE_LIB_CACHE", str(tmp_path / "new-cache"))
     return model, run, shipped
 

@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from conftest import ROOT
-from course_lib.paths import data_dir, is_shipped, shipped_run
+import course_lib.paths
+from course_lib.paths import data_dir, finished_run, is_shipped, shipped_run
 from course_lib.pretraining.training import (PretrainingRecipe, corpus_hash, pretrain_tiny_bert,
                                              python_reference_documents, run_folder)
 
@@ -47,6 +48,19 @@ def test_the_shipped_tiny_bert_is_the_run_the_notebooks_recipe_asks_for(empty_ca
     assert folder.name == want, (f"the shipped run {folder.name} is not the current recipe's ({want}): the recipe or "
                                  "the code version changed; run tools/ship_runs.py")
     assert shipped_run("pretraining", want) == folder
+
+
+def test_a_finished_run_is_the_shipped_one_first_then_a_complete_cache_folder(tmp_path, monkeypatch):
+    cached = tmp_path / "pretraining" / "run-abc"
+    cached.mkdir(parents=True)
+    assert finished_run("pretraining", cached) is None          # no run.json: interrupted, trains again
+    (cached / "run.json").write_text("{}")
+    assert finished_run("pretraining", cached) == cached
+    shipped = tmp_path / "shipped" / "run-abc"
+    monkeypatch.setattr(course_lib.paths, "shipped_run", lambda kind, name: shipped if (kind, name) == (
+        "pretraining", "run-abc") else None)
+    assert finished_run("pretraining", cached) == shipped        # the same run wherever the notebook runs
+    assert finished_run("finetuning", cached) == cached          # the kind is part of the lookup
 
 
 def test_a_fresh_cache_loads_the_shipped_run_and_writes_nothing(empty_cache):

@@ -281,13 +281,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     makers = [m for m in MAKERS if not args.only or m.__name__.lstrip("_") in args.only]
     if not args.readme:
-        import course_lib.finetuning.shipped as finetuning_shipped
-        import course_lib.pretraining.adaptation as adaptation
-        import course_lib.pretraining.training as training
+        import course_lib.paths as paths
 
         # train from nothing: neither this machine's cache (an empty one instead) nor what is shipped now
         # (the notebooks' kernels are other processes: they see no shipped fine-tuning run while it is moved away)
-        training.shipped_run = adaptation.shipped_run = finetuning_shipped.shipped_run = lambda kind, name: None
+        paths.shipped_run = lambda kind, name: None   # what paths.finished_run asks first
         shipped_ft = list((RUNS / "finetuning").glob("*-*"))
         hide = [f for f in shipped_ft if _prefix(f.name) not in LABELLING_RUNS] if _finetuning in makers else []
         if _labelling in makers:

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from ..paths import cache_root, shipped_run
+from ..paths import cache_root, finished_run
 from .runs import TrainRun, _load_trainable, fingerprint, run_folder_name, trainable_named_parameters
 
 SHIP_ENV = "COURSE_LIB_SHIP_DELTAS"  # set by tools/ship_runs.py: a finished run also writes what would be shipped
@@ -34,10 +34,8 @@ def trainable_fingerprint(model: nn.Module) -> str:
 
 
 def find_finished(name: str, key: str) -> Path | None:
-    """The folder of the finished run ``name``/``key``: the one shipped with the course if there is one (so a
-    notebook says the same wherever it runs), else the cache's, else None."""
-    folder = cache_root() / "finetuning" / run_folder_name(name, key)
-    return shipped_run(SHIPPED_KIND, folder.name) or (folder if (folder / "run.json").exists() else None)
+    """The folder of the finished run ``name``/``key`` (:func:`course_lib.paths.finished_run`), else None."""
+    return finished_run(SHIPPED_KIND, cache_root() / SHIPPED_KIND / run_folder_name(name, key))
 
 
 def load_shipped(model: nn.Module, folder: Path, fresh: TrainRun) -> TrainRun:

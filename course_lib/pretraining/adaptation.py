@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 
 from ..model.device import seed_everything
-from ..paths import cache_dir, is_shipped, shipped_run
+from ..paths import cache_dir, finished_run, is_shipped
 from .masking import mlm_mask, pack_sequences, unigram_distribution
 from .training import corpus_hash, cpu_threads, python_reference_documents, split_documents
 
@@ -197,10 +197,7 @@ def _adapt(model, tokenizer, name, recipe, other_texts, cache, progress, stop_af
     adapted = copy.deepcopy(model)
     params = _trainable(adapted, recipe.train_layers)
     score = dict(texts) if stop_after is None else {}
-    stored = None
-    if cache:
-        stored = next((f for f in (shipped_run("pretraining", run_name), folder)
-                       if f is not None and (f / "run.json").exists()), None)
+    stored = finished_run("pretraining", folder) if cache else None
 
     if stored is not None:
         folder = stored

@@ -34,7 +34,7 @@ import torch.nn.functional as F
 from ..model.bert import BertConfig
 from ..model.device import get_device, seed_everything
 from ..model.heads import BertForPreTraining
-from ..paths import cache_dir, is_shipped, shipped_run
+from ..paths import cache_dir, finished_run, is_shipped
 from ..tokenization.bert_tokenizer import BertTokenizer
 from .masking import mlm_mask, nsp_pairs, unigram_distribution
 
@@ -236,10 +236,8 @@ def pretrain_tiny_bert(recipe: PretrainingRecipe | None = None, *, cache: bool =
         if not 0 < stop_after <= recipe.steps:
             raise ValueError(f"stop_after must be between 1 and the recipe's {recipe.steps} steps, not {stop_after}")
         cache = False
-    if cache:
-        for stored in (shipped_run("pretraining", folder.name), folder):
-            if stored is not None and (stored / "run.json").exists():
-                return load_run(stored, device=dev)
+    if cache and (stored := finished_run("pretraining", folder)) is not None:
+        return load_run(stored, device=dev)
     with cpu_threads(threads):
         return _pretrain(recipe, docs, folder, dev, cache, progress, stop_after)
 

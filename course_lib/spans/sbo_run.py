@@ -16,7 +16,7 @@ from ..finetuning.labelling import encode_words
 from ..finetuning.runs import model_fingerprint, origin_words
 from ..finetuning.training import fingerprint
 from ..model.device import seed_everything
-from ..paths import cache_root, shipped_run
+from ..paths import cache_root, finished_run, is_shipped
 from ..pretraining.masking import unigram_distribution
 from .masking import MAX_SPAN_WORDS, P_GEOMETRIC, span_mask
 from .ner import (SpanSentence)
@@ -123,12 +123,11 @@ def train_spanbert(sentences: Sequence[SpanSentence], *, base: str | None = None
     model = SpanBertForPreTraining(mlm_model)
     if start_from_unigram:
         model.start_from_unigram(unigram)
-    shipped = shipped_run("spans", folder.name) if cache else None
-    finished = shipped or (folder if cache and (folder / "run.json").exists() else None)
+    finished = finished_run("spans", folder) if cache else None
     if finished is not None:
         model.load_state_dict(_read_trainable(finished), strict=False)
         run = SpanBertRun(**json.loads((finished / "run.json").read_text()))
-        run.cached, run.shipped = True, shipped is not None
+        run.cached, run.shipped = True, is_shipped(finished)
         model.eval()
         return model, tokenizer, unigram, run
 
