@@ -88,8 +88,10 @@ def test_held_out_numbers_are_recomputed_and_beat_the_unigram_baseline(course_be
     want = METRICS["heldout"]
     got = E.heldout_mlm(model, tok, EVAL, unigram, seed=0)
     assert got["n_masked"] == want["n_masked"] and got["n_frequent"] == want["n_frequent"]
-    for k in ("baseline_top1", "baseline_top5", "unigram_loss"):
+    for k in ("baseline_top1", "baseline_top5"):          # shares of counts: exact on any machine
         assert got[k] == pytest.approx(want[k], abs=1e-9), k
+    # a float32 mean over ~82,000 tokens, summed in the order of the machine's kernels (a GPU's differs by ~1e-8)
+    assert got["unigram_loss"] == pytest.approx(want["unigram_loss"], abs=1e-5)
     for k in ("top1", "top5", "top1_frequent", "top1_other"):
         assert got[k] == pytest.approx(want[k], abs=TOL), k
     assert got["loss"] == pytest.approx(want["loss"], abs=0.01)
