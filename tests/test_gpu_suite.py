@@ -100,3 +100,11 @@ def test_wheels_are_named_by_their_distribution_and_only_what_the_image_lacks_is
     wanted = {gpu_suite._norm(w.split("==")[0]) for w in gpu_suite.WANT}
     assert not wanted & gpu_suite.IMAGE
     assert {"torch", "transformers", "numpy", "pytest", "scikit-learn"} <= gpu_suite.IMAGE
+
+
+def test_a_second_call_runs_the_files_from_where_the_first_stopped(tmp_path):
+    for name in ("test_b.py", "test_a.py", "test_c.py", "conftest.py"):
+        (tmp_path / name).write_text("")
+    assert gpu_suite.files_from("tests/test_b.py", tmp_path) == ["tests/test_b.py", "tests/test_c.py"]
+    with pytest.raises(SystemExit, match="tests/test_z.py is not a test file"):
+        gpu_suite.files_from("tests/test_z.py", tmp_path)

@@ -255,6 +255,15 @@ def there(parts_dir: Path, out: Path, pytest_args: list[str], python: str = sys.
         return proc.wait()
 
 
+def files_from(start: str, tests: Path | None = None) -> list[str]:
+    """The test files that pytest runs from ``start`` on (its order: by name), outside the browser folder."""
+    tests = tests or Path(tempfile.gettempdir()) / "gs" / "bundle" / "repo" / "tests"
+    names = sorted(f"tests/{f.name}" for f in tests.glob("test_*.py"))
+    if start not in names:
+        raise SystemExit(f"{start} is not a test file of the suite: one of {names[0]} .. {names[-1]}")
+    return names[names.index(start):]
+
+
 def set_hidden(hide: bool, root: Path = ROOT) -> None:
     """Take course_lib/data out of the git index (and ignore it) so that the device calls do not carry it, or put
     it back as HEAD has it. Nothing in the working tree is touched either way."""
@@ -274,13 +283,19 @@ def set_hidden(hide: bool, root: Path = ROOT) -> None:
 
 
 def plan(parts: list[Path]) -> str:
+    """The device calls that carry the parts and run the suite, as a session makes them."""
     n = len(parts)
-    calls = [f"  device run, carry ['.gpu/p{k}'], timeout_s 120: ls -la .gpu/p{k}" for k in range(1, n)]
-    calls.append(f"  device run, carry ['.gpu/p{n}'], timeout_s 560: python3 tools/gpu_suite.py there "
-                 "-- -x --timeout 300   (or without -x)")
-    return "\n".join([f"{n} parts in {OUT_DIR.relative_to(ROOT)}; the device calls, back to back (a machine idle "
-                      "for 30 s is given back, with the parts):", *calls,
-                      "then, here: python tools/gpu_suite.py unhide"])
+    lines = [f"{n} parts in .gpu/ (one device call each, the last also runs the suite).",
+             "here, first:  python tools/gpu_suite.py hide",
+             "then the calls, back to back (an idle machine is given back after 30 s, and the parts with it):"]
+    for k in range(1, n):
+        probe = "nvidia-smi -L; python3 -V; " if k == 1 else ""
+        lines.append(f"  run  carry=['.gpu/p{k}']  timeout_s=120  command: {probe}ls -la .gpu")
+    lines.append(f"  run  carry=['.gpu/p{n}']  timeout_s=590  command: python3 tools/gpu_suite.py there -- --timeout 300")
+    lines.append("if that one ran out of time (its log.txt comes back all the same), on the same warm machine:")
+    lines.append("  run  timeout_s=590  command: python3 tools/gpu_suite.py there --from tests/<the file it stopped in>")
+    lines.append("here, at once after the calls:  python tools/gpu_suite.py unhide")
+    return "\n".join(lines)
 
 
 def main(argv=None) -> int:
@@ -292,6 +307,8 @@ def main(argv=None) -> int:
     sub.add_parser("hide", help="here: course_lib/data out of the git index, before the device calls")
     sub.add_parser("unhide", help="here: the git index as HEAD has it, after the calls")
     t = sub.add_parser("there", help="on the GPU machine: join the parts and run the suite")
+    t.add_argument("--from", dest="start", metavar="tests/test_X.py",
+                   help="run this test file and those after it (a second call, when the first ran out of time)")
     t.add_argument("pytest_args", nargs="*")
     c = sub.add_parser("selftest", help="here: bundle for this Python, join in a temp folder, run these tests")
     c.add_argument("--python", default=sys.executable, help="the Python to run them with, of the image's kind: a scratch venv (the wheels are installed into it)")
@@ -305,7 +322,8 @@ def main(argv=None) -> int:
         set_hidden(args.cmd == "hide")
     elif args.cmd == "there":
         out = Path(os.environ.get("OUT") or tempfile.mkdtemp(prefix="gpu-suite-out-"))
-        return there(ROOT / ".gpu", out, args.pytest_args)
+        return there(ROOT / ".gpu", out, [*files_from(args.start), *args.pytest_args] if args.start
+                     else args.pytest_args)
     elif args.cmd == "selftest":
         with tempfile.TemporaryDirectory() as tmp:
             tmp = Path(tmp)
