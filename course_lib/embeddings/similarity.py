@@ -4,29 +4,14 @@ data, Spearman ρ of model cosines, raw or z-scored; the Lee corpus as running t
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import torch
 
+from ..paths import gensim_test_data
 from .geometry import ZScorer
 
-
-
 SIMILARITY_FILES = {"wordsim353": "wordsim353.tsv", "simlex999": "simlex999.txt"}
-
-
-def gensim_test_data(name: str) -> Path:
-    """A file of gensim's test data (found without importing gensim)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("gensim")
-    if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError("the word-similarity sets and the Lee corpus come with gensim: `pip install gensim`")
-    f = Path(spec.submodule_search_locations[0]) / "test" / "test_data" / name
-    if not f.exists():
-        raise FileNotFoundError(f"{f} is missing from the installed gensim")
-    return f
 
 
 def similarity_pairs(name: str) -> list[tuple[str, str, float]]:

@@ -15,7 +15,7 @@ from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 
-from ..paths import data_dir
+from ..paths import data_dir, gensim_test_data
 from .segmentation import words_of
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
@@ -26,22 +26,12 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in SENTENCE_END.split(text) if s.strip()]
 
 
-def _gensim_file(name: str) -> Path:
-    """A file of gensim's test data, found without importing gensim (which takes seconds)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("gensim")
-    if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError("gensim is not installed: the Lee corpus comes with its test data")
-    return Path(list(spec.submodule_search_locations)[0]) / "test" / "test_data" / name
-
-
 @lru_cache(maxsize=2)
 def lee(split: str = "train") -> tuple[str, ...]:
     """The Lee news corpus, one sentence per item: ``"train"`` (300 stories) or ``"test"`` (50 others)."""
     if split not in ("train", "test"):
         raise ValueError(f"split must be 'train' or 'test', not {split!r}")
-    path = _gensim_file("lee_background.cor" if split == "train" else "lee.cor")
+    path = gensim_test_data("lee_background.cor" if split == "train" else "lee.cor")
     lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     return tuple(s for line in lines for s in sentences(line))
 
