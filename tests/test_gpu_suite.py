@@ -102,9 +102,19 @@ def test_wheels_are_named_by_their_distribution_and_only_what_the_image_lacks_is
     assert {"torch", "transformers", "numpy", "pytest", "scikit-learn"} <= gpu_suite.IMAGE
 
 
-def test_a_second_call_runs_the_files_from_where_the_first_stopped(tmp_path):
-    for name in ("test_b.py", "test_a.py", "test_c.py", "conftest.py"):
+def test_the_device_heavy_files_run_first_and_a_second_call_goes_on_from_where_the_first_stopped(tmp_path):
+    for name in ("test_tokenizer.py", "test_claims_11_2.py", "test_attention.py", "test_notebooks.py",
+                 "test_finetuning_models.py", "conftest.py", "exercise_notebooks.py"):
         (tmp_path / name).write_text("")
-    assert gpu_suite.files_from("tests/test_b.py", tmp_path) == ["tests/test_b.py", "tests/test_c.py"]
+    order = gpu_suite.suite_order(tmp_path)
+    assert order == ["tests/test_notebooks.py", "tests/test_claims_11_2.py", "tests/test_finetuning_models.py",
+                     "tests/test_attention.py", "tests/test_tokenizer.py"]
+    assert gpu_suite.files_from("tests/test_attention.py", tmp_path) == order[3:]
     with pytest.raises(SystemExit, match="tests/test_z.py is not a test file"):
         gpu_suite.files_from("tests/test_z.py", tmp_path)
+
+
+def test_the_order_holds_every_test_file_of_the_suite_once():
+    order = gpu_suite.suite_order(ROOT / "tests")
+    assert sorted(order) == sorted(f"tests/{f.name}" for f in (ROOT / "tests").glob("test_*.py"))
+    assert len(set(order)) == len(order)

