@@ -1,12 +1,14 @@
 """course-bert's long run on a lent GPU machine, whose copy of the repository is capped (64 MiB) and cannot
 reach the registries: what travels there, what comes back, and how the run is finished here.
 
-    python tools/course_bert_gpu.py stage  .gpu            # here: base weights (fp16) + the text, ~62 MB
+    python tools/course_bert_gpu.py stage  .gpu            # here: base weights (fp16) + the text, ~60 MiB
+    python tools/gpu_suite.py hide                         # here: course_lib/data (154 MB) out of the call
     # there (with .gpu carried and PYTHONPATH=.gpu/py):
     python tools/train_course_bert.py --device cuda --bf16 --batch-size 256 --steps 10700 --warmup 300 \\
         --eval-every 1000 --eval-also 50,100,200,300,500 --threads 16 --text /tmp/et --run /tmp/cb-gpu --train-only
     python tools/course_bert_gpu.py pack   /tmp/cb-gpu $OUT   # best checkpoint in 15 MiB parts + the run's record
-    # here again:
+    # here again, at once:
+    python tools/gpu_suite.py unhide
     python tools/course_bert_gpu.py unpack <files_at> /tmp/cb-gpu
     python tools/train_course_bert.py --write-only --run /tmp/cb-gpu --batch-size 256 --steps 10700 --warmup 300 ...
 
