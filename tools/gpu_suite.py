@@ -4,9 +4,9 @@ What makes it hard: a device call carries at most 64 MiB and the machine cannot 
 needs the committed tree (160 MB, mostly course_lib/data), the packaged all-MiniLM-L6-v2 (87 MB, float32 and
 exact: the shipped deltas refuse other base weights) and the packages the GPU image lacks. So:
 
-    python tools/gpu_suite.py stage            # here: the bundle in parts .gpu/p1 .. .gpu/pN (57 MiB each)
+    python tools/gpu_suite.py stage            # here: the bundle in parts .gpu-suite/p1 .. pN, 57 MiB each
     python tools/gpu_suite.py hide             # here: course_lib/data out of the git index for the calls
-    # the device calls, printed by `stage`: one per part, carrying .gpu/pK (ignored paths already there stay);
+    # the device calls, printed by `stage`: one per part, carrying .gpu-suite/pK (ignored paths there stay);
     # the last also runs `python3 tools/gpu_suite.py there`, which joins and checks the parts in /tmp/gs,
     # installs the wheels and stand-ins into that python3's environment (a bare machine, given back after),
     # and runs the suite, the files that run models first, with $OUT/log.txt, $OUT/junit.xml and $OUT/env.txt
@@ -38,7 +38,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT_DIR = ROOT / ".gpu"
+OUT_DIR = ROOT / ".gpu-suite"
 PART_MB = 57                       # + the travelling tree (~3 MB without course_lib/data) stays under 64 MiB
 HIDDEN = "course_lib/data"         # taken out of the index for the calls (it travels in the bundle)
 GENSIM_FILES = ("lee_background.cor", "lee.cor", "wordsim353.tsv", "simlex999.txt")
@@ -182,7 +182,7 @@ def join(parts_dir: Path, dest: Path) -> Path:
             p = parts_dir / f"p{k}" / part["name"]
             if not p.is_file():
                 raise SystemExit(f"part {k} of {len(manifest['parts'])} is missing ({p}): its call did not carry "
-                                 f".gpu/p{k}, or the machine was given back between calls (then start again)")
+                                 f".gpu-suite/p{k}, or the machine was given back between calls (then start again)")
             data = p.read_bytes()
             if hashlib.sha256(data).hexdigest() != part["sha256"]:
                 raise SystemExit(f"part {k} ({p}) is damaged: its sha256 is not the manifest's")
@@ -306,13 +306,13 @@ def set_hidden(hide: bool, root: Path = ROOT) -> None:
 def plan(parts: list[Path]) -> str:
     """The device calls that carry the parts and run the suite, as a session makes them."""
     n = len(parts)
-    lines = [f"{n} parts in .gpu/ (one device call each, the last also runs the suite).",
+    lines = [f"{n} parts in .gpu-suite/ (one device call each, the last also runs the suite).",
              "here, first:  python tools/gpu_suite.py hide",
              "then the calls, back to back (an idle machine is given back after 30 s, and the parts with it):"]
     for k in range(1, n):
         probe = "nvidia-smi -L; python3 -V; " if k == 1 else ""
-        lines.append(f"  run  carry=['.gpu/p{k}']  timeout_s=120  command: {probe}ls -la .gpu")
-    lines.append(f"  run  carry=['.gpu/p{n}']  timeout_s=590  command: python3 tools/gpu_suite.py there -- --timeout 300")
+        lines.append(f"  run  carry=['.gpu-suite/p{k}']  timeout_s=120  command: {probe}ls -la .gpu-suite")
+    lines.append(f"  run  carry=['.gpu-suite/p{n}']  timeout_s=590  command: python3 tools/gpu_suite.py there -- --timeout 300")
     lines.append("if that one ran out of time (its log.txt comes back all the same), on the same warm machine:")
     lines.append("  run  timeout_s=590  command: python3 tools/gpu_suite.py there --from tests/<the file it stopped in>")
     lines.append("here, at once after the calls:  python tools/gpu_suite.py unhide")
@@ -322,7 +322,7 @@ def plan(parts: list[Path]) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    s = sub.add_parser("stage", help="here: the bundle in parts under .gpu/")
+    s = sub.add_parser("stage", help="here: the bundle in parts under .gpu-suite/")
     s.add_argument("--python-version", default="3.12", help="the GPU image's Python (wheels are fetched for it)")
     s.add_argument("--part-mb", type=int, default=PART_MB)
     sub.add_parser("hide", help="here: course_lib/data out of the git index, before the device calls")
@@ -343,7 +343,7 @@ def main(argv=None) -> int:
         set_hidden(args.cmd == "hide")
     elif args.cmd == "there":
         out = Path(os.environ.get("OUT") or tempfile.mkdtemp(prefix="gpu-suite-out-"))
-        return there(ROOT / ".gpu", out, [*files_from(args.start), *args.pytest_args] if args.start
+        return there(OUT_DIR, out, [*files_from(args.start), *args.pytest_args] if args.start
                      else args.pytest_args)
     elif args.cmd == "selftest":
         with tempfile.TemporaryDirectory() as tmp:
