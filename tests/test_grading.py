@@ -209,3 +209,22 @@ def test_export_writes_the_files(tmp_path, capsys):
     nb = nbformat.read(tmp_path / "source" / "11_2_masked_language_modeling.ipynb", as_version=4)
     ids = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells if "nbgrader" in c.metadata]
     assert ids == [f"test_{n}" for n in NAMES] and len(nb.cells) == len(jupytext.read(source).cells) + len(NAMES)
+
+
+def test_a_notebook_of_blank_lines_is_read_at_once_and_its_definitions_still_found():
+    """The grader reads a notebook's code for its exercises in its own process, before any sandbox: a pattern that
+    rescans a run of blank lines from each of them (``^\\s*`` over newlines) let a 450 KB cell of blank lines hold
+    the whole class's grading for minutes. Run in a subprocess: a return of that pattern hangs there, not here."""
+    import subprocess
+
+    probe = """
+from course_lib.exercises.grading import defines, exercises_in
+blank = "\\n" * 300_000
+assert exercises_in(blank) == []
+assert exercises_in(blank + "def build_nsp_input(a, b):\\n    pass\\n") == ["nsp_input"]
+assert defines(blank + "  masked_lm_loss = None", "masked_lm_loss") and not defines(blank, "masked_lm_loss")
+assert defines("\\n\\n\\tdef masked_lm_loss (x):", "masked_lm_loss")          # indented by a tab, as before
+print("ok")
+"""
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-2000:]

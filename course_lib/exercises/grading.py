@@ -138,8 +138,9 @@ def code_of(cells: list[Cell]) -> str:
 
 
 def defines(source: str, name: str) -> bool:
-    """Whether ``source`` defines ``name`` (``def name(`` or ``name =`` at the start of a line)."""
-    return re.search(rf"^\s*(def\s+{re.escape(name)}\s*\(|{re.escape(name)}\s*=)", source, re.MULTILINE) is not None
+    """Whether ``source`` defines ``name`` (``def name(`` or ``name =`` at the start of a line, after spaces or
+    tabs only: a ``\\s*`` there would run over newlines, and rescan a run of blank lines from each of its lines)."""
+    return re.search(rf"^[ \t]*(def\s+{re.escape(name)}\s*\(|{re.escape(name)}\s*=)", source, re.MULTILINE) is not None
 
 
 _defines = defines
@@ -162,7 +163,7 @@ def exercises_in(source: str, defined=()) -> list[str]:
 def _first_mention(source: str, ex) -> int:
     """Where the notebook first calls check("<name>") or defines one of its functions: results follow the notebook."""
     spots = [m.start() for m in CHECK_CALL.finditer(source) if m.group(1) == ex.name]
-    spots += [m.start() for n in ex.needs for m in re.finditer(rf"^\s*def\s+{re.escape(n)}\s*\(", source, re.MULTILINE)]
+    spots += [m.start() for n in ex.needs for m in re.finditer(rf"^[ \t]*def\s+{re.escape(n)}\s*\(", source, re.MULTILINE)]
     return min(spots, default=len(source))
 
 
