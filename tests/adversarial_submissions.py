@@ -192,6 +192,12 @@ def cases() -> list[Case]:
                                            "EXERCISES['mlm_loss'] = dataclasses.replace(EXERCISES['mlm_loss'], run=lambda **k: 'ok')",
                     body="return logits.sum() * 0"),
              _expect(mlm_loss=("wrong", "your loss is 0.0000"))),
+        Case("forged_gradient", "masked_lm_loss returns the right value as a new tensor that claims to require grad",
+             edited("masked_lm_loss", body="keep = labels != -100\n"
+                                           "return torch.tensor(F.cross_entropy(logits[keep], labels[keep]).item(), "
+                                           "requires_grad=True)"),
+             _expect(dependents=("correct", ""),  # the batch's loss is checked by its value, which is right
+                     mlm_loss=("wrong", "the loss is not connected to the logits (no gradient would flow)"))),
         Case("patches_torch_in_call", "build_nsp_input replaces torch.equal while being checked",
              edited("build_nsp_input", body="import torch\ntorch.equal = lambda *a: True\nreturn [], []"),
              _expect(nsp_input=("wrong", "your code replaced `torch.equal`; changing course_lib or torch is not allowed"))),

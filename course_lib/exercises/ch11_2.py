@@ -370,14 +370,23 @@ def check_mlm_loss(masked_lm_loss):
         logits, labels = loss_inputs(B, T, V, seed)
         n = int((labels != IGNORE_INDEX).sum())
         _check_loss_case(masked_lm_loss, logits, labels, f"logits {fmt_shape(logits.shape)}, {n} selected tokens")
+    from .remote import value_and_grad   # the check's side only: the sandbox never imports it
+
     logits, labels = loss_inputs(*LOSS_CASES[0])
     with torch.enable_grad():
         logits.requires_grad_(True)
-        loss = masked_lm_loss(logits, labels)
-        if not loss.requires_grad:
+        _, grad = value_and_grad(masked_lm_loss, (logits, labels.clone()), wrt=0)
+        if grad is None:
             raise Wrong("the loss is not connected to the logits (no gradient would flow): it must be computed from "
                         "the logits by tensor operations all the way, never through a plain Python number or a "
                         "tensor built anew from one")
+        x = logits.detach().clone().requires_grad_(True)
+        (want,) = torch.autograd.grad(reference_mlm_loss(x, labels), x)
+    if tuple(grad.shape) != tuple(want.shape) or not torch.allclose(grad.float(), want, atol=1e-6, rtol=1e-4):
+        off = (grad.float() - want).abs().max().item() if tuple(grad.shape) == tuple(want.shape) else float("nan")
+        raise Wrong(f"your loss has the right value, but its gradient with respect to the logits is not that of "
+                    f"the loss (off by up to {off:.2g}): the value must come from the logits by tensor operations "
+                    "all the way, so that backward() trains the model with it")
     return (f"matches course_lib.pretraining.masking.masked_lm_loss on {len(LOSS_CASES)} batches, gradient included")
 
 

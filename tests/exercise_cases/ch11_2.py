@@ -193,6 +193,13 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
         'the loss is not connected to the logits (no gradient would flow): it must be computed from the '
         'logits by tensor operations all the way, never through a plain Python number or a tensor built anew '
         'from one'),
+    "a new tensor claiming a gradient": ("mlm_loss", LOSS + """\
+    return torch.tensor(F.cross_entropy(logits[keep], labels[keep]).item(), requires_grad=True)""",
+        'the loss is not connected to the logits (no gradient would flow)'),
+    "the value detached, then tied to the logits": ("mlm_loss", LOSS + """\
+    return F.cross_entropy(logits[keep], labels[keep]).detach() + 0 * logits.sum()""",
+        'your loss has the right value, but its gradient with respect to the logits is not that of the loss (off by '
+        'up to'),
     "classes on the last axis": ("mlm_loss", LOSS + "    return F.cross_entropy(logits, labels)",
         'your function masked_lm_loss raised RuntimeError: Expected target size [3, 11], got [3, 7] (logits '
         '(3, 7, 11), 10 selected tokens): cross-entropy expects the classes on the second axis; picking out '
