@@ -136,8 +136,11 @@ def checkout_status() -> set[str]:
     """`git status` of the checkout, ignored files included ('' outside a git checkout)."""
     import subprocess
 
-    res = subprocess.run(["git", "status", "--porcelain", "--ignored", "--untracked-files=all"], cwd=ROOT,
-                         capture_output=True, text=True)
+    try:
+        res = subprocess.run(["git", "status", "--porcelain", "--ignored", "--untracked-files=all"], cwd=ROOT,
+                             capture_output=True, text=True)
+    except OSError:  # no git on this machine (a bare GPU image: tools/gpu_suite.py)
+        return set()
     return set(res.stdout.splitlines()) if res.returncode == 0 else set()
 
 
