@@ -39,6 +39,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT_DIR = ROOT / ".gpu-suite"
+THERE = Path(tempfile.gettempdir()) / "gs"   # where `there` joins the parts and runs (kept for a second call)
 PART_MB = 57                       # + the travelling tree (~3 MB without course_lib/data) stays under 64 MiB
 HIDDEN = "course_lib/data"         # taken out of the index for the calls (it travels in the bundle)
 GENSIM_FILES = ("lee_background.cor", "lee.cor", "wordsim353.tsv", "simlex999.txt")
@@ -234,7 +235,7 @@ def there(parts_dir: Path, out: Path, pytest_args: list[str], python: str = sys.
     A second call on the same machine (the same parts) skips the join and the preparation: give it the test
     files the first did not reach."""
     out.mkdir(parents=True, exist_ok=True)
-    dest = Path(tempfile.gettempdir()) / "gs"
+    dest = THERE
     sha = json.loads((parts_dir / "p1" / "manifest.json").read_text())["sha256"]
     ready = dest / "prepared"
     if ready.is_file() and ready.read_text() == sha:   # a second call on the same machine: the rest of the suite
@@ -279,7 +280,7 @@ def suite_order(tests: Path) -> list[str]:
 
 def files_from(start: str, tests: Path | None = None) -> list[str]:
     """The test files from ``start`` on, in :func:`suite_order`."""
-    names = suite_order(tests or Path(tempfile.gettempdir()) / "gs" / "bundle" / "repo" / "tests")
+    names = suite_order(tests or THERE / "bundle" / "repo" / "tests")
     if start not in names:
         raise SystemExit(f"{start} is not a test file of the suite: one of {names[0]} .. {names[-1]}")
     return names[names.index(start):]

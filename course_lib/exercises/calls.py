@@ -21,6 +21,19 @@ def _callback(obj) -> bool:
     return "<" in qualname or module.startswith("course_lib.exercises") or module == "__main__"
 
 
+def gradient(value, x):
+    """d ``value`` / d ``x`` by autograd, for a scalar tensor ``value`` on a graph that reaches the tensor ``x``; None
+    where there is nothing to differentiate (not a tensor, not a scalar, no graph). Where the student's function ran:
+    in the sandbox for a graded notebook, in the kernel for ``check()``."""
+    import torch
+
+    if not (isinstance(value, torch.Tensor) and isinstance(x, torch.Tensor) and value.requires_grad
+            and x.requires_grad and value.numel() == 1):
+        return None
+    (g,) = torch.autograd.grad(value.reshape(()), x, allow_unused=True)
+    return g
+
+
 def dump_args(args: tuple, kwargs: dict, callbacks: list, stored: dict | None = None) -> bytes:
     """A pickle of a call's arguments; each function of the check among them is appended to ``callbacks`` and travels
     as its index (the sandbox calls it back through the grader), a random generator as its state, and an object the
