@@ -214,6 +214,15 @@ def cases() -> list[Case]:
              edited("language_probs", prefix="exit()"),
              _expect(language_sampling=("wrong", "the cell that defines `language_probs` called sys.exit() or exit(), "
                                                  "so `language_probs` was never defined"))),
+        Case("cell_input", "input() at the top of the cell of language_probs (graded with nobody to type)",
+             edited("language_probs", prefix="name = input('Your name? ')"),
+             _expect(language_sampling=("wrong", "the cell that defines `language_probs` raised EOFError: EOF when "
+                                                 "reading a line"))),
+        Case("function_input", "input() inside build_nsp_input", edited("build_nsp_input", body="input('continue? ')"),
+             _expect(nsp_input=("wrong", "your function build_nsp_input raised EOFError: EOF when reading a line"))),
+        Case("swaps_stdin", "a cell puts a pipe nobody writes to in place of the process's standard input",
+             edited("mask_tokens", prefix="import os\n_keep = os.dup(0)\n_r, _w = os.pipe()\nos.dup2(_r, 0)"),
+             ALL_CORRECT),
         Case("syntax_error", "a syntax error in the cell of mask_tokens",
              edited("mask_tokens", cell=_answer(solved, "mask_tokens").replace("return corrupted, labels", "return corrupted, labels)")),
              _expect(mlm_masking=("wrong", "the cell that defines `mask_tokens` raised SyntaxError: unmatched ')'"))),

@@ -12,7 +12,9 @@ itself, and the grader restarts the worker after a crash), with its own limits, 
 a monkey-patch ends that exercise only; the worker relays its frames and reports how it ended.
 
 Nothing this process sends decides a grade: it sends plain data (:func:`.wire.encode`), which the grader compares
-with its reference. Whatever the student's code prints goes to stderr, which the grader reads and caps.
+with its reference. Whatever the student's code prints goes to stderr, which the grader reads and caps;
+it reads an empty standard input (``input()`` raises EOFError), so it can neither wait on nor eat the grader's
+frames.
 """
 from __future__ import annotations
 
@@ -281,8 +283,11 @@ def serve_forked(name: str, seconds: float, namespace: dict, guard: LibraryGuard
 
 
 def main() -> int:
-    rfd = sys.stdin.fileno()
+    rfd = os.dup(0)  # the grader's frames come here; fd 0 becomes an empty input for the student's code
     wfd = os.dup(1)  # our frames go here; fd 1 becomes the student's output (to stderr)
+    empty = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(empty, 0)  # input() in a cell ends at once with EOFError instead of waiting on (or eating) our frames
+    os.close(empty)
     os.dup2(2, 1)
     job, _ = wire.read_frame(rfd)
     import torch
