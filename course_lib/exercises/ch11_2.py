@@ -583,7 +583,7 @@ BATCH_TEXTS = [  # lengths from 3 to 25 words, so that the batch is padded
     "Word pieces split rare words into frequent parts.",
     "Thanks!",
 ]
-BATCH_SEEDS = (0, 1, 2)
+BATCH_SEEDS = tuple(range(16))  # pooled: about 3,800 text tokens and 570 selected, enough to tell the fates apart
 
 
 @functools.cache
@@ -661,16 +661,23 @@ def _check_batch_run(masked_batch_loss, model, tok, unigram, seed):
                     "most selected tokens are [MASK]")
     eligible = ~pad & ~special
     n_eligible, n_sel = int(eligible.sum()), int(sel.sum())
-    if not _within(n_sel / n_eligible, 0.15, n_eligible):
-        raise Wrong(f"{n_sel} of the {n_eligible} text tokens were selected ({n_sel / n_eligible:.0%}); about 15% "
-                    "should be")
+    changed = corrupted != original
+    rnd = sel & changed & (corrupted != tok.mask_token_id)
+    drawn = corrupted[rnd]
+    if ((drawn < 0) | (drawn >= len(unigram))).any() or (unigram[drawn.clamp(0, len(unigram) - 1)] == 0).any():
+        b, t = rnd.nonzero()[0].tolist()
+        raise Wrong(f"a selected token became token {int(corrupted[b, t])}, which the unigram distribution you were "
+                    "given never draws: the random replacements must be drawn from `unigram`, not uniformly from the "
+                    "vocabulary")
+    counts = torch.tensor([n_eligible, n_sel, int((sel & (corrupted == tok.mask_token_id)).sum()), int(rnd.sum()),
+                           int((sel & ~changed).sum())])
     with torch.no_grad():
         ref = _selected_loss(model(corrupted, att, enc.token_type_ids).logits, labels)
     if loss.dim() != 0:
         raise Wrong(f"the loss should be a single number (shape ()), got shape {fmt_shape(loss.shape)}: average "
                     "over the selected tokens")
     if close(loss, ref):
-        return n_eligible, n_sel
+        return counts
     with torch.no_grad():
         logits_no_mask = model(corrupted).logits
         logits_original = model(original, att, enc.token_type_ids).logits
@@ -696,24 +703,47 @@ def _check_batch_run(masked_batch_loss, model, tok, unigram, seed):
                 f"your corrupted batch is {float(ref):.4f}")
 
 
+def _check_batch_shares(n_eligible: int, n_sel: int, n_mask: int, n_rnd: int, n_kept: int) -> None:
+    """The corruption pooled over the seeds: 15% of the text tokens selected, and of those 80/10/10."""
+    if not _within(n_sel / n_eligible, 0.15, n_eligible):
+        raise Wrong(f"{n_sel} of the {n_eligible} text tokens were selected over {len(BATCH_SEEDS)} batches "
+                    f"({n_sel / n_eligible:.1%}); about 15% should be")
+    m, r, k = n_mask / n_sel, n_rnd / n_sel, n_kept / n_sel
+    if _within(m, 0.8, n_sel) and _within(r, 0.1, n_sel) and _within(k, 0.1, n_sel):
+        return
+    hint = (f"of the {n_sel} selected tokens, {m:.0%} became [MASK], {r:.0%} random tokens and {k:.0%} stayed "
+            "unchanged (and still have their label); BERT's recipe gives about 80%, 10% and 10%")
+    if k < 0.02 and r < 0.02:
+        hint += (": not every selected token becomes [MASK]; 10% become a token drawn from `unigram` and 10% stay "
+                 "as they are, still selected, so that the model learns to predict at every position")
+    elif k < 0.02:
+        hint += (": the 10% left unchanged are selected all the same: they keep their label, so the model must "
+                 "predict a token it can see")
+    elif r < 0.02:
+        hint += ": 10% of the selected tokens become a token drawn from `unigram`"
+    raise Wrong(hint)
+
+
 @exercise("masked_batch", needs=["masked_batch_loss"])
 def check_masked_batch(masked_batch_loss):
     model, tok = batch_model_and_tokenizer()
     unigram = _batch_unigram(tok)
-    n_eligible = n_sel = 0
+    counts = torch.zeros(5, dtype=torch.long)
     first = None
     for seed in BATCH_SEEDS:
-        e, s = _check_batch_run(masked_batch_loss, model, tok, unigram, seed)
-        n_eligible, n_sel = n_eligible + e, n_sel + s
+        counts += _check_batch_run(masked_batch_loss, model, tok, unigram, seed)
         if first is None:
             first = _call_batch_loss(masked_batch_loss, model, tok, unigram, seed)
+    n_eligible, n_sel, n_mask, n_rnd, n_kept = counts.tolist()
+    _check_batch_shares(n_eligible, n_sel, n_mask, n_rnd, n_kept)
     again = _call_batch_loss(masked_batch_loss, model, tok, unigram, BATCH_SEEDS[0])
     if not (torch.equal(again[2], first[2]) and torch.equal(again[1], first[1])):
         raise Wrong("two calls with the same seeded generator gave different batches: every random draw must come "
                     "from the generator you are given")
     return (f"{len(BATCH_TEXTS)} texts → a padded batch, {n_sel} of {n_eligible} text tokens selected over "
-            f"{len(BATCH_SEEDS)} seeds, no padding or special token selected, the loss the model gives on your "
-            "corrupted batch")
+            f"{len(BATCH_SEEDS)} seeds ({n_mask / n_sel:.0%} [MASK], {n_rnd / n_sel:.0%} random, "
+            f"{n_kept / n_sel:.0%} unchanged), no padding or special token selected, the loss the model gives on "
+            "your corrupted batch")
 
 
 # ----------------------------------------------------------------------------- predictions
@@ -723,10 +753,11 @@ question(
     answer="the token it sees",
     why="10% of the selected tokens stay as they are and must still be predicted, so the model learns that an "
         "observed token is usually right: where it sees a real token, it mostly predicts that very token. That "
-        "keeps its output at real tokens meaningful, which matters because after pretraining its inputs contain "
-        "no [MASK] at all",
+        "keeps its output at real tokens meaningful, which matters because a pretrained model is then used on "
+        "text without a single [MASK]",
     hint="think about what the 10% unchanged tokens teach: the model is asked to predict a token it can see. "
-         "Which answer is right there most of the time?")
+         "Which answer is right there most of the time?",
+    giveaways=["predict a token it can see — which is usually right", "it mostly predicts that very token"])
 
 question(
     "share_in_loss", variable="share_in_loss", choices=["1.5%", "12%", "15%", "85%", "100%"], answer="15%",
@@ -734,7 +765,8 @@ question(
         "10% random and the 10% unchanged ones are in the loss too; the other 85% of the tokens are only context. "
         "That is the inefficiency the chapter points out (ELECTRA learns from every position)",
     hint="the loss runs over the set M of selected tokens. Are the selected tokens that were not replaced by "
-         "[MASK] in M?")
+         "[MASK] in M?",
+    giveaways=["selects 15% of the input tokens for the loss", "15% of the tokens contribute to the loss"])
 
 question(
     "loss_at_start", variable="loss_at_start", choices=["ln|V|", "the unigram entropy", "0"], answer="ln|V|",

@@ -343,6 +343,26 @@ CASES.update({
     "the generator ignored": ("masked_batch", batch("generator=generator)", "generator=None)"),
         "two calls with the same seeded generator gave different batches: every random draw must come from the "
         "generator you are given"),
+    "every selected token masked": ("masked_batch", batch(
+        "    logits = model(",
+        "    b.input_ids[b.labels != -100] = tokenizer.mask_token_id\n    logits = model("),
+        "not every selected token becomes [MASK]; 10% become a token drawn from `unigram` and 10% stay as they are"),
+    "random tokens from the whole vocabulary": ("masked_batch", batch(
+        "    logits = model(",
+        "    rnd = (b.labels != -100) & (b.input_ids != tokenizer.mask_token_id) & (b.input_ids != enc.input_ids)\n"
+        "    b.input_ids[rnd] = torch.randint(tokenizer.vocab_size, (int(rnd.sum()),), generator=generator)\n"
+        "    logits = model("),
+        "which the unigram distribution you were given never draws: the random replacements must be drawn from "
+        "`unigram`"),
+    "50/25/25 fates": ("masked_batch", batch("generator=generator)", "generator=generator, mask_prob=0.5, "
+                                                                     "random_prob=0.25)"),
+        "became [MASK], 2"),
+    "unchanged tokens left out of the labels": ("masked_batch", batch(
+        "    logits = model(",
+        "    b.labels[b.input_ids == enc.input_ids] = -100\n    logits = model("),
+        "the 10% left unchanged are selected all the same: they keep their label"),
+    "a quarter selected": ("masked_batch", batch("generator=generator)", "generator=generator, select_prob=0.25)"),
+        "text tokens were selected over 16 batches (2"),
     "two values returned": ("masked_batch", batch("return F.cross_entropy(logits[keep], b.labels[keep]), b.input_ids, "
                                                   "b.labels", "return F.cross_entropy(logits[keep], b.labels[keep]), "
                                                   "b.labels"),
