@@ -3,6 +3,7 @@ import json
 import statistics
 
 import pytest
+import torch
 
 from course_lib.views.masking import draw_rates, fates_html, rates, token_fates
 from course_lib.pretraining.masking import mlm_mask, unigram_distribution
@@ -103,3 +104,17 @@ def test_fill_mask_explorer_shows_top_k_and_errors(tiny_mlm_dir, embedded):
     assert "empty" in w.message.value
     no_head = FillMaskExplorer(*embedded, "The capital of France is [MASK].")
     assert "has no MLM head" in no_head.message.value
+
+
+@pytest.mark.parametrize("text", ["[MASK] [MASK]", "🙂🙂🙂", "[CLS] [SEP]"])
+def test_mask_sampler_says_when_no_token_can_be_selected(embedded, text):
+    """Only special tokens (typed, or [UNK] for emoji): a message, not a histogram of 0% bars."""
+    _, tok = embedded
+    w = MaskSampler(tok, torch.full((tok.vocab_size,), 1.0 / tok.vocab_size))
+    w.text.value = text
+    assert "no token that can be selected" in w.message.value
+    assert w.tokens.value == "" and w.histogram.layout.display == "none" and w.draws == 0
+    w.many.click()
+    assert "no token that can be selected" in w.message.value and w.histogram.layout.display == "none"
+    w.text.value = "The cat sat on the mat."
+    assert w.message.value == "" and w.histogram.layout.display == "" and w.totals["eligible"] == 7  # the six words and the full stop

@@ -68,6 +68,9 @@ class MaskSampler(W.VBox):
                 for k, v in batch.counts().items():
                     self.totals[k] = self.totals.get(k, 0) + v
                 self.draws += 1
+            if not self.totals.get("eligible"):
+                raise ValueError("this text has no token that can be selected: [CLS], [SEP], [MASK] and [UNK] are "
+                                 "special tokens, never selected (an emoji is [UNK] to this tokenizer); type some words")
         except ValueError as err:
             self.message.value = error_html(str(err))
             self.tokens.value = ""  # nothing left from the previous text
