@@ -135,8 +135,9 @@ for name, model, tok in ((MLM_MODEL, mlm_model, tokenizer), (OTHER_MLM, other_mo
 # they miss differently: course-bert guesses a word of the right kind that this sentence does not want (*night*,
 # *street*, *moon* for where we watched a movie; *wrapped*, *buried* for the baby in her crib; and for where mom
 # cooks dinner, *morning* and *afternoon* before *kitchen*), while minilm-wordnet-mlm copies a word of the
-# sentence (*dinner* for the cooking, *baby* in *The baby is ___ in her crib*). BERT-base fills most of these: it was trained on about 400 times as many tokens (a million steps of
-# 256 sequences of up to 512 tokens, against course-bert's 10,700 of 256 × 128).
+# sentence (*dinner* for the cooking, *baby* in *The baby is ___ in her crib*). BERT-base saw about 400 times
+# as many tokens in training (a million steps of 256 sequences of up to 512 tokens, against course-bert's 10,700
+# of 256 × 128); no BERT-base is installable offline, so how many of these it fills is not measured here.
 
 # %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets import FillMaskExplorer
@@ -231,7 +232,7 @@ print(f"{'an untied output matrix would add':55s} {bert_base.vocab_size * bert_b
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3. Corrupting the input (§11.2.1)
 #
-# BERT selects 15% of the input tokens for the loss. Of the selected tokens, 80% are replaced by
+# BERT selects 15% of the input tokens. Of the selected tokens, 80% are replaced by
 # `[MASK]`, 10% by a random token, and 10% are left unchanged. Random tokens are drawn from the **unigram**
 # distribution of a corpus. `[CLS]`, `[SEP]` and padding are never selected. Here the corpus is the prose of
 # the Python reference manual, which ships with every Python:
@@ -290,9 +291,8 @@ check("mlm_masking")
 #
 # The model is trained only where it must predict, and after pretraining its inputs contain no `[MASK]` at all.
 # If every selected token became `[MASK]`, the head would never be asked about a position where it sees a real
-# token, and nothing would tie the states at real tokens to the words there. The 10% left **unchanged** ask it
-# to predict a token it can see — which is usually right — and the 10% **random** tokens teach it that a
-# token it sees may be wrong, so that it keeps reading the context everywhere.
+# token, and nothing would tie the states at real tokens to the words there. Two of the fates put a real token
+# in front of it and still ask for the original: what do they teach it?
 #
 # ### Prediction `unchanged_prediction`
 # Corrupt held-out text as in training and ask a trained MLM head what it predicts at each position; first
@@ -320,7 +320,9 @@ for name, model, tok, texts, uni in ((OTHER_MLM, other_model, other_tokenizer, g
         print(stats)
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# Where minilm-wordnet-mlm's head sees a real token — left unchanged, or never selected — its first guess is
+# The 10% left **unchanged** ask the head to predict a token it can see, and there the token it sees is right;
+# the 10% **random** tokens teach it that a token it sees may be wrong, so that it keeps reading the context
+# everywhere. Where minilm-wordnet-mlm's head sees a real token — left unchanged, or never selected — its first guess is
 # that token about nine times in ten. At the positions that got a random token, the token it was shown is still
 # its first guess in about four cases in ten, and the original word in about one in five: it copies what it sees
 # when that looks plausible, and otherwise falls back on the context. At `[MASK]` it can only use the context,
@@ -664,11 +666,12 @@ print(f"{'sentence_permute':15s} {sentence_permute(['It rained.', 'We stayed in.
 # ## 9. Multilingual models: which language to sample (eq. 11.7)
 #
 # Training data is very unevenly spread over languages. Sampling sentences in proportion to their
-# share $p_i$ would starve the small languages; XLM-R samples language *i* with probability
-# $q_i = \frac{p_i^\alpha}{\sum_j p_j^\alpha}$, with α = 0.3. α = 1 keeps the data proportions;
-# α → 0 samples every language equally often. The chapter uses the same reweighting twice: for the
-# sentences the model is trained on, and for the text the multilingual tokenizer's vocabulary is learnt from
-# (so that small languages get pieces of their own). The sizes below are illustrative.
+# share $p_i$ would starve the small languages, so language *i* is sampled with probability
+# $q_i = \frac{p_i^\alpha}{\sum_j p_j^\alpha}$; α = 1 keeps the data proportions, α → 0 samples every
+# language equally often. The chapter uses eq. 11.7 for the text a multilingual tokenizer's vocabulary is
+# learnt from, so that small languages get pieces of their own (Lample and Conneau, 2019), with the α = 0.3 of
+# Conneau et al. (2020); that paper (XLM-R) also samples the languages of its training batches this way. The
+# sizes below are illustrative.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `language_sampling`

@@ -324,10 +324,31 @@ def _reveals(text: str, answer: str, others: list[str]) -> bool:
     return names(answer) and not all(names(o) for o in others)
 
 
+WHY_RUN = 7  # words in a row shared with a question's `why` that count as saying it before the question
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[\w'’]+|\[\w+\]", text.lower())
+
+
+def _said_before(text: str, ex) -> str | None:
+    """What of ``ex``'s explanation or giveaway phrases ``text`` already says (None if nothing)."""
+    flat = " ".join(_words(text))
+    for phrase in ex.giveaways:
+        if " ".join(_words(phrase)) in f" {flat} ":
+            return phrase
+    why = _words(ex.why)
+    runs = {" ".join(why[i:i + WHY_RUN]) for i in range(len(why) - WHY_RUN + 1)}
+    found = [r for r in runs if r in flat]
+    return f"its explanation: {found[0]!r}" if found else None
+
+
 def revealed_predictions(notebook) -> list[str]:
     """Prediction questions whose answer a cell before them gives away: in the question's own section, an output
-    or the prose names the answer without naming every other choice. Answers that are bare numbers are left out
-    (a number is printed everywhere for other reasons)."""
+    or the prose names the answer without naming every other choice; anywhere above the question, prose or an
+    output says a phrase the question lists as a giveaway, or WHY_RUN words in a row of its explanation (`why`,
+    shown after the student answers). Answers that are bare numbers are left out of the first rule (a number is
+    printed everywhere for other reasons)."""
     from course_lib.exercises import EXERCISES
 
     cells = notebook.cells
@@ -342,10 +363,19 @@ def revealed_predictions(notebook) -> list[str]:
         if not asked:
             problems.append(f"{ex.name}: no cell sets `{variable}` before check")
             continue
+        q = asked[-1]
+        for i in range(q):
+            c = cells[i]
+            texts = [c.source] if c.cell_type == "markdown" else (_output_texts(c) if c.cell_type == "code" else [])
+            for t in texts:
+                said = _said_before(t, ex)
+                if said:
+                    where = "prose" if c.cell_type == "markdown" else "output"
+                    problems.append(f"{ex.name}: the {where} of cell {i} says it before the question: {said}")
+                    break
         answer, others = str(ex.answer), [str(c) for c in ex.choices if c != ex.answer]
         if re.fullmatch(r"[\d.,%\s+-]+", answer):
             continue  # a bare number is printed everywhere for other reasons: such questions are checked by hand
-        q = asked[-1]
         section = max([i for i in range(q) if cells[i].cell_type == "markdown" and re.search(r"^#{1,2} ", cells[i].source, re.M)],
                       default=0)
         for i in range(section, q):

@@ -97,6 +97,31 @@ def test_the_prediction_guard_finds_an_answer_given_away():
     assert revealed_predictions(nb) == []
 
 
+def test_the_prediction_guard_finds_the_explanation_or_a_giveaway_said_earlier_in_any_section():
+    import course_lib.exercises.ch11_2  # noqa: F401  (registers share_in_loss: answer 15%, a bare number)
+    from course_lib.exercises import EXERCISES
+
+    ex = EXERCISES["share_in_loss"]
+    nb = nbformat.v4.new_notebook()
+    early = nbformat.v4.new_markdown_cell("## 3. Corrupting the input\nBERT selects 15% of the input tokens for the "
+                                          "loss, whatever their fate.")
+    ask = nbformat.v4.new_code_cell('share_in_loss = "15%"')
+    nb.cells = [early, nbformat.v4.new_markdown_cell("## 4. The loss"), ask,
+                nbformat.v4.new_code_cell('check("share_in_loss")')]
+    problems = revealed_predictions(nb)  # a number: the first rule skips it, the giveaway does not
+    assert len(problems) == 1 and "prose of cell 0" in problems[0] and ex.giveaways[0] in problems[0], problems
+    early.source = "## 3. Corrupting the input"
+    assert revealed_predictions(nb) == []
+    why = ex.why.split()
+    shown = nbformat.v4.new_code_cell("explain()")  # an output quoting seven words of the explanation in a row
+    shown.outputs = [nbformat.v4.new_output("stream", name="stdout", text="note: " + " ".join(why[3:10]) + "\n")]
+    nb.cells.insert(1, shown)
+    problems = revealed_predictions(nb)
+    assert len(problems) == 1 and "output of cell 1" in problems[0] and "its explanation" in problems[0], problems
+    shown.outputs[0]["text"] = "note: " + " ".join(why[3:9]) + "\n"  # six words: a phrase, not the explanation
+    assert revealed_predictions(nb) == []
+
+
 @pytest.mark.parametrize("source", [p for p in NOTEBOOKS if "### BEGIN SOLUTION" in p.read_text()],
                          ids=lambda p: p.stem)
 def test_student_copy_runs_and_reports_not_attempted(source):

@@ -105,6 +105,8 @@ class Exercise:
     points: float = 1                  # what it is worth in the gradebook
     choices: tuple = ()                # a question's choices and its answer (for the guard that no cell
     answer: object = None              # before the question reveals it)
+    why: str = ""                      # a question's explanation, shown when right (the guard: not said before)
+    giveaways: tuple = ()              # phrases that would give a question's answer away if said before it
 
     def __post_init__(self):
         if not (isinstance(self.points, (int, float)) and self.points > 0):
@@ -139,13 +141,14 @@ def exercise(name: str, needs: tuple[str, ...] | list[str], points: float = 1):
 
 
 def question(name: str, variable: str, choices, answer, why: str, hint: str, module: str | None = None,
-             points: float = 1) -> Exercise:
+             points: float = 1, giveaways=()) -> Exercise:
     """Register a graded prediction question, asked before the cell that reveals the answer.
 
     The student assigns ``variable`` one of ``choices`` (the student copy has ``variable = ...``);
     ``check(name)`` says not attempted while it is ``...`` or None, names the choices when the value is
     not one of them, gives ``hint`` (the idea to think about, not the answer) when wrong, and ``why``
-    when right.
+    when right. ``giveaways``: phrases that must not appear before the question (the notebook guard looks for
+    them, and for ``why``'s own wording, in every cell above it), e.g. the sentence an earlier draft gave it away with.
     """
     choices = tuple(choices)
     if answer not in choices:
@@ -170,7 +173,8 @@ def question(name: str, variable: str, choices, answer, why: str, hint: str, mod
     if module is None:
         frame = inspect.currentframe().f_back
         module = frame.f_globals.get("__name__", "") if frame is not None else ""
-    ex = Exercise(name, (variable,), run, kind="question", module=module, points=points, choices=choices, answer=answer)
+    ex = Exercise(name, (variable,), run, kind="question", module=module, points=points, choices=choices, answer=answer,
+                  why=why, giveaways=tuple(giveaways))
     _register(ex)
     return ex
 
