@@ -23,8 +23,11 @@ def test_a_notebook_is_found_by_the_start_of_its_name(tmp_path):
         _notebook(tmp_path / f"{stem}.ipynb", "1")
     assert lecture.find_notebook("11_2", tmp_path).stem == "11_2_masked_language_modeling"
     assert lecture.find_notebook("11_1b", tmp_path).stem == "11_1b_subword_tokenization"
-    with pytest.raises(SystemExit, match="'11_1' names 2 notebooks"):
-        lecture.find_notebook("11_1", tmp_path)
+    # a section's number names its notebook, though it also starts 11_1b's name; with a dot as in the chapter too
+    assert lecture.find_notebook("11_1", tmp_path).stem == "11_1_bidirectional_encoders"
+    assert lecture.find_notebook("11.1", tmp_path).stem == "11_1_bidirectional_encoders"
+    with pytest.raises(SystemExit, match="'11_' names 3 notebooks"):
+        lecture.find_notebook("11_", tmp_path)
     with pytest.raises(SystemExit, match="no notebook called '12'.*11_2_masked_language_modeling"):
         lecture.find_notebook("12", tmp_path)
     assert lecture.find_notebook("11_4a", ROOT / "notebooks").name == "11_4a_sentence_classification.ipynb"

@@ -34,7 +34,11 @@ def find_notebook(name: str, folder: Path = NOTEBOOKS) -> Path:
     path = Path(name)
     if path.suffix == ".ipynb" and path.is_file():
         return path
+    name = name.replace(".", "_")  # "11.1" is the section 11_1
     found = sorted(p for p in folder.glob("*.ipynb") if p.stem == name or p.stem.startswith(name))
+    whole = [p for p in found if p.stem == name or p.stem.startswith(name + "_")]  # "11_1": 11.1, not 11.1b
+    if len(whole) == 1:
+        return whole[0]
     if len(found) == 1:
         return found[0]
     known = ", ".join(p.stem for p in sorted(folder.glob("*.ipynb")))
