@@ -33,10 +33,11 @@
 # L1 … L6 the outputs of the six transformer blocks (`hidden_states[0]` … `hidden_states[6]`). In this notebook:
 #
 # 1. word vectors from the encoder: which layer, and how subword tokens become one word vector;
-# 2. word senses as clusters: Fig. 11.7's *die*;
-# 3. word-sense disambiguation by the nearest sense centroid (eq. 11.8-11.9), layer by layer;
-# 4. anisotropy, rogue dimensions and z-scoring (eq. 11.10-11.12);
-# 5. word similarity against human judgments, raw and z-scored.
+# 2. three models, the same tokens: the data every later section measures, embedded once per model;
+# 3. word senses as clusters: Fig. 11.7's *die*;
+# 4. word-sense disambiguation by the nearest sense centroid (eq. 11.8-11.9), layer by layer;
+# 5. anisotropy, rogue dimensions and z-scoring (eq. 11.10-11.12);
+# 6. word similarity against human judgments, raw and z-scored.
 #
 # Seven exercises and two predictions are graded with `check("…")`. Every number below is computed when the
 # notebook runs (the models' vectors are cached on disk, so a second run is faster).
@@ -157,6 +158,23 @@ is_train = torch.tensor([e.split == "train" for e in data.examples])
 print(f"{len(data.lemmas)} ambiguous words, {len(data.senses)} senses, {len(data.train)} training and "
       f"{len(data.test)} test sentences")
 
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Prediction `random_wsd`
+# Predict before any result of the random encoder is shown. Section 4 disambiguates word senses with these
+# vectors: a test word gets the sense whose **centroid** (the mean vector of that sense's training sentences) is
+# nearest, and is compared with the **most-frequent-sense** (MFS) baseline, which always answers the sense seen
+# most often in training, whatever the context. The random encoder has the architecture of the other two but no
+# training. Does its nearest-centroid WSD beat MFS at **any** layer: `"yes, by 10 points or more"`,
+# `"yes, by a few points"`, or `"no"`? Set `random_wsd`, run `check`, and only then read on.
+
+# %% tags=["exercise"]
+### BEGIN SOLUTION
+random_wsd = "no"
+### END SOLUTION
+
+# %%
+check("random_wsd")
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3. Word senses as clusters: Fig. 11.7's *die*
 #
@@ -234,7 +252,7 @@ fig.tight_layout()
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # **Sense clusters.** The same for the 30 words of the sense data (all-MiniLM-L6-v2): choose a word, a layer and
 # how subwords are pooled; hover a point to read its sentence, or pick a sentence in the list to ring its point.
-# (Projections are cached, so going back to a setting is instant.)
+# (Projections are cached, so going back to a setting is instant; a new one shows "computing…" for a moment.)
 
 # %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets import SenseClusters
@@ -321,19 +339,7 @@ except NotImplementedError:
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # The library's `NearestSenseWSD` does the same (each word choosing only among its own senses), and gives the
 # **most-frequent-sense** (MFS) baseline: always the sense seen most often in training, whatever the context.
-#
-# ### Prediction `random_wsd`
-# The random encoder has the architecture of the other two but no training. Does its nearest-centroid WSD beat
-# the MFS baseline at **any** layer: `"yes, by 10 points or more"`, `"yes, by a few points"`, or `"no"`? Set
-# `random_wsd`, run `check`, and only then read on.
-
-# %% tags=["exercise"]
-### BEGIN SOLUTION
-random_wsd = "no"
-### END SOLUTION
-
-# %%
-check("random_wsd")
+# Now the three models, layer by layer (your prediction of section 2 is answered here):
 
 # %%
 # claim: wsd-by-layer

@@ -198,6 +198,22 @@ def test_random_init_most_anisotropic_everywhere_about_a_third(run):
     assert max((g[n]["raw"][6], n) for n in g)[1] == RANDOM
 
 
+def test_the_feedback_of_most_anisotropic_says_what_the_geometry_shows(run):
+    """The `why` shown for the right answer describes the trained models' geometry: it must agree with the data."""
+    from course_lib.exercises import run_exercise
+
+    why = run_exercise("most_anisotropic", {"most_anisotropic": "random init"}).message
+    assert ("course-bert's layers stay mildly anisotropic, most in the middle layers, less at the last one" in why
+            and "MiniLM's last layer nearly isotropic" in why), why
+    assert "leaves course-bert's last layer anisotropic" not in why
+    g = geometry(run)
+    raw = g[COURSE]["raw"]
+    assert all(0 < v < 0.3 for v in raw[1:]), raw                       # mildly anisotropic, every block
+    assert max(range(7), key=raw.__getitem__) in (2, 3, 4), raw          # most in the middle layers
+    assert raw[6] < min(raw[1:6]), raw                                    # less at the last one
+    assert g[MINILM]["raw"][6] < 0.1 and g[MINILM]["raw"][6] < raw[6]    # MiniLM's last layer nearly isotropic
+
+
 def test_z_scoring_brings_every_layer_near_zero(run):
     for name, g in geometry(run).items():
         assert all(round(abs(v), 3) <= 0.020 for v in g["z"]), (name, g["z"])  # "0.02 or less" (as printed)
@@ -275,6 +291,46 @@ def test_seven_exercises_and_two_predictions(run):
     kinds = [EXERCISES[n].kind for n in names]
     assert kinds.count("question") == 2 and len(kinds) - 2 == 7, kinds
     assert "Seven exercises and two predictions are graded" in prose(run)
+
+
+# ----------------------------------------------------------------------------- the outline and section references
+
+def headings() -> dict[int, str]:
+    return {int(n): t for n, t in re.findall(r"^# ## (\d+)\. (.+)$", NOTEBOOK.read_text(), re.M)}
+
+
+def outline() -> dict[int, str]:
+    intro = NOTEBOOK.read_text().split("In this notebook:", 1)[1].split("\n#\n", 2)[1]
+    return {int(n): t for n, t in re.findall(r"^# (\d+)\. (.+)$", intro, re.M)}
+
+
+def words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]{4,}", text.lower())}
+
+
+def test_the_outline_lists_the_sections_as_the_headings_number_them():
+    heads, items = headings(), outline()
+    assert list(heads) == list(range(1, len(heads) + 1)) and len(heads) >= 5, heads
+    assert list(items) == list(heads), (items, heads)
+    for n, title in heads.items():
+        shared = words(title) & words(items[n])
+        assert len(shared) >= len(words(title)) / 2, (n, title, items[n])
+
+
+SECTION_REFERENCES = [  # every reference of the notebook's text to one of its own sections, and a word of its heading
+    (r"\*geometry\* \(section (\d+)\)", "Anisotropy"),
+    (r"Section (\d+) disambiguates word senses", "Word-sense disambiguation"),
+    (r"your prediction of section (\d+)", "Three models"),
+]
+
+
+def test_every_section_reference_names_the_section_meant():
+    text, heads = NOTEBOOK.read_text(), headings()
+    refs = re.findall(r"(?:\b[Ss]ections? |§ ?)(\d+)\b(?!\.\d)", text)
+    listed = [(m, word) for rx, word in SECTION_REFERENCES for m in re.findall(rx, text)]
+    assert len(refs) == len(listed), f"section references {refs}: list each in SECTION_REFERENCES, with its heading"
+    for n, word in listed:
+        assert word in heads[int(n)], (n, word, heads[int(n)])
 
 
 # ----------------------------------------------------------------------------- every claim has its test

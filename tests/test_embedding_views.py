@@ -33,7 +33,35 @@ def test_find_lemma_knows_inflected_forms():
     lemmas = ["bank", "mouse", "die", "bass", "match"]
     assert [find_lemma(w, lemmas) for w in ["Banks", "bank's", "BANK.", "mice", "matches", "river", ""]] == [
         "bank", "bank", "bank", "mouse", "match", None, None]
-    assert sentence_words("The bank's bank, and the bank!") == ["The", "bank's", "bank", "and", "the"]
+    labels = lambda text: [c.label for c in sentence_words(text)]  # noqa: E731
+    assert labels("The bank's bank, and the bank!") == ["The", "bank's", "bank", "and", "the (2nd)", "bank (2nd)"]
+
+
+def test_the_word_chooser_lists_every_occurrence_and_splits_where_the_tokenizer_does(embedded):
+    text = "I went to the bank to deposit money, then sat on the river bank."
+    choices = sentence_words(text)
+    assert [c.label for c in choices] == ["I", "went", "to", "the", "bank", "to (2nd)", "deposit", "money", "then",
+                                          "sat", "on", "the (2nd)", "river", "bank (2nd)"]
+    assert [text[c.start:c.end] for c in choices] == [c.word for c in choices]
+    assert choices[-1].start == text.rindex("bank")
+    assert [c.label for c in sentence_words("BANK bank Bank")] == ["BANK", "bank (2nd)", "Bank (3rd)"]
+    assert [c.label for c in sentence_words(" ".join(["bank"] * 12))][10:] == ["bank (11th)", "bank (12th)"]
+    # the tokenizer's words (its word_ids): every choice covers the tokens of whole words, and every word of
+    # letters is a choice; at a hyphen both do split, an inner apostrophe (bank's) is kept by the choice only
+    _, tok = embedded
+    for sentence in ["She sat by the river-bank.", "A well-known bank's vault, then the bank.", text]:
+        enc = tok(sentence)
+        spans: dict[int, list] = {}
+        for (s, e), w in zip(enc.offsets[0], enc.word_ids[0]):
+            if w is not None:
+                spans.setdefault(w, []).append((s, e))
+        words = [(ts[0][0], ts[-1][1]) for ts in spans.values()]
+        lettered = [(s, e) for s, e in words if sentence[s:e].isalpha()]
+        chosen = [(c.start, c.end) for c in sentence_words(sentence)]
+        assert all(s in {a for a, _ in words} and e in {b for _, b in words} for s, e in chosen), sentence
+        assert all(any(s <= a and b <= e for s, e in chosen) for a, b in lettered), sentence
+    assert [c.label for c in sentence_words("She sat by the river-bank.")] == ["She", "sat", "by", "the", "river",
+                                                                              "bank"]
 
 
 def test_wsd_readout_orders_senses_by_cosine_and_finds_the_nearest_sentences():
@@ -94,6 +122,72 @@ def test_sense_clusters_redraw_for_another_word_and_ring_the_chosen_sentence(sma
     assert mouse[3].word in w.sentence.value and data.senses[mouse[3].sense].gloss in w.sentence.value
     w.word.value = "bank"
     assert w.projection.cached and w.plot.value.count('class="point"') == svg_bank.count('class="point"')
+
+
+def test_sense_clusters_switch_pooling_without_encoding_the_sentences_again(small, tmp_path, monkeypatch):
+    """Another pooling comes from the mean states: 'sum' = k × mean, 'first' = mean for a one-token word; only the
+    targets split into several tokens are encoded, once. A setting computed for the first time says so."""
+    monkeypatch.setenv("COURSE_LIB_CACHE", str(tmp_path))
+    import course_lib.widgets.embeddings as widgets
+    from course_lib.embeddings import target_states
+    from course_lib.embeddings.states import span_tokens
+
+    model, tok, data, states = small
+    encoded = []  # (number of targets, pooling) of every forward pass the widget asks for
+    monkeypatch.setattr(widgets, "target_states", lambda m, t, examples, **kw: (
+        encoded.append((len(examples), kw.get("pooling"))), target_states(m, t, examples, **kw))[1])
+    w = widgets.SenseClusters(model, tok, data, states=states, word="bank", n_neighbors=10)
+    messages = []
+    w.message.observe(lambda change: messages.append(change["new"]), "value")
+    bank = [i for i, e in enumerate(data.examples) if e.lemma == "bank"]
+    split = [i for i in bank if len(span_tokens(tok(data.examples[i].text).offsets[0], data.examples[i].start,
+                                                data.examples[i].end)) > 1]
+    assert 0 < len(split) < len(bank) / 10, split  # a few targets of several tokens
+
+    w.pooling.value = "sum"
+    assert encoded == [] and messages[0] == widgets.BUSY and w.message.value == ""
+    ref = target_states(model, tok, [data.examples[i] for i in bank], pooling="sum")
+    torch.testing.assert_close(w.states("sum", bank), ref, rtol=1e-5, atol=1e-4)
+    w.pooling.value = "first"
+    assert encoded == [(len(split), "first")]
+    ref = target_states(model, tok, [data.examples[i] for i in bank], pooling="first")
+    torch.testing.assert_close(w.states("first", bank), ref, rtol=1e-5, atol=1e-4)
+    assert "mean of last 4, first of subwords" in w.plot.value
+
+    messages.clear()
+    w.pooling.value = "mean"
+    w.pooling.value = "first"  # the second time: from the caches, no encoding, no busy message
+    assert encoded == [(len(split), "first")] and widgets.BUSY not in messages
+    assert w.projection.cached and "from the cache" in w.message.value
+    w.word.value = "mouse"  # a new word: only its own split targets are encoded
+    mouse = [i for i, e in enumerate(data.examples) if e.lemma == "mouse"]
+    assert len(encoded) == 2 and encoded[1][1] == "first" and encoded[1][0] < len(mouse) / 10
+    assert messages[-2] == widgets.BUSY and w.message.value == ""
+
+
+def test_nearest_sense_explorer_tells_apart_two_occurrences_and_the_words_of_a_hyphenated_one(small):
+    from course_lib.embeddings import word_states
+    from course_lib.widgets import NearestSenseExplorer
+
+    model, tok, data, states = small
+    text = "I went to the bank to deposit money, then sat on the river bank."
+    w = NearestSenseExplorer(model, tok, data, states=states, sentence=text, word="bank")
+    assert w.word.value == "bank" and "bank (2nd)" in w.word.options and w.message.value == ""
+    money = w.readout
+    w.word.value = "bank (2nd)"
+    river = w.readout
+    assert river.lemma == "bank" and w.message.value == "" and river.cosines != money.cosines
+    for label, k in (("bank", 0), ("bank (2nd)", 1)):
+        torch.testing.assert_close(w._word_states(text, label), word_states(model, tok, text, "bank", occurrence=k),
+                                   atol=1e-5, rtol=0)
+    assert not torch.allclose(w._word_states(text, "bank"), w._word_states(text, "bank (2nd)"), atol=1e-3)
+
+    w.sentence.value = "She sat by the river-bank."
+    assert list(w.word.options) == ["She", "sat", "by", "the", "river", "bank"]
+    assert w.word.value == "bank" and w.message.value == "" and w.readout.lemma == "bank"
+    assert w.chart.layout.display == ""
+    w.word.value = "river"
+    assert "&#x27;river&#x27; has no sense data" in w.message.value
 
 
 def test_nearest_sense_explorer_picks_the_known_word_and_explains_bad_input(small):

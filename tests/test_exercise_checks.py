@@ -4,6 +4,8 @@ correct answer, other correct ways to the answer, the library's own functions pa
 
 Correct answers come from the notebooks' solutions (exercise_notebooks.graded_namespace), never from a copy.
 """
+import itertools
+import math
 import textwrap
 
 import pytest
@@ -76,6 +78,23 @@ def test_the_exact_expected_cosine_is_the_mean_over_distinct_pairs():
     cos = [float(U[i] @ U[j]) for i in range(40) for j in range(40) if i != j]
     assert ch11_3.expected_cosine(X) == pytest.approx(sum(cos) / len(cos), abs=1e-12)
     assert ch11_3.pair_stats(ch11_3.orthogonal_rows(8, 0))[0] == pytest.approx(0, abs=1e-6)
+
+
+def test_each_wrong_sampler_is_several_tolerances_from_the_right_answer_and_from_the_others():
+    """On the sampling matrix of the anisotropy check every diagnosis is unambiguous: the exact expectations of the
+    right sampler and of each wrong one (neighbour pairs, the first or the last row never drawn, self pairs, dot
+    products, 1 − cosine) lie more than twice the tolerance apart, so an estimate can match one of them only."""
+    n = 10000  # the default n_pairs, with which the check runs this matrix
+    Y = ch11_3.sampling_rows()
+    values = [("right", ch11_3.expected_cosine(Y), ch11_3.pair_stats(Y)[1])]
+    values += [(name, mean, std) for name, mean, std, _ in ch11_3.sampler_variants(Y)]
+    assert len(values) == 7
+    tol = lambda std: ch11_3.SIGMAS * std / math.sqrt(n) + ch11_3.FLOAT_SLACK  # noqa: E731
+    for (a, ma, sa), (b, mb, sb) in itertools.combinations(values, 2):
+        assert abs(ma - mb) > 2 * max(tol(sa), tol(sb)), (a, ma, b, mb)
+    # the random rows' mean cosine is far from 0.5, where the cosine and 1 − cosine would meet
+    for X in (Y, ch11_3.anisotropic_rows(40, 12, 0)):
+        assert 0.25 < ch11_3.expected_cosine(X) < 0.35
 
 
 def test_the_anisotropy_check_leaves_the_random_state_alone():

@@ -193,7 +193,8 @@ def check_word_vector(word_vector):
         except Wrong as e:
             if "NoneType" in str(e):
                 raise Wrong(f"{e} ({case}): word_ids holds None for [CLS] and [SEP], so it cannot become a tensor; "
-                            f"find the positions in Python, [t for t, w in enumerate(word_ids) if w == word]") from None
+                            "find the word's positions in plain Python instead: go through word_ids and keep each "
+                            "position whose word id equals `word`") from None
             raise Wrong(f"{e} ({case})") from None
         if not _same_inputs(args, hs) or ids != word_ids:
             raise Wrong(f"word_vector changed its inputs in place ({case}): compute new tensors instead")
@@ -273,8 +274,8 @@ def check_sense_centroids(sense_centroids):
             raise Wrong(f"sense_centroids changed its inputs in place ({case})")
         if isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[1], torch.Tensor):
             raise Wrong(f"sense_centroids should return a dict {{label: centroid}}, got a pair ({case}), as "
-                        "course_lib.embeddings.sense_centroids returns (senses, tensor): make a dict of it, "
-                        "dict(zip(senses, centroids))")
+                        "course_lib.embeddings.sense_centroids returns (senses, tensor): return one entry per "
+                        "sense instead, its label as the key and its row of centroids as the value")
         if not isinstance(answer, Mapping):
             got = (f"a tensor of shape {fmt_shape(answer.shape)}" if isinstance(answer, torch.Tensor)
                    else f"a {type(answer).__name__}")
@@ -388,15 +389,17 @@ def check_nearest_sense(nearest_sense):
 
 # Two words in 2-D, rotated into d dimensions: (training vectors, their senses, their lemmas), then the test vectors
 # and lemmas. The test vector of 'mouse' lies nearest (cosine) to a centroid of 'bank'; a long centroid wins on the
-# dot product; the most frequent sense of each word is not the right answer for every test vector.
+# dot product; the most frequent sense of each word is not the right answer for every test vector; the vectors of
+# mouse.n.04 differ in length (6 and 0.6) and in direction (180° and 252°), so that their centroid points at 185°
+# but that of the same vectors normalised first at 216°, and the last test vector (143°) changes sense with it.
 WSD_CASE = (
     [(1.0, 0.1), (0.9, -0.1), (-8.0, 9.0), (-9.0, 8.0), (-7.0, 8.5), (0.2, 1.0), (-0.1, 1.2), (0.1, 0.9),
-     (-1.0, -0.2), (-0.9, 0.1)],
+     (-6.0, 0.0), (-0.2, -0.6)],
     ["bank.n.01", "bank.n.01", "bank.n.09", "bank.n.09", "bank.n.09", "mouse.n.01", "mouse.n.01", "mouse.n.01",
      "mouse.n.04", "mouse.n.04"],
     ["bank"] * 5 + ["mouse"] * 5,
-    [(1.0, 0.05), (0.5, 0.866), (-0.57, 0.82), (-1.0, 0.1), (-0.7, 0.7)],
-    ["bank", "bank", "mouse", "mouse", "bank"],
+    [(1.0, 0.05), (0.5, 0.866), (-0.57, 0.82), (-1.0, 0.1), (-0.7, 0.7), (-0.8, 0.6)],
+    ["bank", "bank", "mouse", "mouse", "bank", "mouse"],
 )
 
 
@@ -433,11 +436,16 @@ def check_wsd_predict(wsd_predict):
     want = _wsd_reference(train_v, senses, lemmas, test_v, xl)
     if got == want:
         return (f"1-nearest centroid by cosine among each word's own senses, on {len(xl)} test vectors where the "
-                "senses of another word, the dot product and the most frequent sense would each choose otherwise")
+                "senses of another word, the dot product, centroids of normalised vectors and the most frequent "
+                "sense would each choose otherwise")
     for k, (label, lemma) in enumerate(zip(got, xl)):
         if isinstance(label, str) and label in senses and lemmas[senses.index(label)] != lemma:
             raise Wrong(f"test vector {k} is an occurrence of {lemma!r} but got {label!r}, a sense of another word "
                         f"({case}): eq. 11.9 chooses among the senses of the test word's own lemma")
+    if got == _wsd_reference(F.normalize(train_v, dim=-1), senses, lemmas, test_v, xl):
+        raise Wrong(f"your predictions are those of centroids of unit-length training vectors, normalised before "
+                    f"averaging ({case}): eq. 11.8 averages the vectors as they are, so that a long vector weighs "
+                    "more; the cosine of eq. 11.9 normalises only when it compares a test vector with a centroid")
     if got == _wsd_reference(train_v, senses, lemmas, test_v, xl, score="dot"):
         raise Wrong(f"your predictions are those of the largest dot product ({case}): compare by cosine, so that a "
                     "centroid does not win only because it is longer")
@@ -561,11 +569,30 @@ def orthogonal_rows(N: int, seed: int) -> torch.Tensor:
 
 
 def anisotropic_rows(N: int, d: int, seed: int) -> torch.Tensor:
-    """Rows sharing a common direction (mean cosine about 0.5), of norms from 0.3 to 6."""
+    """Rows sharing a common direction (mean cosine of two different rows about 0.3, far from 0.5, so that the
+    cosine and 1 − cosine differ by far more than the tolerance), of norms from 0.3 to 6."""
     g = torch.Generator().manual_seed(500 + seed)
-    X = 1.2 * torch.randn(d, generator=g) + torch.randn(N, d, generator=g)
+    X = 0.8 * torch.randn(d, generator=g) + torch.randn(N, d, generator=g)
     norms = 0.3 + 5.7 * torch.rand(N, 1, generator=g)
     return F.normalize(X, dim=-1) * norms
+
+
+def sampling_rows(N: int = 6, seed: int = 0) -> torch.Tensor:
+    """N rows (mean cosine about 0.3, norms from 0.3 to 6) where every row matters: the first lies almost along
+    the common direction u, the last across it, and each of the others leans towards the next one. A sampler that
+    never draws the first row, or the last, or that pairs each row with its neighbour, is off by several
+    tolerances, each in its own direction (tests/test_exercise_checks.py checks the separations)."""
+    c_first, c_mid, c_last, lean = 0.99, 0.55, 0.0, 0.5
+    X = torch.zeros(N, N + 1, dtype=torch.float64)
+    E = torch.eye(N + 1, dtype=torch.float64)
+    for i in range(N):
+        w = E[1 + i] + (lean * E[2 + i] if 1 <= i < N - 2 else 0)  # ⟂ u = E[0]
+        c = c_first if i == 0 else c_last if i == N - 1 else c_mid
+        X[i] = c * E[0] + math.sqrt(1 - c * c) * w / w.norm()
+    g = torch.Generator().manual_seed(700 + seed)
+    Q, _ = torch.linalg.qr(torch.randn(N + 1, N + 1, generator=g, dtype=torch.float64))
+    norms = torch.linspace(0.3, 6.0, N, dtype=torch.float64)[torch.randperm(N, generator=g)]
+    return (X @ Q * norms[:, None]).float()
 
 
 def pair_stats(X: torch.Tensor, cosine: bool = True, distinct: bool = True) -> tuple[float, float]:
@@ -586,6 +613,38 @@ def expected_cosine(X: torch.Tensor) -> float:
     return float((U.sum(0).square().sum() - N) / (N * (N - 1)))
 
 
+def _stats(vals: torch.Tensor) -> tuple[float, float]:
+    return float(vals.mean()), float(vals.std(unbiased=False))
+
+
+def sampler_variants(X: torch.Tensor) -> list[tuple[str, float, float, str]]:
+    """What common wrong samplers estimate on X, exactly: (name, mean, standard deviation of one draw, hint)."""
+    N = len(X)
+    U = F.normalize(X.double(), dim=-1)
+    G = U @ U.T
+    off = lambda M: M[~torch.eye(len(M), dtype=torch.bool)]  # noqa: E731
+    mean, std = _stats(off(G))
+    return [
+        ("dot", *pair_stats(X, cosine=False),
+         "yours is the mean dot product; normalise each row to length 1 first, so that the dot product of two rows "
+         "is their cosine"),
+        ("one minus", 1 - mean, std, "yours looks like 1 − cosine, a distance; return the mean cosine"),
+        ("neighbours", *_stats(G[torch.arange(N), (torch.arange(N) + 1) % N]),
+         "yours is the mean cosine of neighbouring rows (each row with the next one): the second row of a pair must "
+         "be drawn at random too, from the rows other than the first"),
+        ("no last row", *_stats(off(G[:-1, :-1])),
+         f"yours is about the mean over the pairs that leave out the last row, as if rows were drawn only among the "
+         f"first N − 1 = {N - 1}: the upper bound of a random integer draw is excluded, so it must be the number of "
+         f"rows, N"),
+        ("no first row", *_stats(off(G[1:, 1:])),
+         "yours is about the mean over the pairs that leave out the first row: is row 0 drawn less often than the "
+         "others, or never? Row indices start at 0, and every row must be as likely as any other in each pair"),
+        ("self pairs", *pair_stats(X, distinct=False),
+         "yours is about the mean over all ordered pairs, a row with itself (cosine 1) included: pair only different "
+         "rows"),
+    ]
+
+
 def _within(value: float, mean: float, std: float, n: int) -> bool:
     return abs(value - mean) <= SIGMAS * std / math.sqrt(n) + FLOAT_SLACK
 
@@ -602,7 +661,7 @@ def _as_number(answer, case: str) -> float:
             return float(answer)
         if answer.dim() == 1 and answer.numel() > 1:
             raise Wrong(f"anisotropy_estimate returned a tensor of shape {fmt_shape(answer.shape)} ({case}): return "
-                        "the mean of the cosines, a single number (.mean().item())")
+                        "the mean of the cosines, a single number (a float, or a tensor of one value)")
         raise Wrong(f"anisotropy_estimate returned a tensor of shape {fmt_shape(answer.shape)} ({case}): return a "
                     "number, a float or a 0-dim tensor (.item())")
     raise Wrong(f"anisotropy_estimate should return a number, got {type(answer).__name__} ({case})")
@@ -612,12 +671,32 @@ def _call_anisotropy(fn, X, case, allow_nan=False, **kwargs) -> float:
     arg = X.clone()
     answer = fn(arg, **kwargs)
     if not torch.equal(arg, X):
-        raise Wrong(f"anisotropy_estimate changed X in place (normalising with /= ?) ({case}): compute a new "
-                    "tensor, F.normalize(X, dim=-1)")
+        raise Wrong(f"anisotropy_estimate changed X in place (normalising with /= ?) ({case}): compute a new, "
+                    "normalised tensor and leave X as it was")
     value = _as_number(answer, case)
     if math.isnan(value) and not allow_nan:
         raise Wrong(f"anisotropy_estimate returned NaN ({case})")
     return value
+
+
+def _diagnose_sampler(got: float, X: torch.Tensor, n: int, names=None) -> str:
+    """': <hint>' of the one wrong sampler (of ``names``, default all) whose exact expectation on X the estimate
+    matches; '' when none or several do (then a diagnosis would be a guess)."""
+    found = [hint for name, mean, std, hint in sampler_variants(X)
+             if (names is None or name in names) and _within(got, mean, std, n)]
+    return f": {found[0]}" if len(found) == 1 else ""
+
+
+def _check_estimate(anisotropy_estimate, X, case, gen, n=10000, names=None) -> float:
+    """The estimate with the default n_pairs (n), within SIGMAS standard errors of the exact expected cosine;
+    when not, the wrong sampler of ``names`` (default all) it matches, if one does."""
+    mean, std = expected_cosine(X), pair_stats(X)[1]
+    got = _call_anisotropy(anisotropy_estimate, X, case, generator=gen)
+    if not _within(got, mean, std, n):
+        tol = SIGMAS * std / math.sqrt(n) + FLOAT_SLACK
+        raise Wrong(f"the estimate is {got:.4f}, but the expected cosine of two different rows is {mean:.4f}; an "
+                    f"estimate from {n} pairs falls within ±{tol:.3f} of it ({case})" + _diagnose_sampler(got, X, n, names))
+    return got
 
 
 @exercise("anisotropy", needs=["anisotropy_estimate"])
@@ -633,32 +712,27 @@ def check_anisotropy(anisotropy_estimate):
         if abs(got - 1) < 1e-3:
             hint += ": yours is 1; is it 1 − cosine, a distance? Return the mean cosine of pairs of different rows"
         elif _within(got, *pair_stats(X, distinct=False), n):
-            hint += (f"; yours is about 1/N = {1 / N:.3f}, as if some pairs were a row with itself (cosine 1): "
-                     "draw j != i, e.g. j = (i + torch.randint(1, N, …)) % N")
+            hint += (f"; yours is about 1/N = {1 / N:.3f}, as if some pairs were a row with itself (cosine 1): draw "
+                     "the second row of each pair among the N − 1 rows other than the first, so that it can never "
+                     "be the same row")
         raise Wrong(hint)
-    # 2. rows of different norms sharing a direction: the default n_pairs
-    N, d, n = 40, 12, 10000
+    # 2. every row can be drawn, at random: a few rows, the first and the last unlike the others, every wrong
+    # sampler of sampler_variants several tolerances from the right answer and from each other
+    Y = sampling_rows()
+    _check_estimate(anisotropy_estimate, Y, f"X {fmt_shape(Y.shape)}, the first row along the rows' common "
+                                            "direction and the last across it, the default n_pairs", gen())
+    # 3. random rows of different norms sharing a direction (mean cosine about 0.3): the default n_pairs. Only
+    # the samplers far from the right answer are named here: by chance, any other wrong value may lie near one
+    N, d = 40, 12
     X = anisotropic_rows(N, d, 0)
     case = f"X {fmt_shape(X.shape)} with rows of different norms, the default n_pairs"
-    mean, std = expected_cosine(X), pair_stats(X)[1]
-    got = _call_anisotropy(anisotropy_estimate, X, case, generator=gen())
-    if not _within(got, mean, std, n):
-        tol = SIGMAS * std / math.sqrt(n) + FLOAT_SLACK
-        hint = (f"the estimate is {got:.4f}, but the expected cosine of two different rows is {mean:.4f}; an "
-                f"estimate from {n} pairs falls within ±{tol:.3f} of it ({case})")
-        if _within(got, *pair_stats(X, cosine=False), n):
-            hint += ": yours is the mean dot product; normalise the rows first (F.normalize(X, dim=-1)) to get cosines"
-        elif abs(got - (1 - mean)) < tol:
-            hint += ": yours looks like 1 − cosine, a distance; return the mean cosine"
-        elif _within(got, *pair_stats(X, distinct=False), n):
-            hint += ": pair only different rows (j != i)"
-        raise Wrong(hint)
-    # 3. the generator: the same seed gives the same estimate
+    got = _check_estimate(anisotropy_estimate, X, case, gen(), names=("dot", "one minus"))
+    # 4. the generator: the same seed gives the same estimate
     again = _call_anisotropy(anisotropy_estimate, X, case, generator=gen())
     if again != got:
-        raise Wrong(f"two calls with the same generator, torch.Generator().manual_seed({ANISOTROPY_SEED}), gave "
-                    f"{got:.6f} and {again:.6f}: pass generator=generator to every random draw (torch.randint)")
-    # 4. n_pairs is used: one pair gives the cosine of two different rows
+        raise Wrong(f"two calls with generators seeded alike (seed {ANISOTROPY_SEED}) gave {got:.6f} and "
+                    f"{again:.6f}: pass the generator argument on to every random draw (torch.randint)")
+    # 5. n_pairs is used: one pair gives the cosine of two different rows
     case = f"X {fmt_shape(X.shape)}, n_pairs=1"
     one = _call_anisotropy(anisotropy_estimate, X, case, allow_nan=True, n_pairs=1, generator=gen(ANISOTROPY_SEED + 1))
     U = F.normalize(X.double(), dim=-1)
@@ -666,16 +740,17 @@ def check_anisotropy(anisotropy_estimate):
     # (NaN: a sampler that drops the pairs i == j may be left with none; nothing to check then)
     if not math.isnan(one) and not (off - one).abs().min() < 1e-5:
         if abs(one - 1) < 1e-5:
-            raise Wrong(f"with n_pairs=1 the estimate is 1.0, the cosine of a row with itself ({case}): draw j != i")
-        if abs(one - mean) < 1e-5:
+            raise Wrong(f"with n_pairs=1 the estimate is 1.0, the cosine of a row with itself ({case}): pair only "
+                        "different rows")
+        if abs(one - expected_cosine(X)) < 1e-5:
             raise Wrong(f"with n_pairs=1 your estimate is {one:.4f}, the exact mean over all pairs ({case}): the "
                         "exercise asks for an estimate from n_pairs random pairs, drawn with generator")
         raise Wrong(f"with n_pairs=1 the estimate should be the cosine of one pair of different rows; yours, "
                     f"{one:.4f}, is not ({case}): average the cosines of n_pairs random pairs")
-    # 5. without a generator (the default)
+    # 6. without a generator (the default)
     _call_anisotropy(anisotropy_estimate, X, f"X {fmt_shape(X.shape)}, no generator", n_pairs=100)
-    return (f"within {SIGMAS} standard errors of the exact expected cosine over distinct pairs; 0 for orthogonal "
-            "rows; reproducible with a generator")
+    return (f"within {SIGMAS} standard errors of the exact expected cosine over distinct pairs on two matrices, "
+            "every row drawn; 0 for orthogonal rows; reproducible with a generator")
 
 
 # ----------------------------------------------------------------------------- composing: anisotropy per layer
@@ -766,7 +841,9 @@ question(
         "target's vector stays its (random) word embedding plus its position, so the instances of a word differ "
         "almost only by where they stand, which says nothing about the sense. Context helps only once trained",
     hint="At initialisation every weight matrix is small and random. How much does one block change the vector it "
-         "gets, and what, besides the word itself, is left to tell two instances of *bank* apart?")
+         "gets, and what, besides the word itself, is left to tell two instances of *bank* apart?",
+    giveaways=["random encoder separates nothing", "pass through almost unchanged",
+               "random encoder's blocks barely change"])
 
 question(
     "most_anisotropic", variable="most_anisotropic", choices=["course-bert", "all-MiniLM-L6-v2", "random init"],
@@ -774,7 +851,7 @@ question(
     why="every token of a one-sentence input adds the same segment embedding; at random initialisation the word, "
         "position and segment embeddings are three random vectors of about the same size, so two tokens share about "
         "a third of their vector (expected cosine ≈ 1/3), at every layer, since the random blocks pass it through. "
-        "The trained models' geometry is learnt: MLM leaves course-bert's last layer anisotropic, the contrastive "
-        "objective made MiniLM's nearly isotropic",
+        "The trained models' geometry is learnt: course-bert's layers stay mildly anisotropic, most in the middle "
+        "layers, less at the last one; the contrastive objective made MiniLM's last layer nearly isotropic",
     hint="Anisotropy is the expected cosine of two random tokens. What do the vectors of two different tokens "
          "share, before any training, when both are in segment A of a one-sentence input?")

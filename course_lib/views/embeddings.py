@@ -158,9 +158,43 @@ def neighbours_html(r: WSDReadout) -> str:
     return f"<div class='wsd-neighbours'><b>nearest training sentences</b><ol>{rows}</ol></div>"
 
 
-def sentence_words(sentence: str) -> list[str]:
-    """The words of a sentence, in order and without repeats, for the target-word chooser."""
-    return list(dict.fromkeys(re.findall(r"[A-Za-z][A-Za-z'-]*", sentence)))
+@dataclass(frozen=True)
+class WordChoice:
+    """One occurrence of a word in a sentence, as the target-word chooser lists it."""
+
+    label: str   # the word as written; from its second occurrence on with the count: "bank (2nd)"
+    word: str    # the word as written
+    start: int   # its characters, sentence[start:end]
+    end: int
+
+
+# a word: letters and digits with a letter among them; an apostrophe between two of them stays inside
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+
+
+def ordinal(n: int) -> str:
+    """1 -> '1st', 2 -> '2nd', 11 -> '11th', 23 -> '23rd'."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def sentence_words(sentence: str) -> list[WordChoice]:
+    """Every word of a sentence, in order, each occurrence its own choice: the second *bank* of a sentence is
+    "bank (2nd)" (occurrences counted whatever the case).
+
+    Words split where the tokenizer's pre-tokenization splits, at whitespace and at punctuation, hyphens
+    included: *river-bank* is *river* and *bank*. Only an apostrophe between letters stays inside a word
+    (*bank's*), as in the target words of the sense data; its tokens are then pooled together.
+    """
+    seen: dict[str, int] = {}
+    out = []
+    for m in _WORD.finditer(sentence):
+        word = m.group(0)
+        if not any(ch.isalpha() for ch in word):
+            continue
+        n = seen[word.lower()] = seen.get(word.lower(), 0) + 1
+        out.append(WordChoice(word if n == 1 else f"{word} ({ordinal(n)})", word, m.start(), m.end()))
+    return out
 
 
 # ----------------------------------------------------------------------------- anisotropy and z-scoring

@@ -4,8 +4,11 @@ Thin views: the numbers come from course_lib.embeddings and course_lib.views.emb
 these classes wire controls and show SVG and HTML.
 
 Compute once, draw cheaply: the WSD explorer encodes a sentence once (every word of it is then a lookup) and
-fits its sense centroids for every layer choice when it is built; the anisotropy explorer computes every
-layer's statistics when it is built; the charts are SVG, written in about a millisecond.
+fits its sense centroids for every layer choice when it is built; the sense clusters derive another subword
+pooling from the mean states they are given (encoding only the few targets split into several tokens) and cache
+every projection; the anisotropy explorer computes every layer's statistics when it is built; the charts are
+SVG, written in about a millisecond. A setting shown for the first time may take longer: the widget says
+"computing…" meanwhile.
 """
 from __future__ import annotations
 
@@ -28,17 +31,68 @@ def _layer_options(n_layers: int) -> list[tuple[str, object]]:
                                                              ("sum of last 4", "last4_sum")]
 
 
+BUSY = "<span class='busy' style='color:#555'>computing…</span>"
+
+
 class _StatesCache:
-    """Word states of the sense data per pooling, computed on first use (the notebook passes the mean ones in)."""
+    """Word states of the sense data per pooling, for the examples a view asks for (rows), computed on first use.
+
+    The mean states are passed in (the notebook's) or encoded on first use. The other poolings come from them
+    without encoding the sentences again: a target of k subword tokens has sum = k × mean, and, when k = 1,
+    first = mean; only the few targets split into several tokens are encoded for "first". k comes from the
+    tokenizer alone (no forward pass). Every result is kept, so each pooling of each set of rows is made once.
+    """
 
     def __init__(self, model, tokenizer, examples, states=None):
-        self.model, self.tokenizer, self.examples = model, tokenizer, examples
-        self.by_pooling = dict(states or {})
+        self.model, self.tokenizer, self.examples = model, tokenizer, list(examples)
+        self.full = dict(states or {})  # pooling -> (N, L+1, d) states of every example
+        self.parts: dict[tuple, torch.Tensor] = {}  # (pooling, rows) -> the states of those rows
+        self.n_tokens: dict[int, int] = {}  # example -> the number of subword tokens of its target
+        self.encoded = 0  # targets this cache has run through the model
 
-    def __call__(self, pooling: str) -> torch.Tensor:
-        if pooling not in self.by_pooling:
-            self.by_pooling[pooling] = target_states(self.model, self.tokenizer, self.examples, pooling=pooling)
-        return self.by_pooling[pooling]
+    def __call__(self, pooling: str, rows=None) -> torch.Tensor:
+        if pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, not {pooling!r}")
+        rows = list(range(len(self.examples))) if rows is None else list(rows)
+        if pooling in self.full:
+            return self.full[pooling][rows]
+        key = (pooling, tuple(rows))
+        if key not in self.parts:
+            self.parts[key] = self._derive(pooling, rows)
+        return self.parts[key]
+
+    def ready(self, pooling: str, rows) -> bool:
+        """Whether the states of ``rows`` under ``pooling`` are at hand (no computing)."""
+        return pooling in self.full or (pooling, tuple(rows)) in self.parts
+
+    def _encode(self, rows: list[int], pooling: str) -> torch.Tensor:
+        self.encoded += len(rows)
+        return target_states(self.model, self.tokenizer, [self.examples[i] for i in rows], pooling=pooling)
+
+    def subword_counts(self, rows: list[int]) -> torch.Tensor:
+        """The number of subword tokens of each row's target word, from tokenizing its sentence."""
+        todo = [i for i in rows if i not in self.n_tokens]
+        if todo:
+            texts = list(dict.fromkeys(self.examples[i].text for i in todo))
+            enc = self.tokenizer(texts)
+            at = {t: r for r, t in enumerate(texts)}
+            for i in todo:
+                e = self.examples[i]
+                self.n_tokens[i] = len(span_tokens(enc.offsets[at[e.text]], e.start, e.end))
+        return torch.tensor([self.n_tokens[i] for i in rows])
+
+    def _derive(self, pooling: str, rows: list[int]) -> torch.Tensor:
+        if "mean" not in self.full:  # nothing to derive from: encode these rows
+            return self._encode(rows, pooling)
+        mean = self.full["mean"][rows]
+        k = self.subword_counts(rows)
+        if pooling == "sum":
+            return mean * k.to(mean.dtype)[:, None, None]
+        out = mean.clone()  # "first": the mean of one token is that token
+        multi = (k > 1).nonzero().flatten().tolist()
+        if multi:
+            out[multi] = self._encode([rows[m] for m in multi], "first")
+        return out
 
 
 class SenseClusters(W.VBox):
@@ -71,20 +125,27 @@ class SenseClusters(W.VBox):
         super().__init__([W.HBox([self.word, self.layer]), W.HBox([self.pooling, self.n_neighbors]), self.message,
                           self.plot, self.point, self.sentence])
         self.add_class("sense-clusters")
+        self._shown: set[tuple] = set()  # the settings projected so far (then only read from caches)
         for w in (self.word, self.layer, self.pooling, self.n_neighbors):
             w.observe(self._project, "value")
         self.point.observe(self._show_point, "value")
         self._project()
 
+    def _setting(self) -> tuple:
+        return self.word.value, self.layer.value, self.pooling.value, self.n_neighbors.value
+
     def _project(self, _change=None):
         idx = [i for i, e in enumerate(self.examples) if e.lemma == self.word.value]
         self.idx = idx
+        if self._setting() not in self._shown or not self.states.ready(self.pooling.value, idx):
+            self.message.value = BUSY  # a projection (and maybe a pooling) not computed yet: 0.1-1 s
         try:
-            X = combine_layers(self.states(self.pooling.value)[idx], self.layer.value)
+            X = combine_layers(self.states(self.pooling.value, idx), self.layer.value)
             self.projection = umap_project(X, n_neighbors=self.n_neighbors.value)
         except (ValueError, IndexError) as err:
             self.message.value = error_html(str(err))
             return
+        self._shown.add(self._setting())
         self.message.value = ("" if not self.projection.cached else
                               "<span style='color:#555'>(projection from the cache)</span>")
         self.point.unobserve(self._show_point, "value")
@@ -106,7 +167,11 @@ class SenseClusters(W.VBox):
 
 
 class NearestSenseExplorer(W.VBox):
-    """Nearest-neighbour WSD (eq. 11.8-11.9): type a sentence, choose the target word, see its cosine to each sense."""
+    """Nearest-neighbour WSD (eq. 11.8-11.9): type a sentence, choose the target word, see its cosine to each sense.
+
+    The chooser lists every occurrence of every word ("bank", then "bank (2nd)"), split as the tokenizer splits
+    words (at hyphens too: *river-bank* offers *river* and *bank*).
+    """
 
     def __init__(self, model, tokenizer, data: SenseData, *, states: dict[str, torch.Tensor] | None = None,
                  sentence: str = "The fisherman pulled his boat onto the bank before the storm.", word: str = "bank",
@@ -114,8 +179,7 @@ class NearestSenseExplorer(W.VBox):
         self.model, self.tokenizer, self.data = model, tokenizer, data
         self.train = data.train
         train_idx = [i for i, e in enumerate(data.examples) if e.split == "train"]
-        cache = _StatesCache(model, tokenizer, data.examples, states)
-        self.train_states = cache("mean")[train_idx]
+        self.train_states = _StatesCache(model, tokenizer, data.examples, states)("mean", train_idx)
         n_layers = model.config.num_hidden_layers + 1
         self.sentence = W.Text(value=sentence, description="sentence", continuous_update=False,
                                layout=W.Layout(width="95%"))
@@ -148,9 +212,17 @@ class NearestSenseExplorer(W.VBox):
             self._fitted[self.layer.value] = self._fit_layer(self.layer.value)
         self.train_vectors, self.wsd = self._fitted[self.layer.value]
 
+    def _span(self, sentence: str, word: str) -> tuple[int, int]:
+        """The characters of ``word``: a label of the chooser ("bank (2nd)"), else a word's first occurrence."""
+        for c in sentence_words(sentence):
+            if c.label == word:
+                return c.start, c.end
+        return find_word(sentence, word)
+
     def _word_states(self, sentence: str, word: str):
-        """(L+1, d) states of ``word`` (its first occurrence): the sentence is encoded once, then looked up."""
-        span = find_word(sentence, word)
+        """(L+1, d) states of ``word`` (a label of the chooser, "bank (2nd)", or a word, its first occurrence):
+        the sentence is encoded once, then looked up."""
+        span = self._span(sentence, word)
         if self._encoded is None or self._encoded[0] != sentence:
             self._encoded = (sentence, sentence_states(self.model, self.tokenizer, [sentence])[0])
         H, offsets = self._encoded[1]
@@ -164,12 +236,15 @@ class NearestSenseExplorer(W.VBox):
         self._update()
 
     def _words(self, preferred: str | None = None):
-        words = sentence_words(self.sentence.value)
-        known = [w for w in words if find_lemma(w, self.data.lemmas)]
+        choices = sentence_words(self.sentence.value)
+        self._choices = {c.label: c for c in choices}
+        labels = list(self._choices)
+        known = [c.label for c in choices if find_lemma(c.word, self.data.lemmas)]
         self._busy = True  # no update while the options change
         try:
-            self.word.options = words
-            self.word.value = preferred if preferred in words else (known[0] if known else (words[0] if words else None))
+            self.word.options = labels
+            self.word.value = (preferred if preferred in labels else
+                               known[0] if known else labels[0] if labels else None)
         finally:
             self._busy = False
         self._update()
@@ -188,10 +263,11 @@ class NearestSenseExplorer(W.VBox):
                               "'She keeps her savings in the bank.'")
         if not word:
             return self._fail("the sentence has no words to choose from")
-        lemma = find_lemma(word, self.data.lemmas)
+        choice = self._choices.get(word)
+        lemma = find_lemma(choice.word if choice else word, self.data.lemmas)
         if lemma is None:
-            return self._fail(f"'{word}' has no sense data; choose one of the {len(self.data.lemmas)} words: "
-                              f"{', '.join(self.data.lemmas)}")
+            return self._fail(f"'{choice.word if choice else word}' has no sense data; choose one of the "
+                              f"{len(self.data.lemmas)} words: {', '.join(self.data.lemmas)}")
         try:
             v = combine_layers(self._word_states(sentence, word), self.layer.value)
         except ValueError as err:  # over-long text

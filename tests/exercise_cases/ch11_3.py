@@ -49,6 +49,11 @@ def anisotropy_by_layer(scored, fitted, n_pairs=10000, generator=None):
     return out"""
 BL_CASE = " (scored (40, 3, 8), fitted (60, 3, 8), n_pairs=4000)"
 ROWS_CASE = " (X (40, 12) with rows of different norms, the default n_pairs)"
+SAMPLING_CASE = " (X (6, 7), the first row along the rows' common direction and the last across it, the default n_pairs)"
+KEEP_DISTINCT = """\
+    keep = i != j
+    Xn = F.normalize(X, dim=-1)
+    return (Xn[i[keep]] * Xn[j[keep]]).sum(-1).mean().item()"""
 
 CASES = {  # case -> (exercise, source of a wrong answer, a part of the message it must get)
     # ------------------------------------------------------------------ word_vector
@@ -209,20 +214,46 @@ def z_score(X, corpus, eps=1e-6):
     i = torch.randint(len(X), (n_pairs,), generator=generator)
     j = torch.randint(len(X), (n_pairs,), generator=generator)
     return F.cosine_similarity(X[i], X[j], dim=-1).mean().item()""",
-        "yours is about 1/N = 0.125, as if some pairs were a row with itself (cosine 1): draw j != i"),
+        "yours is about 1/N = 0.125, as if some pairs were a row with itself (cosine 1): draw the second row of each "
+        "pair among the N − 1 rows other than the first"),
     "every pair, the diagonal included": ("anisotropy", AN + """\
     U = F.normalize(X, dim=-1)
     return (U @ U.T).mean().item()""",
         "the estimate is 0.1250, expected 0: the cosine of two different rows is 0 for every pair" + ORTHO_CASE
         + "; yours is about 1/N = 0.125"),
     "dot products": ("anisotropy", AN + DISTINCT + "    return (X[i] * X[j]).sum(-1).mean().item()",
-        "but the expected cosine of two different rows is 0.5095; an estimate from 10000 pairs falls within ±0.010 of "
-        "it" + ROWS_CASE + ": yours is the mean dot product; normalise the rows first"),
+        "but the expected cosine of two different rows is 0.3242; an estimate from 10000 pairs falls within ±0.015 of "
+        "it" + SAMPLING_CASE + ": yours is the mean dot product; normalise each row to length 1 first"),
+    "neighbouring rows paired": ("anisotropy", AN + """\
+    i = torch.randint(len(X), (n_pairs,), generator=generator)
+    j = (i + 1) % len(X)
+    return F.cosine_similarity(X[i], X[j], dim=-1).mean().item()""",
+        "the estimate is 0.3852, but the expected cosine of two different rows is 0.3242; an estimate from 10000 "
+        "pairs falls within ±0.015 of it" + SAMPLING_CASE
+        + ": yours is the mean cosine of neighbouring rows (each row with the next one): the second row of a pair "
+        "must be drawn at random too, from the rows other than the first"),
+    "the last row never drawn": ("anisotropy", AN + """\
+    i = torch.randint(len(X) - 1, (n_pairs,), generator=generator)
+    j = torch.randint(len(X) - 1, (n_pairs,), generator=generator)
+""" + KEEP_DISTINCT,
+        SAMPLING_CASE + ": yours is about the mean over the pairs that leave out the last row, as if rows were drawn "
+        "only among the first N − 1 = 5: the upper bound of a random integer draw is excluded"),
+    "the first row never drawn": ("anisotropy", AN + """\
+    i = torch.randint(1, len(X), (n_pairs,), generator=generator)
+    j = torch.randint(1, len(X), (n_pairs,), generator=generator)
+""" + KEEP_DISTINCT,
+        SAMPLING_CASE + ": yours is about the mean over the pairs that leave out the first row"),
+    "the first row seldom drawn (only i < j)": ("anisotropy", AN + """\
+    i = torch.randint(len(X) - 1, (n_pairs,), generator=generator)
+    j = i + 1 + (torch.rand(n_pairs, generator=generator) * (len(X) - 1 - i)).long()
+    return F.cosine_similarity(X[i], X[j], dim=-1).mean().item()""",
+        SAMPLING_CASE + ": yours is about the mean over the pairs that leave out the first row: is row 0 drawn less "
+        "often than the others, or never?"),
     "one minus the cosine": ("anisotropy", AN + DISTINCT + "    return 1 - F.cosine_similarity(X[i], X[j]).mean().item()",
         "yours is 1; is it 1 − cosine, a distance?"),
     "generator ignored": ("anisotropy", AN + DISTINCT.replace(", generator=generator", "")
                           + "    return F.cosine_similarity(X[i], X[j]).mean().item()",
-        "two calls with the same generator, torch.Generator().manual_seed(11), gave"),
+        "two calls with generators seeded alike (seed 11) gave"),
     "the cosines, not their mean": ("anisotropy", AN + DISTINCT + "    return F.cosine_similarity(X[i], X[j])",
         "anisotropy_estimate returned a tensor of shape (2000,)" + ORTHO_CASE + ": return the mean of the cosines"),
     "X normalised in place": ("anisotropy", AN + DISTINCT + """\
@@ -236,7 +267,7 @@ def z_score(X, corpus, eps=1e-6):
     U = F.normalize(X, dim=-1)
     N = len(X)
     return ((U.sum(0) @ U.sum(0) - N) / (N * (N - 1))).item()""",
-        "with n_pairs=1 your estimate is 0.5095, the exact mean over all pairs (X (40, 12), n_pairs=1): the exercise "
+        "with n_pairs=1 your estimate is 0.3057, the exact mean over all pairs (X (40, 12), n_pairs=1): the exercise "
         "asks for an estimate from n_pairs random pairs, drawn with generator"),
     # ------------------------------------------------------------------ anisotropy_by_layer (composes the two above)
     "z-scoring fitted on the scored tokens": ("anisotropy_by_layer", HELPERS + BY_LAYER.format(fit="X"),
@@ -277,7 +308,8 @@ def z_score(X, corpus, eps=1e-6):
 # wsd_predict runs after the setup cells only: its cases bring correct sense_centroids and nearest_sense
 WSD_HELPERS = SC + f"    return {{s: {MEMBERS}.mean(0) for s in senses}}\n\n" + NS + f"    return max(centroids, key=lambda s: {COS})\n\n"
 WSD = "def wsd_predict(train_vectors, train_senses, train_lemmas, test_vectors, test_lemmas):\n"
-WSD_CASE = " (10 training vectors of 'bank' and 'mouse', 5 test vectors ('bank', 'bank', 'mouse', 'mouse', 'bank'))"
+WSD_CASE = (" (10 training vectors of 'bank' and 'mouse', 6 test vectors ('bank', 'bank', 'mouse', 'mouse', 'bank', "
+            "'mouse'))")
 CASES.update({
     "senses of every word": ("wsd_predict", WSD_HELPERS + WSD + "    c = sense_centroids(train_vectors, train_senses)\n"
                              "    return [nearest_sense(v, c) for v in test_vectors]",
@@ -290,6 +322,15 @@ CASES.update({
         c = sense_centroids(train_vectors[idx], [train_senses[i] for i in idx])
         out.append(max(c, key=lambda s: float(v @ c[s])))
     return out""", "your predictions are those of the largest dot product" + WSD_CASE),
+    "training vectors normalised before averaging": ("wsd_predict", WSD_HELPERS + WSD + """\
+    train_vectors = F.normalize(train_vectors, dim=-1)
+    out = []
+    for v, lemma in zip(test_vectors, test_lemmas):
+        idx = [i for i, l in enumerate(train_lemmas) if l == lemma]
+        c = sense_centroids(train_vectors[idx], [train_senses[i] for i in idx])
+        out.append(nearest_sense(v, c))
+    return out""", "your predictions are those of centroids of unit-length training vectors, normalised before "
+                   "averaging" + WSD_CASE + ": eq. 11.8 averages the vectors as they are"),
     "most frequent sense": ("wsd_predict", WSD_HELPERS + WSD + """\
     from collections import Counter
     mfs = {l: Counter(s for s, m in zip(train_senses, train_lemmas) if m == l).most_common(1)[0][0] for l in train_lemmas}
