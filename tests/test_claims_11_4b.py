@@ -32,6 +32,21 @@ def test_every_claim_cell_has_a_test(run):
     assert marked <= tested, f"claim cells without a test: {sorted(marked - tested)}"
 
 
+def test_the_overview_asks_and_does_not_answer_the_predictions():
+    """The overview named the answer of the all-O prediction ("how token accuracy flatters a tagger"): it may
+    state the question, not the result."""
+    overview = " ".join(jupytext_cells()[0].split()).lower()
+    assert "token accuracy" in overview
+    for giveaway in ("flatter", "inflate", "misleading", "high", "overstate"):
+        assert giveaway not in overview, giveaway
+
+
+def jupytext_cells() -> list[str]:
+    import jupytext
+
+    return [c.source for c in jupytext.read(NOTEBOOK).cells if c.cell_type == "markdown"]
+
+
 def test_subwords(run):
     assert "9 subwords for 7 words" in output(run, "subwords")
     assert "Nine subwords for seven words" in prose(run)
@@ -81,6 +96,10 @@ def test_the_tagger_is_called_a_probe_and_its_numbers_are_discussed(run):
     text = output(run, "tagger") + output(run, "baselines")
     assert number(r"trained parameters: ([\d,]+) \(the head alone", text) == 384 * 9 + 9  # W and b of 9 tags
     assert "is a **probe**" in prose(run) and "fine-tuned head" not in prose(run)
+    # the label is built from the count (NerTagger.trained_parameters), and the prose says which run it describes
+    assert "TRAIN_LAYERS = 0  #" in NOTEBOOK.read_text() and "(the head alone, on a frozen encoder)\"" not in \
+        NOTEBOOK.read_text()
+    assert "What follows describes the default run, `TRAIN_LAYERS = 0`" in " ".join(prose(run).split())
     dict_p, dict_r = (float(x) for x in re.search(r"entity dictionary .*entity P/R/F1 ([\d.]+)/([\d.]+)/", text).groups())
     micro = re.search(r"micro avg\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", text)
     precision, recall = float(micro.group(1)), float(micro.group(2))
@@ -131,7 +150,8 @@ def test_qa_spans(run):
 
 def test_qa_spans_folds(run):
     """Span selection on the articles the fold readers never saw: about twice word overlap's EM on each, as on the
-    test article, while the reader's F1 moves by ten points or more from article to article."""
+    test article, while the reader's F1 differs by as much as 16 points between two of the three articles (not
+    between every two: Victoria and Southern_California are 5 apart)."""
     rows = re.findall(r"^(\S+)\s+(word overlap|fine-tuned reader)\s+EM\s+([\d.]+)\s+F1\s+([\d.]+)\s+\((\d+) answerable",
                       output(run, "qa-spans-folds"), re.M)
     got: dict = {}
@@ -145,20 +165,32 @@ def test_qa_spans_folds(run):
     ratios.append(test_em["fine-tuned reader"] / test_em["word overlap"])
     assert all(1.8 <= r <= 2.6 for r in ratios), ratios  # "about twice as often"
     f1s = [v["fine-tuned reader"][1] for v in got.values()] + [test_f1]
-    assert max(f1s) - min(f1s) >= 10, f1s  # "moves from article to article by ten points or more"
+    assert len(f1s) == 3 and round(max(f1s) - min(f1s)) == 16, f1s  # "by as much as 16 points between two of the three"
     assert all(v["fine-tuned reader"][1] > v["word overlap"][1] + 10 for v in got.values())
     p = " ".join(prose(run).split())
     assert "once for each of two other articles left out" in p and len(got) == 2
-    assert "about twice as often as word overlap" in p and "by ten points or more" in p
+    assert "about twice as often as word overlap" in p and "by as much as 16 points between two of the three" in p
+    assert "by ten points or more" not in p
 
 
 def test_qa_encoder(run):
-    """course-bert v2 as the encoder changes neither span selection nor the overall F1 by more than a point."""
+    """course-bert v2 as the encoder moves neither span selection nor the F1 with the threshold by more than half a
+    point; both dev runs end only a few points above "always no answer" on their dev article, with a threshold
+    tuned on that article (the prose once said "about equally badly" without showing that baseline)."""
     text = output(run, "qa-encoder")
+    names = ("MiniLM", "course-bert v2")
     f = {name: (number(rf"{name}\s+on \S+: made to answer, answerable F1\s+([\d.]+)", text),
-                number(rf"{name}\s+on \S+: .*with its threshold, F1\s+([\d.]+)", text)) for name in ("MiniLM", "course-bert v2")}
-    assert abs(f["MiniLM"][0] - f["course-bert v2"][0]) < 1 and abs(f["MiniLM"][1] - f["course-bert v2"][1]) < 1, f
-    assert "select spans equally well and decide answerability about equally badly" in " ".join(prose(run).split())
+                number(rf"{name}\s+on \S+: .*with its threshold \(tuned on this article\), F1\s+([\d.]+)", text),
+                number(rf"{name}\s+on \S+: .*always 'no answer' F1\s+([\d.]+)", text)) for name in names}
+    assert abs(f["MiniLM"][0] - f["course-bert v2"][0]) <= 0.5 and abs(f["MiniLM"][1] - f["course-bert v2"][1]) <= 0.5, f
+    nothing = f["MiniLM"][2]
+    assert f["course-bert v2"][2] == nothing == 44.4  # the same dev article, the same questions
+    assert all(0 < f[n][1] - nothing < 5 for n in names), f  # "only a few points above"
+    p = " ".join(prose(run).split())
+    assert "select spans about equally well" in p and "only a few points above \"always no answer\"" in p
+    assert f"(F1 {nothing:.1f})" in p and "thresholds tuned on that very article" in p
+    assert "moved neither number by more than half a point" in p
+    assert "decide answerability about equally badly" not in p
 
 
 def test_qa_reader(run):
@@ -184,8 +216,9 @@ def test_qa_reader(run):
     assert "beats it only on the answerable questions" in p and "also beats the word-overlap baseline" in p
     assert never["HasAns_exact"] > 1.5 * overlap["HasAns_exact"] and "far more often than word overlap" in p
     assert never["NoAns_exact"] < 5 and "almost none of the unanswerable" in p
-    # the threshold trades one error for the other: fewer answerable questions right, more unanswerable ones
+    # "that threshold loses answerable questions and wins unanswerable ones": fewer answerable right, more unanswerable
     assert reader["HasAns_f1"] < never["HasAns_f1"] and reader["NoAns_exact"] > never["NoAns_exact"]
+    assert "that threshold loses answerable questions and wins unanswerable ones" in " ".join(p.split())
 
 
 def test_qa_threshold(run):

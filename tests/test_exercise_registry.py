@@ -161,6 +161,25 @@ def test_a_wrong_answer_gets_its_hint(chapter, name, source, hint, exact):
         assert hint in result.message
 
 
+def _right_answers():
+    params = []
+    for chapter, module in case_modules().items():
+        for name, answers in getattr(module, "RIGHT_ANSWERS", {}).items():
+            for i, (source, why) in enumerate(answers):
+                params.append(pytest.param(chapter, name, source, why, id=f"{chapter}:{name}:right{i}"))
+    return params
+
+
+@pytest.mark.parametrize("chapter, name, source, why", _right_answers())
+def test_another_right_answer_is_graded_correct(chapter, name, source, why):
+    """Another correct way than the notebook's (another tie-break, another loop order) must not be called wrong."""
+    assert name in EXERCISES and chapter_of(EXERCISES[name]) == chapter, f"tests/exercise_cases/{chapter}.py: {name!r}"
+    namespace = graded_namespace(notebook_of(name), tags=("setup",))
+    exec(compile(textwrap.dedent(source), f"<right answer to {name}>", "exec"), namespace)
+    result = run_exercise(name, namespace)
+    assert result.correct, f"{why}: {result}"
+
+
 # ----------------------------------------------------------------------------- the registry
 
 @pytest.mark.parametrize("module", CHAPTER_MODULES)

@@ -113,6 +113,31 @@ def test_tagger_tag_shows_subwords_and_both_decodings(tokenizer):
         tagger.tag([])
 
 
+@pytest.mark.parametrize("train_layers", [0, 1, 2])
+def test_the_tagger_says_how_many_parameters_train_and_which(tokenizer, train_layers):
+    """11.4b printed "(the head alone, on a frozen encoder)" whatever TRAIN_LAYERS was: with 1, 1,777,929
+    parameters train. The count and its words come from the tagger, and equal what fit() unfreezes."""
+    torch.manual_seed(0)
+    tagger = NerTagger(BertForTokenClassification(BertModel(TINY), 9), tokenizer, LabelSet(), "first", train_layers)
+    n, words = tagger.trained_parameters()
+    freeze_below(tagger.model.bert, train_layers)  # what fit() does first
+    assert n == sum(p.numel() for p in tagger.model.parameters() if p.requires_grad)
+    head = 64 * 9 + 9
+    if train_layers == 0:
+        assert (n, words) == (head, "the head alone, on a frozen encoder")
+    else:
+        block = sum(p.numel() for p in tagger.model.bert.encoder.layer[-1].parameters())
+        which = "the top encoder block" if train_layers == 1 else "the top 2 encoder blocks"
+        assert n == head + train_layers * block and "head alone" not in words
+        assert words == f"the head ({head:,}) and {which} ({train_layers * block:,}), on the frozen layers below"
+
+
+def test_the_embedded_tagger_with_one_block_trains_1_777_929_parameters():
+    tagger = NerTagger.build(train_layers=1)
+    assert tagger.trained_parameters() == (1_777_929, "the head (3,465) and the top encoder block (1,774,464), on the "
+                                                      "frozen layers below")
+
+
 def test_qa_reader_learns_and_answers(tokenizer):
     torch.manual_seed(0)
     reader = QAReader(BertForQuestionAnswering(BertModel(TINY)), tokenizer, train_layers=1, max_length=128, stride=32)

@@ -23,6 +23,29 @@ def test_split_words_keeps_abbreviations_and_splits_the_final_stop():
     assert split_words("  ") == []
 
 
+def test_the_widgets_split_words_with_one_function():
+    """The alignment viewer refused 'Ulaanbaatar \u180b is' ("words [1] have no subword") while the span widgets
+    kept the selector with the word before it: they had two splitters. Now there is one."""
+    from course_lib.finetuning import conll
+    from course_lib.widgets import labelling, spans
+
+    assert labelling.split_words is spans.split_words is conll.split_words
+    assert split_words("Ulaanbaatar \u180b is") == ["Ulaanbaatar\u180b", "is"]
+    assert split_words("\ufe0f") == [] and split_words("\u200b Paris \ufe0f .") == ["Paris\ufe0f", "."]
+    assert split_words("I ❤️ New York") == ["I", "❤️", "New", "York"]
+
+
+def test_every_word_the_splitter_makes_has_a_subword(embedded):
+    """Every character on its own, between two words: the splitter never makes a word the tokenizer drops (a word
+    without a subword cannot be tagged or spanned)."""
+    tokenizer = embedded[1]
+    chars = [chr(c) for c in range(0x20, 0x30000) if not 0xD800 <= c < 0xE000 and not chr(c).isspace()]
+    words = sorted({w for c in chars for w in split_words(f"a {c} b")} - {"a", "b"})
+    encs = tokenizer.backend.encode_batch(words, add_special_tokens=False)
+    empty = [hex(ord(w[0])) for w, e in zip(words, encs) if not e.ids]
+    assert not empty, f"words the tokenizer makes no token of: {empty[:20]}"
+
+
 def test_alignment_table_rows_and_errors():
     pred = ["O", "B-LOC", "B-LOC", "O", "I-LOC", "O", "O", "B-LOC", "I-LOC", "O", "O"]
     cols = alignment_table(WORDS, TOKENS, WIDS, pred, TAGS)
@@ -110,7 +133,7 @@ class FakeReader:
             raise ValueError("type a question")
         v = fake_view()
         v["windows"] = 1
-        v["span"] = (6, 6 + min(2, self.max_answer_len))
+        v["span"] = (6, 6 + min(2, self.max_answer_len - 1))  # at most max_answer_len tokens
         return v
 
 
@@ -119,7 +142,9 @@ def test_qa_span_viewer_widget():
 
     w = QASpanViewer(FakeReader())
     assert "<svg" in w.strips.value and "answer:" in w.answer.value
-    w.max_len.value = 0
+    assert w.max_len.min == 1 and "max tokens" in w.max_len.description  # L counts tokens: a span holds 1 … L
+    w.max_len.value = 0  # clamped to 1: one-token spans
+    assert w.max_len.value == 1
     assert w.view["span"] == (6, 6) and FakeReader.max_answer_len == 30  # the slider does not leak
     w.question.value = " "
     assert "type a question" in w.message.value and w.strips.layout.display == "none"

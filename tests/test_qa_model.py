@@ -112,6 +112,68 @@ def test_the_span_viewer_s_first_question_is_answered_and_the_notebook_s_contras
     assert where["text"] == "Sunshine Canyon" and where["no_answer"]
 
 
+LONG_CONTEXT = (" ".join(["The weather in the region is usually mild and the hills are green in spring."] * 40)
+                + " Mt. Sanitas is in Sunshine Canyon, a short drive west of Boulder, Colorado.")  # 613 words
+
+
+@pytest.mark.parametrize("question", ["Which canyon is Mt. Sanitas in?", "Where is Mt. Sanitas?", "Who is the king?"])
+def test_the_viewer_decides_as_predict_on_a_context_longer_than_one_window(reader, question):
+    """The span viewer once decided from the context's first window only: here, where the passage about Mt. Sanitas
+    is in the last window, it said "no answer (best span 'mild')" while predict answered. Now both choose the best
+    span and the [CLS] score over every window, and the viewer shows the window that holds the chosen span."""
+    from course_lib.finetuning.qa import QAExample
+    from course_lib.widgets.labelling import QASpanViewer
+
+    example = [QAExample("long", "", question, LONG_CONTEXT)]
+    decided = reader.predict(example)[0]
+    best = reader.predict(example, null_threshold=float("inf"))[0]  # its best span, whatever the [CLS] score
+    view = reader.answer(question, LONG_CONTEXT)
+    assert view["windows"] > 1 and view["window"] == best.feature
+    assert view["text"] == best.text and view["no_answer"] == (decided.text == "")
+    assert view["span_score"] == pytest.approx(best.span_score, abs=1e-4)
+    assert view["null_score"] == pytest.approx(best.null_score, abs=1e-4)
+    i, j = view["span"]
+    assert view["context_mask"][i] and view["context_mask"][j] and j - i < reader.max_answer_len
+    if question.startswith("Which canyon"):  # the case the review found: the answer is in the last window
+        assert decided.text == view["text"] == "Colorado" and view["window"] == view["windows"] - 1
+        widget = QASpanViewer(reader, question=question, context=LONG_CONTEXT)
+        assert "“Colorado”" in widget.answer.value and f"window {view['windows']}, which holds" in widget.answer.value
+
+
+@pytest.mark.slow
+def test_the_shipped_scores_hold_under_the_chapters_length_limit(reader):
+    """best_span now counts the limit as the chapter does (j - i < L: at most L tokens); metrics.json was computed
+    when it let an answer hold L + 1. On the held-out article no window's best span is that long, so every
+    prediction, and so every score on the card, is the same under both (MODEL_CARD.md says so)."""
+    from course_lib.finetuning.qa import predict_answers
+
+    test = load_squad("test")
+    feats = reader.features(test)
+    start, end = reader.logits(feats)
+    L = reader.max_answer_len
+    now = predict_answers(test, feats, start, end, L, reader.null_threshold)
+    before = predict_answers(test, feats, start, end, L + 1, reader.null_threshold)  # the old j <= i + L
+    assert now == before
+    assert all(p.end - p.start < L for p in now)
+    assert "answers of at most 30 tokens (j - i < 30" in (FOLDER / "MODEL_CARD.md").read_text() and L == 30
+
+
+@built
+def test_the_folds_stored_spans_fit_the_length_limit():
+    """folds.json's best spans were chosen under the old limit (L + 1 tokens); each holds at most L tokens in its
+    context, so the same spans are the best under the limit as counted now (MODEL_CARD.md says so)."""
+    reader = QAReader.shipped()
+    contexts = {e.id: e.context for e in load_squad("train") + load_squad("test")}
+    for fold in json.loads((FOLDER / "folds.json").read_text()):
+        for qid, p in fold["predictions"].items():
+            context = contexts[qid]
+            a = context.find(p["text"])
+            assert a >= 0, (qid, p["text"])
+            offsets = reader.tokenizer.backend.encode(context, add_special_tokens=False).offsets
+            n = sum(1 for s, e in offsets if s < a + len(p["text"]) and e > a)  # tokens it touches: at least its own
+            assert 1 <= n <= reader.max_answer_len, (fold["held_out"], qid, n)
+
+
 @pytest.mark.slow
 def test_heldout_scores_are_recomputed(reader):
     test = load_squad("test")

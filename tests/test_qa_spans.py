@@ -67,7 +67,7 @@ def test_squad_scores_split_answerable_and_unanswerable():
 def brute_force(s, e, L, allowed=None):
     T = len(s)
     cands = [(float(s[i] + e[j]), -i, -j) for i, j in itertools.product(range(T), range(T))
-             if i <= j <= i + L and (allowed is None or (allowed[i] and allowed[j]))]
+             if i <= j and j - i < L and (allowed is None or (allowed[i] and allowed[j]))]
     score, i, j = max(cands)
     return -i, -j, score
 
@@ -79,7 +79,7 @@ def test_best_span_equals_brute_force(seed):
     s, e = torch.randn(T, generator=g), torch.randn(T, generator=g)
     allowed = torch.rand(T, generator=g) > 0.3
     allowed[T // 2] = True
-    for L in (0, 1, 3, 30):
+    for L in (1, 2, 3, 30):
         i, j, score = best_span(s, e, L)
         bi, bj, bscore = brute_force(s.tolist(), e.tolist(), L)
         assert (i, j) == (bi, bj) and score == pytest.approx(bscore)
@@ -93,10 +93,19 @@ def test_best_span_respects_order_and_length():
     i, j, _ = best_span(s, e, 10)
     assert i <= j
     s, e = torch.tensor([5.0, 0, 0, 0]), torch.tensor([0.0, 0, 0, 5])
-    assert best_span(s, e, 3)[:2] == (0, 3) and best_span(s, e, 2)[:2] != (0, 3)
+    # the chapter's limit (§11.5.2): a span holds at most L tokens, j - i < L
+    assert best_span(s, e, 4)[:2] == (0, 3) and best_span(s, e, 3)[:2] != (0, 3)
+    assert best_span(s, e, 1)[:2] in {(0, 0), (3, 3)}  # L = 1: one-token spans only
+    T = 40
+    s, e = torch.zeros(T), torch.zeros(T)
+    s[0], e[T - 1] = 5.0, 5.0
+    i, j, _ = best_span(s, e, 30)
+    assert j - i + 1 <= 30  # the reader's max_answer_len = 30: at most 30 tokens, never 31
 
 
 def test_best_span_bad_input():
+    with pytest.raises(ValueError, match="max_answer_len must be ≥ 1"):
+        best_span(torch.zeros(3), torch.zeros(3), 0)  # no span holds 0 tokens
     with pytest.raises(ValueError, match="two non-empty vectors of one length"):
         best_span(torch.zeros(3), torch.zeros(4))
     with pytest.raises(ValueError, match="no span is allowed"):

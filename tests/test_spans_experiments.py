@@ -8,7 +8,7 @@ import torch
 import course_lib
 from course_lib.finetuning.ner_eval import get_entities
 from course_lib.spans import SpanLabels, SpanSentence, count_spans
-from course_lib.spans.experiments import (SpanNERModel, build_bio_tagger, collate_spans, compare, span_examples,
+from course_lib.spans.experiments import (SpanNERModel, build_bio_tagger, collate_spans, compare, inner_hits, span_examples,
                                           span_scorer, tagged, truncated_encoder)
 
 JANE = SpanSentence("Jane Villanueva of United Airlines Holding discussed".split(),
@@ -84,3 +84,8 @@ def test_compare_counts_nested_and_flat_by_hand():
     assert c.flat["span"].gold == 4 and c.flat["span"].correct == 1
     assert c.inner_recall == {"span": 1.0, "bio": 0.5} and c.n_inner == 2 and c.n_gold == 6
     assert "cannot represent" in c.table()
+    # inner entities found, and found with the entity around them: the span model has United Airlines with
+    # United Airlines Holding; the tagger's hit (Hong Kong) comes in place of the outer entity, never with it
+    assert c.inner_found == {"span": 2, "bio": 1} and c.inner_with_outer == {"span": 1, "bio": 0}
+    assert "2 of 2, 1 with their enclosing one" in c.table()
+    assert inner_hits(gold, bio_pred) == [(1, (3, 4, "LOC"), [(3, 5, "LOC")], False)]

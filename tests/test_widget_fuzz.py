@@ -23,6 +23,8 @@ FUZZ = {
     "CJK": "東京は日本の首都です。",
     "control characters": "a\x07b\x00c line\x0bbreak",
     "zero-width characters": "zero\u200bwidth\u200d joiner\ufeff here",
+    "a lone variation selector": "\ufe0f",  # the tokenizer drops it: no word at all
+    "a Mongolian variation selector between words": "Ulaanbaatar \u180b is",  # it stays with 'Ulaanbaatar'
 }
 ORDINARY = "Jane Villanueva flew to Chicago on Monday ."
 
@@ -77,6 +79,25 @@ def test_span_mask_sampler(name, minilm, uniform):
     check_contract(w, "text", ["tokens"], FUZZ[name], name)  # the length histogram does not depend on the text
     if name in ("one word", "two words", "three words"):
         assert "rounds to no span" in w.message.value, w.message.value
+    if name == "over 512 tokens":  # advice a user of the widget can follow
+        assert "shorten the text to at most 512 tokens" in w.message.value and "truncation" not in w.message.value
+
+
+@pytest.mark.parametrize("seed", [-5, 2**31, 2**62, 2**70])
+def test_span_mask_sampler_takes_any_seed_typed(seed, minilm, uniform):
+    """A seed of 2**62 or more, then a change of p, raised an uncaught ValueError (the generator's seed overflowed).
+    The box now keeps the seed in 0 … 2**31 - 1, and every redraw still shows spans and a histogram."""
+    from course_lib.widgets.spans import MAX_SEED, SpanMaskSampler
+
+    w = SpanMaskSampler(minilm[1], uniform)
+    w.seed.value = seed  # must not raise
+    assert 0 <= w.seed.value <= MAX_SEED
+    w.p.value = 0.3  # redraws the histogram from the seed: must not raise
+    w.more.click()
+    w.resample.click()
+    w.max_len.value = 5
+    assert "⚠" not in w.message.value + w.histogram.value and "span-unit" in w.tokens.value
+    assert sum(w.counts) == 1000 and len(w.counts) == 5  # the new bound's first 1,000 lengths
 
 
 @pytest.mark.parametrize("name", list(FUZZ))
@@ -109,7 +130,8 @@ def test_span_enumerator(name, minilm):
     check_contract(w, "text", ["counts", "brackets", "table"], FUZZ[name], name)
     if name == "over 512 tokens":  # advice a user of the widget can follow
         assert "type a shorter sentence" in w.message.value and "truncation" not in w.message.value
-    if name in ("emoji with variation selectors", "zero-width characters", "control characters"):
+    if name in ("emoji with variation selectors", "zero-width characters", "control characters",
+                "a Mongolian variation selector between words"):
         assert "⚠" not in w.message.value, w.message.value  # the invisible characters stay with their word
 
 
@@ -122,6 +144,13 @@ def test_alignment_viewer(name, minilm):
     check_contract(w, "text", ["words", "table"], FUZZ[name], name)
     if name == "over 512 tokens":
         assert "the first 126 of 660 words are tagged" in w.message.value, w.message.value
+    elif "tagged" in w.message.value:  # a truncation note only where the text was cut
+        raise AssertionError(f"{name}: {w.message.value}")
+    if name == "a lone variation selector":
+        assert "type a sentence" in w.message.value, w.message.value
+    if name in ("a Mongolian variation selector between words", "emoji with variation selectors",
+                "zero-width characters", "control characters"):
+        assert "⚠" not in w.message.value, w.message.value  # as the span widgets: it stays with its word
 
 
 @pytest.mark.parametrize("name", list(FUZZ))

@@ -183,7 +183,8 @@ def ship_reader(reader, losses, seconds, name, train, out: Path, threshold: floa
     test = load_squad("test")
     reader.null_threshold = threshold
     metrics = {
-        **settings(name), "shipped_stage": stage, "max_answer_len": reader.max_answer_len, "null_threshold": threshold,
+        **settings(name), "shipped_stage": stage, "max_answer_len": reader.max_answer_len, "span_limit": SPAN_LIMIT,
+        "null_threshold": threshold,
         "threshold_from": threshold_from,
         "train_seconds": round(seconds, 1), "machine": machine(),
         "train_articles": sorted({e.title for e in train}), "train_questions": len(train),
@@ -286,6 +287,22 @@ Rebuild a fold: `python tools/train_qa_model.py --stage fold --hold-out ARTICLE`
 """
 
 
+SPAN_LIMIT = "j - i < max_answer_len"  # how best_span counts the limit (metrics.json records it since it changed)
+
+
+def span_limit_text(m: dict) -> str:
+    """The card's words for the answer length limit, and, for a model scored before the limit was counted as the
+    chapter counts it (``j - i < L``; it was ``j <= i + L``, one token more), what that changes."""
+    L = m["max_answer_len"]
+    text = f"answers of at most {L} tokens (j - i < {L}: the chapter's length limit L, as `best_span` counts it)"
+    if m.get("span_limit") == SPAN_LIMIT:
+        return text
+    return (f"{text}. The scores below were computed when the limit let an answer hold {L + 1} tokens; none of this "
+            f"model's held-out answers and none of the folds' stored spans is that long, so their scores are the same "
+            f"under the limit as counted now (tests/test_qa_model.py checks both); the dev runs' scores were not "
+            f"recomputed")
+
+
 def card(m: dict, runs: list[dict], folds: list[dict] | None = None) -> str:
     t = m["test"]
     lines = []
@@ -326,7 +343,7 @@ it, are shared under CC BY-SA 4.0 too. The base encoder is Apache-2.0.
 ## Recipe
 `tools/train_qa_model.py`, recipe `{m['recipe']}`: AdamW, lr {m['lr']:g} (S, E: {m['head_lr']:g}), linear
 warm-up ({m['warmup_ratio']:.0%}) and decay, {m['epochs']} epochs, batch {m['batch_size']}, seed {m['seed']}, gradient
-clipping at 1; spans of at most {m['max_answer_len']} tokens. No-answer threshold {m['null_threshold']:.3f}
+clipping at 1; {span_limit_text(m)}. No-answer threshold {m['null_threshold']:.3f}
 ("no answer" when s_0 + e_0 > best span score + threshold): {m['threshold_from']}. {stage_text} Training took
 {m['train_seconds']:.0f} s on {m['machine']} (a 2-core machine shared with other work). Stored as its difference
 from the packaged base (fp16, `delta.safetensors` + `base.json`) and `qa_outputs.safetensors`;

@@ -172,7 +172,7 @@ def check_boundary_rep(span_representation):
 def check_sbo_input(build_sbo_input):
     z = _z(9, 4, seed=7)
     P = torch.randn(10, 3, generator=torch.Generator().manual_seed(8))  # d_p = 3 ≠ d, so parts are recognisable
-    for s, e, i in [(3, 5, 4), (3, 5, 3), (2, 2, 2), (1, 7, 7)]:
+    for s, e, i in [(3, 5, 4), (3, 5, 3), (2, 7, 3), (2, 2, 2), (1, 7, 7)]:  # (2, 7, 3): e - i, i - 1, i all differ
         got = build_sbo_input(z.clone(), s, e, i, P.clone())
         if not torch.is_tensor(got):
             raise Wrong(f"return a tensor, not a {type(got).__name__}")
@@ -188,6 +188,10 @@ def check_sbo_input(build_sbo_input):
                         "first and last tokens (those are masked)")
         if not (close(left, z[s - 1]) and close(right, z[e + 1])):
             raise Wrong(f"{where}: the first two parts are z_(s-1) (left boundary) and z_(e+1) (right boundary)")
+        if e - i != i - s and close(pos, P[e - i]):
+            raise Wrong(f"{where}: you counted the position from the span's right end (e - i = {e - i}); the position "
+                        f"is relative to the left boundary s - 1, counted from the left: i - s + 1 = {i - s + 1}, "
+                        f"which is row {i - s} of P")
         if i - s + 1 < P.size(0) and close(pos, P[i - s + 1]):
             raise Wrong(f"{where}: its relative position is i - s + 1 = {i - s + 1}, and p_k is row k - 1 of P; you "
                         f"took row {i - s + 1}")
@@ -195,7 +199,7 @@ def check_sbo_input(build_sbo_input):
             raise Wrong(f"{where}: the position embedding is *relative* to the span (i - s + 1 = {i - s + 1}), "
                         "not the token's position in the sentence")
         raise Wrong(f"{where}: the last part should be p_(i-s+1), row i - s of P")
-    return "[z_(s-1); z_(e+1); p_(i-s+1)] for four tokens"
+    return "[z_(s-1); z_(e+1); p_(i-s+1)] for five tokens"
 
 
 # ----------------------------------------------------------------------------- span_ner_decode (composing)
@@ -287,4 +291,5 @@ question(
         "Airlines' alone is never closed) or something else (then 'United Airlines Holding' is never an entity). "
         "No sequence of the 5^6 = 15,625 holds both: BIO encodes one layer of entities",
     hint="write the tags for 'United Airlines' and for 'United Airlines Holding' side by side. Which word must "
-         "carry two different tags at once?")
+         "carry two different tags at once?",
+    giveaways=["why BIO cannot hold", "BIO cannot hold", "no BIO tagger can output", "BIO encodes one layer"])

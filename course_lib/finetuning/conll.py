@@ -5,11 +5,13 @@
 * :func:`iob1_to_bio` -- IOB1 (an entity starts with I-; B- only right after an entity of the same type) to BIO /
   IOB2 (every entity starts with B-); :func:`bio_violations` finds I- tags that BIO forbids;
 * :func:`load_wikigold` -- the shipped wikigold data (``course_lib/data/wikigold/DATA_CARD.md``), :func:`tag_counts`;
-* :func:`split_words` -- typed text to words the way CoNLL data splits them.
+* :func:`split_words` -- typed text to words the way CoNLL data splits them (every widget that splits typed
+  text into words uses it).
 """
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,11 +134,26 @@ _TRAILING = ",;:!?)\"'"
 _LEADING = "(\"'"
 
 
+_DROPPED = "\ufffd\u1734"  # dropped by BERT's tokenizer too: U+FFFD by its text cleaning, U+1734 (Mc now) as Mn
+
+
+def invisible(piece: str) -> bool:
+    """True when BERT's tokenizer makes no token of ``piece``: every character is one its text cleaning removes
+    (control and format characters: zero-width, byte-order mark; U+FFFD) or a non-spacing mark it strips with the
+    accents (variation selectors, a lone combining accent)."""
+    from ..tokenization.pretokenize import is_control
+
+    return all(is_control(c) or c in _DROPPED or unicodedata.category(c) == "Mn" for c in piece)
+
+
 def split_words(text: str) -> list[str]:
     """Typed text -> words as CoNLL data has them: split at spaces; brackets, quotes and , ; : ! ? come off as
-    words of their own, and so does the full stop that ends the sentence ('Mt.' keeps its stop)."""
+    words of their own, and so does the full stop that ends the sentence ('Mt.' keeps its stop).
+
+    A piece the tokenizer makes no token of (a variation selector, a zero-width or control character on its own)
+    stays with the word before it, and is dropped at the start: so every word has at least one subword."""
     raws = text.split()
-    words = []
+    words: list[str] = []
     for n, raw in enumerate(raws):
         lead, tail, stop_done = [], [], n < len(raws) - 1
         while len(raw) > 1 and raw[0] in _LEADING:
@@ -146,5 +163,9 @@ def split_words(text: str) -> list[str]:
             stop_done = stop_done or raw[-1] == "."
             tail.insert(0, raw[-1])
             raw = raw[:-1]
-        words += lead + [raw] + tail
+        for w in lead + [raw] + tail:
+            if not invisible(w):
+                words.append(w)
+            elif words:
+                words[-1] += w
     return words

@@ -103,6 +103,17 @@ class NerTagger:
     def start(self) -> int:
         return num_layers(self.model.bert) - self.train_layers
 
+    def trained_parameters(self) -> tuple[int, str]:
+        """How many parameters :meth:`fit` trains -- the head W_K and the top ``train_layers`` blocks -- and
+        which, in words: ``(3465, "the head alone, on a frozen encoder")`` for ``train_layers=0``."""
+        head = sum(p.numel() for p in self.model.classifier.parameters())
+        top = list(self.model.bert.encoder.layer)[self.start:]
+        blocks = sum(p.numel() for block in top for p in block.parameters())
+        if not top:
+            return head, "the head alone, on a frozen encoder"
+        which = "the top encoder block" if len(top) == 1 else f"the top {len(top)} encoder blocks"
+        return head + blocks, f"the head ({head:,}) and {which} ({blocks:,}), on the frozen layers below"
+
     # -- data
     def encode(self, sentences):
         """Subword encodings of the sentences (pre-split words), cut to ``max_length``."""

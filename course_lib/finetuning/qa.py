@@ -166,21 +166,22 @@ def make_features(tokenizer, examples, max_length: int = 256, stride: int = 96,
 
 def best_span(start_logits: torch.Tensor, end_logits: torch.Tensor, max_answer_len: int = 30,
               allowed: torch.Tensor | None = None) -> tuple[int, int, float]:
-    """The span (i, j) with i ≤ j ≤ i + max_answer_len that maximises start_logits[i] + end_logits[j].
+    """The span (i, j) of at most ``max_answer_len`` tokens (i ≤ j, j - i < max_answer_len: the chapter's length
+    limit L of §11.5.2) that maximises start_logits[i] + end_logits[j].
 
     start_logits, end_logits: (T,); allowed: optional (T,) bool, the positions a span may use (e.g. the
-    context tokens). Returns (i, j, score).
+    context tokens). Returns (i, j, score); of tied spans, the first in (i, j) order.
     """
     s, e = start_logits.float().reshape(-1), end_logits.float().reshape(-1)
     if s.shape != e.shape or s.numel() == 0:
         raise ValueError(f"start and end scores must be two non-empty vectors of one length, got "
                          f"{tuple(start_logits.shape)} and {tuple(end_logits.shape)}")
-    if max_answer_len < 0:
-        raise ValueError(f"max_answer_len must be ≥ 0, got {max_answer_len}")
+    if max_answer_len < 1:
+        raise ValueError(f"max_answer_len must be ≥ 1 (a span has at least one token), got {max_answer_len}")
     T = s.numel()
     scores = s[:, None] + e[None, :]  # (T, T): row i = start, column j = end
     i, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
-    ok = (j >= i) & (j <= i + max_answer_len)
+    ok = (j >= i) & (j - i < max_answer_len)
     if allowed is not None:
         allowed = allowed.reshape(-1).bool()
         ok &= allowed[:, None] & allowed[None, :]
@@ -205,8 +206,9 @@ class Prediction:
 
 def predict_answers(examples, features: QAFeatures, start_logits, end_logits, max_answer_len: int = 30,
                     null_threshold: float = 0.0) -> list[Prediction]:
-    """One prediction per example: the best span over all its windows, or "" when the [CLS] score
-    s_0 + e_0 beats the best span's score by more than ``null_threshold``."""
+    """One prediction per example: the best span of at most ``max_answer_len`` tokens over all its windows (the
+    first window's on a tie), or "" when the smallest [CLS] score s_0 + e_0 of its windows beats the best span's
+    score by more than ``null_threshold``."""
     best: dict[int, Prediction] = {}
     for f in range(len(features)):
         n = int(features.example_index[f])

@@ -16,7 +16,7 @@ import torch
 
 from ..model.qa import BertForQuestionAnswering
 from .frozen import FromLayer, freeze_below, frozen_states, num_layers, pad_states
-from .qa import QAExample, QAFeatures, best_span, make_features, predict_answers
+from .qa import QAExample, QAFeatures, make_features, predict_answers
 
 SHIPPED_QA_MODEL = "minilm-squad-qa"  # course_lib/data/models/<this>: made by tools/train_qa_model.py
 HEAD_FILE = "qa_outputs.safetensors"
@@ -31,7 +31,7 @@ class QAReader:
     train_layers: int = 2
     max_length: int = 192
     stride: int = 64
-    max_answer_len: int = 30
+    max_answer_len: int = 30  # an answer holds at most this many tokens (j - i < it: the chapter's limit L)
     null_threshold: float = 0.0  # "no answer" when s_0 + e_0 > best span score + this (chosen on training data)
 
     @classmethod
@@ -152,26 +152,29 @@ class QAReader:
 
     @torch.no_grad()
     def answer(self, question: str, context: str) -> dict:
-        """What the QA span viewer shows: context tokens, P(start = i), P(end = j) over the window (softmax over
-        all its tokens, [CLS] included), the best span and its text, and the no-answer score."""
+        """What the QA span viewer shows, decided as :meth:`predict` decides: the best span of at most
+        ``max_answer_len`` tokens over *all* windows of the context, and "no answer" when the smallest [CLS] score
+        of the windows beats it by more than the threshold. Tokens, offsets and P(start = i), P(end = j) (softmax
+        over all the window's tokens, [CLS] included) are those of the window that holds that span: ``window``
+        (counted from 0) of ``windows``."""
         if not question.strip():
             raise ValueError("type a question")
         if not context.strip():
             raise ValueError("type a context (the passage the answer comes from)")
         ex = QAExample("typed", "", question, context)
         feats = self.features([ex])
-        self.model.eval()
-        out = self.model(**feats.inputs(slice(0, 1)))
-        s, e = out.start_logits[0].float().cpu(), out.end_logits[0].float().cpu()
-        T = s.numel()
-        offsets = feats.offsets[0][:T]
+        start, end = self.logits(feats)
+        p = predict_answers([ex], feats, start, end, self.max_answer_len, self.null_threshold)[0]
+        f = p.feature
+        T = int(feats.attention_mask[f].sum())
+        s, e = start[f, :T], end[f, :T]
+        offsets = feats.offsets[f][:T]
         ctx = torch.tensor([o is not None for o in offsets])
-        i, j, score = best_span(s, e, self.max_answer_len, allowed=ctx)
-        null = float(s[0] + e[0])
-        text = context[offsets[i][0]:offsets[j][1]]
-        toks = feats.tokens[0]
+        i, j = p.start, p.end
+        toks = feats.tokens[f]
         return {"question_tokens": len(self.tokenizer.backend.encode(question, add_special_tokens=False).ids),
                 "question_kept": toks.index("[SEP]") - 1, "tokens": toks[:T], "offsets": offsets, "context_mask": ctx,
-                "p_start": torch.softmax(s, -1), "p_end": torch.softmax(e, -1), "span": (i, j), "text": text,
-                "span_score": score, "null_score": null, "no_answer": null > score + self.null_threshold,
-                "null_threshold": self.null_threshold, "windows": len(feats)}
+                "p_start": torch.softmax(s, -1), "p_end": torch.softmax(e, -1), "span": (i, j),
+                "text": context[offsets[i][0]:offsets[j][1]], "span_score": p.span_score, "null_score": p.null_score,
+                "no_answer": p.null_score > p.span_score + self.null_threshold, "null_threshold": self.null_threshold,
+                "window": f, "windows": len(feats)}

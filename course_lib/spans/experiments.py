@@ -243,6 +243,8 @@ class Comparison:
     n_inner: int          # held-out entities that a BIO tagger cannot represent
     n_gold: int
     unreachable: int      # held-out entities longer than the span model's length limit
+    inner_found: dict     # how many of the n_inner entities each model finds
+    inner_with_outer: dict  # ... found together with a gold entity around them (BIO cannot: its spans never nest)
 
     def table(self) -> str:
         rows = [("all entities (nested)", self.nested), ("outermost only (flat)", self.flat)]
@@ -252,12 +254,30 @@ class Comparison:
                 f"P {d[m].precision:6.1%} R {d[m].recall:6.1%} F1 {d[m].f1:6.1%}" for m in ("span", "bio")))
         for name, d in (("recall, depth 1", self.outer_recall), ("recall, depth ≥ 2", self.inner_recall)):
             lines.append(f"{name:24s} {'R ' + format(d['span'], '6.1%'):^30s} | {'R ' + format(d['bio'], '6.1%'):^30s}")
+        lines.append(f"{'inner entities found':24s} " + " | ".join(
+            f"{f'{self.inner_found[m]} of {self.n_inner}, {self.inner_with_outer[m]} with their enclosing one':^30s}"
+            for m in ("span", "bio")))
         lines.append(f"{self.n_inner} of {self.n_gold} held-out entities sit inside another one: a BIO tagger "
                      f"cannot represent them; {self.unreachable} are longer than the span model's limit")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
         return self.table()
+
+
+def inner_hits(sentences: Sequence[SpanSentence], pred) -> list[tuple[int, tuple, list, bool]]:
+    """Every gold entity inside another gold entity that ``pred`` (the predicted entities of each sentence) finds:
+    (sentence index, the entity, the gold entities around it, whether one of those is predicted too). A BIO
+    tagger's entities never nest, so for it the last field is always False."""
+    out = []
+    for n, (s, p) in enumerate(zip(sentences, pred)):
+        found = {tuple(x[:3]) for x in p}
+        gold = [tuple(x[:3]) for x in s.entities]
+        for g in gold:
+            around = [o for o in gold if o[0] <= g[0] and g[1] <= o[1] and o[:2] != g[:2]]
+            if around and g in found:
+                out.append((n, g, around, any(o in found for o in around)))
+    return out
 
 
 def compare(sentences: Sequence[SpanSentence], span_pred, bio_pred, max_len: int) -> Comparison:
@@ -275,6 +295,9 @@ def compare(sentences: Sequence[SpanSentence], span_pred, bio_pred, max_len: int
         outer_recall={"span": span_scores(outer, span_pred).recall, "bio": span_scores(outer, bio_pred).recall},
         n_inner=sum(1 for d in depths if d > 1), n_gold=len(depths),
         unreachable=sum(1 for g in gold for a, b, _ in g if b - a >= max_len),
+        inner_found={m: len(inner_hits(sentences, p)) for m, p in (("span", span_pred), ("bio", bio_pred))},
+        inner_with_outer={m: sum(h[3] for h in inner_hits(sentences, p)) for m, p in (("span", span_pred),
+                                                                                    ("bio", bio_pred))},
     )
 
 

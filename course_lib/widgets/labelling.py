@@ -99,7 +99,8 @@ class AlignmentViewer(_OneRedraw, W.VBox):
 
 class QASpanViewer(_OneRedraw, W.VBox):
     """Question + context in: P(start = i) and P(end = j) over the context tokens as two aligned strips, the best
-    span i ≤ j ≤ i + L shaded, and "no answer" when [CLS] wins."""
+    span of at most L tokens (i ≤ j, j - i < L) shaded, and "no answer" when [CLS] wins. The decision is the
+    reader's ``predict``: over every window of a long context, the window holding the chosen span is shown."""
 
     def __init__(self, reader, question: str = "Which canyon is Mt. Sanitas in?",
                  context: str = "Mt. Sanitas is in Sunshine Canyon, a short drive west of Boulder, Colorado.",
@@ -113,7 +114,7 @@ class QASpanViewer(_OneRedraw, W.VBox):
                                layout=W.Layout(width="95%"))
         self.context = W.Textarea(value=context, description="context", continuous_update=False,
                                   layout=W.Layout(width="95%", height="90px"))
-        self.max_len = W.IntSlider(value=reader.max_answer_len, min=0, max=40, description="L (max length)",
+        self.max_len = W.IntSlider(value=reader.max_answer_len, min=1, max=40, description="L (max tokens)",
                                    continuous_update=False, style={"description_width": "110px"})
         self.message = W.HTML()
         self.answer = W.HTML()
@@ -151,7 +152,8 @@ class QASpanViewer(_OneRedraw, W.VBox):
         finally:
             self.reader.max_answer_len = old
         self.view = view
-        note = (f" <i>(the context is longer than one window: the first of {view['windows']} windows is shown)</i>"
+        note = (f" <i>(the context is longer than one window: the answer is chosen over all {view['windows']} "
+                f"windows, and window {view.get('window', 0) + 1}, which holds the best span, is shown)</i>"
                 if view["windows"] > 1 else "")
         if view.get("question_tokens", 0) > view.get("question_kept", 0):
             note += (f" <i>(the question has {view['question_tokens']} tokens: the reader reads its first "

@@ -5,40 +5,18 @@ Thin wiring: the numbers come from :mod:`course_lib.spans` (masking, enumeration
 """
 from __future__ import annotations
 
-import re
-import unicodedata
-
 import ipywidgets as W
 import torch
 
+from ..finetuning.conll import split_words  # the one word splitter of the widgets (the alignment viewer's too)
 from ..spans.masking import sample_span_lengths, span_length_distribution, span_mask
 from ..spans.ner import count_spans
-from ..tokenization.pretokenize import is_control
 from ..views.common import error_html
 from ..views.masking import legend_html
 from ..views.spans import length_histogram_svg, nested_spans_svg, span_mask_html, span_table_html
 
-WORD = re.compile(r"\w+(?:[-'’.]\w+)*\.?|[^\w\s]")
 
-
-def _invisible(piece: str) -> bool:
-    """Only characters BERT's tokenizer drops: what its text cleaning removes (control and format characters:
-    zero-width, byte-order mark) and the non-spacing marks it strips with the accents (variation selectors)."""
-    return all(is_control(c) or unicodedata.category(c) == "Mn" for c in piece)
-
-
-def split_words(text: str) -> list[str]:
-    """Words and punctuation of a typed sentence ('Mt.' stays one word, as do 'pro-Beijing' and 'U.S.').
-    A variation selector, zero-width or control character stays with the word before it (the tokenizer drops
-    it, so on its own it would be a word without tokens)."""
-    words: list[str] = []
-    for w in WORD.findall(text):
-        if _invisible(w):
-            if words:
-                words[-1] += w
-        else:
-            words.append(w)
-    return words
+MAX_SEED = 2**31 - 1  # the seed box takes 0 … MAX_SEED
 
 
 class SpanMaskSampler(W.VBox):
@@ -51,7 +29,8 @@ class SpanMaskSampler(W.VBox):
         self.tokenizer, self.unigram = tokenizer, unigram
         self.counts: list[int] = []
         self.text = W.Text(value=text, description="text", continuous_update=False, layout=W.Layout(width="95%"))
-        self.seed = W.IntText(value=seed, description="seed", layout=W.Layout(width="160px"))
+        self.seed = W.BoundedIntText(value=seed, min=0, max=MAX_SEED, description="seed",  # out of range: clamped
+                                     layout=W.Layout(width="160px"))
         self.p = W.FloatSlider(value=0.2, min=0.05, max=0.9, step=0.05, description="p (geometric)",
                                continuous_update=False, style={"description_width": "110px"})
         self.max_len = W.IntSlider(value=10, min=1, max=20, description="bound ℓ_max", continuous_update=False,
@@ -74,7 +53,7 @@ class SpanMaskSampler(W.VBox):
         self.seed.observe(lambda _: self._mask(), "value")
         for w in (self.p, self.max_len):
             w.observe(self._reset, "value")
-        self.resample.on_click(lambda _: setattr(self.seed, "value", self.seed.value + 1))
+        self.resample.on_click(lambda _: setattr(self.seed, "value", (self.seed.value + 1) % (MAX_SEED + 1)))
         self.more.on_click(lambda _: self._draw(1000))
         self._reset()
 
@@ -85,8 +64,12 @@ class SpanMaskSampler(W.VBox):
         self._draw(1000)
 
     def _draw(self, n: int):
-        g = torch.Generator().manual_seed(int(self.seed.value) * 7919 + self._draws)
-        lengths = sample_span_lengths(n, self.p.value, self.max_len.value, generator=g)
+        try:
+            g = torch.Generator().manual_seed((int(self.seed.value) * 7919 + self._draws) % 2**63)
+            lengths = sample_span_lengths(n, self.p.value, self.max_len.value, generator=g)
+        except (ValueError, RuntimeError, OverflowError) as err:  # never raise: say it in the widget
+            self.histogram.value = error_html(f"no lengths drawn: {err}")
+            return
         for k, c in enumerate(torch.bincount(lengths, minlength=self.max_len.value + 1)[1:].tolist()):
             self.counts[k] += c
         self._draws += 1
@@ -97,11 +80,17 @@ class SpanMaskSampler(W.VBox):
 
     def _mask(self):
         try:
+            limit = self.tokenizer.model_max_length
+            n = len(self.tokenizer.backend.encode(self.text.value).ids)  # with [CLS] and [SEP]
+            if n > limit:  # advice for the widget's user, who cannot pass truncation=True
+                raise ValueError(f"the text has {n} tokens (counting [CLS] and [SEP]) and the model reads at most "
+                                 f"{limit}: shorten the text to at most {limit} tokens, by deleting {n - limit} or more "
+                                 "(a word is one token or more)")
             enc = self.tokenizer(self.text.value)
             m = span_mask(enc.input_ids, enc.word_ids, special_ids=self.tokenizer.special_ids,
                           mask_token_id=self.tokenizer.mask_token_id, unigram=self.unigram, p=self.p.value,
                           max_len=self.max_len.value, generator=int(self.seed.value))
-        except (ValueError, TypeError) as err:
+        except (ValueError, TypeError, RuntimeError, OverflowError) as err:
             self.message.value = error_html(str(err))
             self.tokens.value = ""
             return

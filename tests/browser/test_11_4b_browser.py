@@ -55,7 +55,7 @@ def test_alignment_and_qa_viewers_respond(executed):
     assert "gold, first subword only" in jl.inner_html(page, f"{A} .align-table")
     jl.screenshot_widget(page, A, SCREENSHOTS / "alignment_viewer_wikigold.png")
 
-    # QA span viewer: strips drawn; a held-out question redraws; L = 0 gives a one-token span; empty question
+    # QA span viewer: strips drawn; a held-out question redraws; L = 1 gives a one-token span; empty question
     Q = ".qa-span-viewer"
     page.locator(Q).first.scroll_into_view_if_needed()
     jl.wait_text_shown(page, f"{Q} .qa-answer-line")
@@ -67,17 +67,17 @@ def test_alignment_and_qa_viewers_respond(executed):
     jl.wait_until_idle(page, name)
     svg1 = jl.inner_html(page, f"{Q} .qa-strips-box")
     jl.screenshot_widget(page, Q, SCREENSHOTS / "qa_span_viewer_heldout.png")
-    jl.set_slider(page, f"{Q} .qa-maxlen", "0")
+    jl.set_slider(page, f"{Q} .qa-maxlen", "1")  # L counts tokens (j - i < L): 1 is the smallest
     jl.wait_until_idle(page, name)
     # the answer line redraws after the kernel is idle again: wait for "no answer" or a one-token span "tokens i–i"
-    # (a span of two or more tokens at L = 0 times out here, with the line it shows)
+    # (a span of two or more tokens at L = 1 times out here, with the line it shows)
     jl.wait_widget(page, f"""() => {{
         const e = document.querySelector({json.dumps(Q + " .qa-answer-line")});
         if (!e) return false;
         const t = e.innerText, m = t.match(/tokens (\\d+)–(\\d+)/);
         return t.includes("no answer") || (m !== null && m[1] === m[2]);
-    }}""", "show no answer or a one-token span at L = 0")
-    jl.screenshot_widget(page, Q, SCREENSHOTS / "qa_span_viewer_L0.png")
+    }}""", "show no answer or a one-token span at L = 1")
+    jl.screenshot_widget(page, Q, SCREENSHOTS / "qa_span_viewer_L1.png")
     jl.fill_text(page, f"{Q} .qa-question input", "")
     jl.wait_text_shown(page, f"{Q} .qa-message", what="show the empty-question message")
     assert "type a question" in page.locator(f"{Q} .qa-message").first.inner_text()

@@ -51,7 +51,7 @@ def best_span_under_limit(start_logits, end_logits, max_len):
     best, best_score = (0, 0), float("-inf")
     T = len(start_logits)
     for i in range(T):
-        for j in range(i, min(T, i + max_len + 1)):
+        for j in range(i, min(T, i + max_len)):
             score = float(start_logits[i] + end_logits[j])
             if score > best_score:
                 best, best_score = (i, j), score
@@ -113,11 +113,14 @@ WRONG_ANSWERS = {
          "your matches ignore the entity's type"),
     ],
     "best_span": [
-        (edit(SPAN, "range(i, min(T, i + max_len + 1))", "range(T)"), "an answer cannot end before it starts"),
-        (edit(SPAN, "range(i, min(T, i + max_len + 1))", "range(i, T)"), "longer than the limit"),
+        (edit(SPAN, "range(i, min(T, i + max_len))", "range(T)"), "an answer cannot end before it starts"),
+        (edit(SPAN, "range(i, min(T, i + max_len))", "range(i, T)"), "more than the limit"),
         ("def best_span_under_limit(start_logits, end_logits, max_len):\n"
          "    return int(start_logits.argmax()), int(end_logits.argmax())\n", "taken separately"),
-        (edit(SPAN, "range(i, min(T, i + max_len + 1))", "range(i, min(T, i + max_len))"), "j = i + max_len is allowed"),
+        (edit(SPAN, "range(i, min(T, i + max_len))", "range(i, min(T, i + max_len + 1))"),
+         "a span holds at most max_len tokens, so j - i < max_len"),  # j <= i + max_len: one token too many
+        (edit(SPAN, "range(i, min(T, i + max_len))", "range(i, min(T, i + max_len - 1))"),
+         "a span of exactly max_len tokens is allowed"),
     ],
     "predicted_entities": [
         (F1 + DECODE + edit(COMPOSE, "word_tags = decode_first_subword([tags[i] for i in ids], word_ids)",
@@ -133,4 +136,19 @@ WRONG_ANSWERS = {
     "every_subword_entities": [('subword_entities = "2"', "B- tag right after another B- tag")],
     "all_o_accuracy": [('all_o_token_accuracy = "below 50%"', "What share of the words")],
     "threshold_hindsight": [('threshold_hindsight = "5 or more F1 points above"', "How well must that number separate")],
+}
+
+RIGHT_ANSWERS = {  # other correct answers than the notebook's: each must be graded correct
+    "best_span": [
+        (edit(SPAN, "if score > best_score", "if score >= best_score"), "of tied spans, keeps the last"),
+        (edit(SPAN, "for j in range(i, min(T, i + max_len)):", "for j in reversed(range(i, min(T, i + max_len))):"),
+         "runs j downwards: of tied spans, keeps the longest"),
+        ("def best_span_under_limit(start_logits, end_logits, max_len):\n"
+         "    T = len(start_logits)\n"
+         "    scores = start_logits[:, None] + end_logits[None, :]\n"
+         "    i, j = torch.arange(T)[:, None], torch.arange(T)[None, :]\n"
+         "    scores = scores.masked_fill((j < i) | (j - i >= max_len), float('-inf'))\n"
+         "    flat = int(scores.T.argmax())\n"
+         "    return flat % T, flat // T\n", "argmax in end-major order: another tie-break"),
+    ],
 }

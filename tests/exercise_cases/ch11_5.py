@@ -80,6 +80,7 @@ WRONG_ANSWERS = {
         (edit(SBO, "P[i - s]", "P[i - s + 1]"), "p_k is row k - 1 of P"),
         (edit(SBO, "P[i - s]", "P[i - 1]"), "relative* to the span"),
         (edit(SBO, "z[s - 1], z[e + 1]", "z[e + 1], z[s - 1]"), "z_(s-1) (left boundary)"),
+        (edit(SBO, "P[i - s]", "P[e - i]"), "relative to the left boundary s - 1, counted from the left"),
     ],
     "span_ner_decode": [
         (edit(COMPOSE, "        if k != 0:\n            out.append((i, j, names[k]))", "        out.append((i, j, names[k]))"),
