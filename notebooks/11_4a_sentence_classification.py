@@ -200,8 +200,14 @@ for strategy in ("head", "last-1", "last-2", "full"):
     freeze(model, strategy)
     c = count_parameters(model)
     print(f"{strategy:7s} {c['trainable']:>12,} of {c['total']:,} parameters ({c['share']:.2%})")
+pooler = sum(p.numel() for p in model.bert.pooler.parameters())
+print(f"frozen under 'full': {c['total'] - c['trainable']:,} parameters; the pooler has {pooler:,} "
+      f"({model.config.hidden_size} × {model.config.hidden_size} + {model.config.hidden_size})")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
+# "Full" trains everything but the **pooler**, the tanh layer over z_CLS that BERT's next-sentence head used:
+# the head of eq. 11.13 reads z_CLS itself, so no gradient reaches the pooler, and it is left frozen.
+#
 # The lecture's recipe (L003) for fine-tuning is a **small learning rate**, 1e-5 to 5e-5, so that the
 # pretrained knowledge is not destroyed, and **few epochs**, 2 to 4. The new head starts from random
 # weights, so it gets a larger rate of its own (`HEAD_LR`). We train for 3 epochs with batches of 16.
@@ -224,10 +230,9 @@ config(5e-5)
 # trains the top layers on the stored states. The one-off pass is reported separately.
 #
 # **Prediction.** The embedded model, all-MiniLM-L6-v2, was itself fine-tuned as a sentence encoder
-# (a SentenceBERT, section 5): its last training step pooled its token vectors into one sentence vector
-# and taught the encoder to make that vector useful. With the encoder frozen, which vector gives the head
-# more to work with: `[CLS]` or the mean of the token vectors? (Ask yourself which of the two its
-# training ever used.)
+# (a SentenceBERT, section 5), and that training made one vector of each sentence into its summary. With the
+# encoder frozen, which vector gives the head more to work with: `[CLS]` or the mean of the token vectors?
+# (Which of the two did its sentence-encoder training use? Its model card says; guess first.)
 
 # %% tags=["exercise"]
 ### BEGIN SOLUTION

@@ -51,6 +51,10 @@ def test_each_strategy_trains_more_parameters_than_the_one_before(out):
     assert list(counts) == ["head", "last-1", "last-2", "full"]
     assert counts["head"] == 2 * 384 + 2  # W_C and its bias
     assert counts["head"] < counts["last-1"] < counts["last-2"] < counts["full"]
+    m = re.search(r"frozen under 'full': ([\d,]+) parameters; the pooler has ([\d,]+) \(384 × 384 \+ 384\)", out)
+    assert m, "the notebook did not print what 'full' leaves frozen"
+    frozen, pooler = (int(g.replace(",", "")) for g in m.groups())
+    assert frozen == pooler == 384 * 384 + 384  # 'full' trains everything but the pooler, as the prose says
 
 
 def test_a_too_high_learning_rate_falls_to_the_majority_baseline(out):

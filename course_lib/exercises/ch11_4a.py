@@ -231,8 +231,12 @@ def check_sbert_features(sbert_features):
             raise Wrong("the third part is |u − v|, not the product u * v" + case)
         if close(got, torch.cat([v, u, (u - v).abs()], -1)):
             raise Wrong("the order is [u; v; |u − v|]: u first" + case)
+        if close(got, torch.stack([u, v, (u - v).abs()], -1).flatten(-2)):
+            raise Wrong("your numbers are right but interleaved (u₁, v₁, |u₁ − v₁|, u₂, …): the three vectors go one "
+                        "after the other, all of u, then all of v, then all of |u − v|" + case)
         if not close(got, want):
-            raise Wrong("the features differ from torch.cat([u, v, |u − v|]) along the last axis" + case)
+            raise Wrong(f"the features differ from [u; v; |u − v|]: each row holds the {d} numbers of u, then the {d} "
+                        f"of v, then the {d} absolute differences |u − v|, one block after the other" + case)
     return "[u; v; |u − v|]"
 
 
@@ -287,6 +291,8 @@ question(
         "frozen encoder's [CLS] carries less of the sentence for a linear head to read.",
     hint="think about which vector the embedded model's own training objective made into a sentence summary: "
          "its model card says how it turns token vectors into a sentence vector.",
+    giveaways=["pooled its token vectors into one sentence vector", "fine-tuned with mean pooling",
+               "trained with mean pooling"],
 )
 
 question(

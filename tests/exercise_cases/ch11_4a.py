@@ -84,6 +84,11 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
                    "you concatenated along the batch axis"),
     "v first": ("sbert_features", FEAT + "    return torch.cat([v, u, (u - v).abs()], dim=-1)", "u first"),
     "two parts": ("sbert_features", FEAT + "    return torch.cat([u, v], dim=-1)", "expected shape (3, 12)"),
+    "interleaved": ("sbert_features", FEAT + "    return torch.stack([u, v, (u - v).abs()], dim=-1).flatten(-2)",
+                    "interleaved (u₁, v₁, |u₁ − v₁|, u₂, …)"),
+    "|u| − |v| as the third part": ("sbert_features", FEAT + "    return torch.cat([u, v, u.abs() - v.abs()], dim=-1)",
+                                    "each row holds the 4 numbers of u, then the 4 of v, then the 4 absolute "
+                                    "differences |u − v|"),
     # ------------------------------------------------------------------ bi_encoder_logits
     "padding in the mean": ("bi_encoder_logits", BI + "    u, v = z_a.mean(1), z_b.mean(1)\n"
                             "    return torch.cat([u, v, (u - v).abs()], -1) @ W.T + b",
