@@ -128,13 +128,14 @@ def test_sense_clusters_switch_pooling_without_encoding_the_sentences_again(smal
     """Another pooling comes from the mean states: 'sum' = k × mean, 'first' = mean for a one-token word; only the
     targets split into several tokens are encoded, once. A setting computed for the first time says so."""
     monkeypatch.setenv("COURSE_LIB_CACHE", str(tmp_path))
+    import course_lib.embeddings.states as states_module
     import course_lib.widgets.embeddings as widgets
     from course_lib.embeddings import target_states
     from course_lib.embeddings.states import span_tokens
 
     model, tok, data, states = small
     encoded = []  # (number of targets, pooling) of every forward pass the widget asks for
-    monkeypatch.setattr(widgets, "target_states", lambda m, t, examples, **kw: (
+    monkeypatch.setattr(states_module, "target_states", lambda m, t, examples, **kw: (
         encoded.append((len(examples), kw.get("pooling"))), target_states(m, t, examples, **kw))[1])
     w = widgets.SenseClusters(model, tok, data, states=states, word="bank", n_neighbors=10)
     messages = []

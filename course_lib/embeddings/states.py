@@ -201,3 +201,64 @@ def isolated_word_states(model, tokenizer, words: Sequence[str], *, pooling: str
     words = list(words)
     return target_states(model, tokenizer, texts=words, spans=[(0, len(w)) for w in words], pooling=pooling,
                          batch_size=128)
+
+
+class PoolingCache:
+    """Word states of the sense data per pooling, for the examples a view asks for (rows), computed on first use.
+
+    The mean states are passed in (the notebook's) or encoded on first use. The other poolings come from them
+    without encoding the sentences again: a target of k subword tokens has sum = k × mean, and, when k = 1,
+    first = mean; only the few targets split into several tokens are encoded for "first". k comes from the
+    tokenizer alone (no forward pass). Every result is kept, so each pooling of each set of rows is made once.
+    """
+
+    def __init__(self, model, tokenizer, examples, states=None):
+        self.model, self.tokenizer, self.examples = model, tokenizer, list(examples)
+        self.full = dict(states or {})  # pooling -> (N, L+1, d) states of every example
+        self.parts: dict[tuple, torch.Tensor] = {}  # (pooling, rows) -> the states of those rows
+        self.n_tokens: dict[int, int] = {}  # example -> the number of subword tokens of its target
+        self.encoded = 0  # targets this cache has run through the model
+
+    def __call__(self, pooling: str, rows=None) -> torch.Tensor:
+        if pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, not {pooling!r}")
+        rows = list(range(len(self.examples))) if rows is None else list(rows)
+        if pooling in self.full:
+            return self.full[pooling][rows]
+        key = (pooling, tuple(rows))
+        if key not in self.parts:
+            self.parts[key] = self._derive(pooling, rows)
+        return self.parts[key]
+
+    def ready(self, pooling: str, rows) -> bool:
+        """Whether the states of ``rows`` under ``pooling`` are at hand (no computing)."""
+        return pooling in self.full or (pooling, tuple(rows)) in self.parts
+
+    def _encode(self, rows: list[int], pooling: str) -> torch.Tensor:
+        self.encoded += len(rows)
+        return target_states(self.model, self.tokenizer, [self.examples[i] for i in rows], pooling=pooling)
+
+    def subword_counts(self, rows: list[int]) -> torch.Tensor:
+        """The number of subword tokens of each row's target word, from tokenizing its sentence."""
+        todo = [i for i in rows if i not in self.n_tokens]
+        if todo:
+            texts = list(dict.fromkeys(self.examples[i].text for i in todo))
+            enc = self.tokenizer(texts)
+            at = {t: r for r, t in enumerate(texts)}
+            for i in todo:
+                e = self.examples[i]
+                self.n_tokens[i] = len(span_tokens(enc.offsets[at[e.text]], e.start, e.end))
+        return torch.tensor([self.n_tokens[i] for i in rows])
+
+    def _derive(self, pooling: str, rows: list[int]) -> torch.Tensor:
+        if "mean" not in self.full:  # nothing to derive from: encode these rows
+            return self._encode(rows, pooling)
+        mean = self.full["mean"][rows]
+        k = self.subword_counts(rows)
+        if pooling == "sum":
+            return mean * k.to(mean.dtype)[:, None, None]
+        out = mean.clone()  # "first": the mean of one token is that token
+        multi = (k > 1).nonzero().flatten().tolist()
+        if multi:
+            out[multi] = self._encode([rows[m] for m in multi], "first")
+        return out
