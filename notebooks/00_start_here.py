@@ -113,9 +113,13 @@ w.sum(-1)  # every row sums to 1
 #
 # | notebook | what it covers |
 # |---|---|
-# | `11_1_bidirectional_encoders` | attention from scratch, causal vs bidirectional (what the causal mask takes from each position), padding, multi-head, parameter counts, the 512-token position table, the attention explorer |
+# | `11_1_bidirectional_encoders` | attention from scratch, causal vs bidirectional (what the causal mask takes from each position), padding, multi-head, parameter counts, what limits BERT to 512 tokens, the attention explorer |
+# | `11_1b_subword_tokenization` | BERT's pre-tokenizer; BPE learnt step by step and applied by rank, byte-level BPE; WordPiece (greedy longest-match-first with `##`, word ids, training); the Unigram LM (Viterbi, sampled segmentations); pieces per word on different kinds of text; the subword explorer |
 # | `11_2_masked_language_modeling` | fill-mask, MLM corruption (15%, 80/10/10), NSP, a tiny BERT pretrained live, RoBERTa and BART, eq. 11.7 |
 # | `11_3_contextual_embeddings` | word senses as clusters, nearest-neighbour WSD, anisotropy and z-scoring, word similarity |
+# | `11_4a_sentence_classification` | fine-tuning for sentence classification with [CLS] on movie-review sentiment, live on CPU (head only, last k layers, full; learning rates; pooling), NLI sentence pairs, SentenceBERT bi-encoder vs cross-encoder; the fine-tuning panel |
+# | `11_4b_sequence_labelling` | BIO tags on words vs subwords, entity-level P/R/F1, a token-classification head and an optional CRF, extractive QA with start and end vectors; the alignment viewer and the QA span viewer |
+# | `11_5_span_based` | SpanBERT's span masking and span boundary objective, span representations, span-based NER on nested entities compared with a BIO tagger; the span mask sampler and the span enumerator |
 #
 # Exercises are checked inside each notebook with `check("name")`; `make student` makes copies with
 # the solutions removed (see the README).

@@ -31,7 +31,7 @@
 # 3. multi-head attention: splitting and merging heads;
 # 4. the transformer block, checked against the pretrained model;
 # 5. how many parameters a BERT has, and where they are;
-# 6. why inputs stop at 512 tokens: the learned position table (and, separately, the quadratic cost);
+# 6. what limits BERT to 512 tokens (a prediction first);
 # 7. the **attention explorer**, to look at any block and head.
 #
 # Five exercises and three predictions are graded: run `check("…")` after each one. A prediction is asked
@@ -124,7 +124,8 @@ torch.allclose(out.output, Y, atol=1e-6), torch.allclose(out.weights, alpha, ato
 # Write `scaled_dot_product_attention(Q, K, V, mask=None)` returning `(output, weights)`.
 # `Q` is (…, T_q, d_k), `K` is (…, T_k, d_k), `V` is (…, T_k, d_v): it must also work with
 # leading batch and head dimensions. `mask` is a boolean tensor that is `True` where a query
-# **may** attend to a key; masked positions must get weight exactly 0.
+# **may** attend to a key, of any shape that broadcasts to the scores (…, T_q, T_k): a (T, T) causal mask, or
+# (B, 1, T_k) to hide the same keys from every query of a text; masked positions must get weight exactly 0.
 # Hint: a masked key needs a score that the softmax turns into a weight of exactly 0, whatever the other scores.
 
 # %% tags=["exercise"]

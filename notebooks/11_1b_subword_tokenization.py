@@ -97,7 +97,8 @@ initial_symbols("lowest")
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `bpe_merge_step`
 # Write `bpe_merge_step(words)`. `words` maps each word, spelt as a tuple of symbols, to its count:
-# `{('l', 'o', 'w', '</w>'): 5, ('n', 'e', 'w', 'e', 's', 't', '</w>'): 6, …}`. Count every pair of
+# `{('l', 'o', 'w</w>'): 5, ('n', 'e', 'w', 'e', 's', 't</w>'): 6, …}`, as `initial_symbols` spells them; a
+# symbol may be several characters (`'t</w>'`, and after some merges `'es'`). Count every pair of
 # adjacent symbols (an occurrence counts as many times as its word occurs), take the most frequent
 # pair (on a tie the smallest, `min` of the tied pairs), and return `(best_pair, new_words)`, where
 # `new_words` spells every word with that pair merged into one symbol (left to right, without
@@ -316,10 +317,39 @@ gain_facts
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # The likelihood gain puts frequent pairs first (*th*, *of*, *##he*: each merge removes thousands of tokens
 # from the corpus), much as BPE's count does; the ratio puts first pairs of digits seen a few times, and the
-# two first choices are each far down the other's list. The trainer below uses the ratio, as Hugging Face's
-# does, because it is cheap to update after each merge: read what it learns as what that shortcut gives, not
-# as what likelihood training would. Both learners on the same lower-cased words, the first merges side by
-# side (new symbol, count):
+# two first choices are each far down the other's list.
+#
+# Which score does Hugging Face use? Its *course* illustrates WordPiece training with the ratio. Its
+# `tokenizers` library, which trains the tokenizers of real models, uses neither: `WordPieceTrainer` runs the
+# library's BPE trainer, with `##` in front of continuations, so it merges the most *frequent* pair, as BPE
+# does. On the course's toy words:
+
+# %%
+# claim: wordpiece-trainer
+from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+toy_words = {"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5}
+hf_wordpiece = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+hf_wordpiece.pre_tokenizer = pre_tokenizers.Whitespace()
+hf_wordpiece.train_from_iterator([w for w, n in toy_words.items() for _ in range(n)],
+                                 trainers.WordPieceTrainer(vocab_size=100, special_tokens=["[UNK]"], show_progress=False))
+hf_ids = hf_wordpiece.get_vocab()
+toy_scores = first_merge_scores(toy_words)
+trainer_facts = {
+    "tokenizers' WordPieceTrainer, first 3 merged pieces": [t for t in sorted(hf_ids, key=hf_ids.get)
+                                                            if len(t.removeprefix("##")) > 1 and t != "[UNK]"][:3],
+    "the most frequent pair (count)": max(((p.token, p.count) for p in toy_scores), key=lambda tc: tc[1]),
+    "the highest ratio (count)": max(((p.token, p.count, p.ratio) for p in toy_scores), key=lambda t: t[2])[:2],
+    "train_wordpiece (the ratio), first 3 merges": [m.token for m in train_wordpiece(toy_words, 3)],
+}
+trainer_facts
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# The library's first merge is the most frequent pair, `##ug`; the ratio's is `##gs`, seen 5 times but made
+# of a rare `##s`. The trainer below, `train_wordpiece`, uses the ratio, as the course does, because it is
+# cheap to update after each merge: read what it learns as what that shortcut gives, neither what likelihood
+# training would nor what `tokenizers` would. Both learners on the same lower-cased words, the first merges side
+# by side (new symbol, count):
 
 # %%
 wordpiece_merges = train_wordpiece(lower, 1000)
@@ -449,8 +479,11 @@ alpha_facts
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5. On real text
 #
-# All the tokenizers side by side: type a sentence; move the BPE merges to see the vocabulary and the
-# segmentation grow; *sample again* draws another Unigram segmentation.
+# All the tokenizers side by side: BPE, byte-level BPE (its pieces in GPT-2's byte characters, `Ġ` for a
+# space), BERT's WordPiece and Unigram. Type a sentence; move the BPE merges to see the vocabulary and the
+# character-level segmentation grow; *sample again* draws another Unigram segmentation. Each tokenizer groups
+# its pieces into words its own way, but the word count beside every row is the same: the text split at white
+# space, as for fertility below.
 
 # %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets import SubwordExplorer

@@ -50,3 +50,37 @@ def test_attention_rows_sum_to_one(run):
 def test_every_claim_cell_has_a_test():
     marked = set(claims_in(NOTEBOOK))
     assert marked == {"config", "sanitas", "output-shape", "bank", "rows-sum-to-one"}
+
+
+def _where_next() -> dict[str, str]:
+    """The "Where next" table of notebook 00: {notebook: what it covers}."""
+    import jupytext
+
+    cell = next(c.source for c in jupytext.read(NOTEBOOK).cells if c.cell_type == "markdown" and "Where next" in c.source)
+    return dict(re.findall(r"^\| `([\w]+)` \| (.+) \|$", cell, flags=re.M))
+
+
+def test_where_next_names_every_notebook_in_order():
+    """The table listed only 11_1, 11_2 and 11_3; it names every notebook of notebooks/ but this one."""
+    notebooks = sorted(p.stem for p in NOTEBOOK.parent.glob("*.py") if p != NOTEBOOK)
+    table = _where_next()
+    assert list(table) == notebooks, (f"missing: {sorted(set(notebooks) - set(table))}; "
+                                      f"extra: {sorted(set(table) - set(notebooks))}")
+    assert all(len(what.split()) >= 8 for what in table.values()), table
+
+
+def test_start_here_gives_no_prediction_away():
+    """Notebook 00 is read before every other: it said "the 512-token position table", the answer of 11.1's
+    limit_512. No question's giveaway phrase (nor 7 words in a row of its explanation) may appear in it."""
+    import jupytext
+
+    from course_lib.exercises import EXERCISES  # every chapter module registers its questions on import
+    from notebook_runs import _said_before
+
+    nb = jupytext.read(NOTEBOOK)
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    questions = [ex for ex in EXERCISES.values() if ex.kind == "question"]
+    assert "limit_512" in {ex.name for ex in questions} and len(questions) >= 10
+    said = {ex.name: _said_before(text, ex) for ex in questions}
+    assert not any(said.values()), {k: v for k, v in said.items() if v}
+    assert _said_before("the 512-token position table", EXERCISES["limit_512"])  # the old wording is caught

@@ -170,6 +170,25 @@ def test_the_embedded_models_count_equals_its_stored_weights(run):
 
 # ----------------------------------------------------------------------------- §6 the 512-token limit
 
+def test_the_overview_asks_what_limits_bert_and_does_not_answer_limit_512():
+    """The overview said "why inputs stop at 512 tokens: the learned position table (and, separately, the quadratic
+    cost)" before the prediction limit_512 asked it; the question's giveaways make the guard catch that wording."""
+    import jupytext
+
+    from course_lib.exercises import EXERCISES
+    from notebook_runs import revealed_predictions
+
+    nb = jupytext.read(NOTEBOOK)
+    overview = " ".join(nb.cells[0].source.split())
+    assert "what limits BERT to 512 tokens" in overview and "position table" not in overview
+    assert not [p for p in revealed_predictions(nb) if p.startswith("limit_512")]
+    assert EXERCISES["limit_512"].giveaways
+    nb.cells[0].source += ("\n# 6. why inputs stop at 512 tokens: the learned position table (and, separately, the "
+                           "quadratic cost);")
+    problems = [p for p in revealed_predictions(nb) if p.startswith("limit_512")]
+    assert problems and "prose of cell 0" in problems[0], problems
+
+
 def test_the_position_table_has_512_rows(run):
     text = output(run, "position-table")
     assert "max_position_embeddings: 512" in text

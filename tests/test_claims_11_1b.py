@@ -20,7 +20,7 @@ from course_lib.tokenization.unigram import Unigram
 from course_lib.tokenization.wordpiece import WordPiece
 
 SOURCE = ROOT / "notebooks" / "11_1b_subword_tokenization.py"
-CLAIMS = ("bpe-trainer", "encode", "wordpiece-gain", "wordpiece-training", "alpha", "fertility", "fertility-why",
+CLAIMS = ("bpe-trainer", "encode", "wordpiece-gain", "wordpiece-trainer", "wordpiece-training", "alpha", "fertility", "fertility-why",
           "fragmentation")
 
 pytestmark = pytest.mark.slow
@@ -63,6 +63,22 @@ def test_the_likelihood_gain_and_the_ratio_disagree_as_the_prose_says(facts):
     assert facts["the ratio's first pair, ranked by the gain"] > 50 and facts["the gain's first pair, ranked by the ratio"] > 50
     text = SOURCE.read_text()
     assert "(*th*, *of*, *##he*" in text and "far down the other's list" in text
+
+
+def test_tokenizers_wordpiece_trainer_merges_by_count_and_only_the_course_by_the_ratio(facts):
+    """The prose said "the trainer below uses the ratio, as Hugging Face's does"; the `tokenizers` library's
+    WordPieceTrainer wraps its BpeTrainer and merges the most frequent pair. Only Hugging Face's course uses the ratio."""
+    import jupytext
+
+    frequent, ratio = facts["the most frequent pair (count)"], facts["the highest ratio (count)"]
+    assert frequent == ("##ug", 20) and ratio == ("##gs", 5)
+    assert facts["tokenizers' WordPieceTrainer, first 3 merged pieces"][0] == frequent[0] != ratio[0]
+    assert facts["train_wordpiece (the ratio), first 3 merges"][0] == ratio[0]
+    markdown = "\n".join(c.source for c in jupytext.read(SOURCE).cells if c.cell_type == "markdown")
+    prose = " ".join(markdown.replace("\n#", " ").split())
+    assert "as Hugging Face's does" not in prose
+    assert "The library's first merge is the most frequent pair, `##ug`; the ratio's is `##gs`, seen 5 times" in prose
+    assert "`WordPieceTrainer` runs the library's BPE trainer" in prose and "uses the ratio, as the course does" in prose
 
 
 def test_wordpiece_training_spends_merges_on_rare_pairs_and_fragments_more(facts):

@@ -27,11 +27,26 @@ def test_parse_input_single_and_pair():
     ("a [SEP] b [SEP] c", "Use [SEP] once, between two sentences: found it 2 times."),
     ("[SEP] b", "A sentence pair needs text on both sides of [SEP]; there is nothing before it."),
     ("a [SEP]  ", "A sentence pair needs text on both sides of [SEP]; there is nothing after it."),
+    # zero-width and other format characters (category Cf), which str.strip keeps, are nothing either: the
+    # explorer drew "\u200b [SEP] \u200b" as [CLS] [SEP] [SEP]
+    ("\u200b [SEP] \u200b", "A sentence pair needs text on both sides of [SEP]; there is nothing before it."),
+    ("a [SEP] \ufeff\u200d", "A sentence pair needs text on both sides of [SEP]; there is nothing after it."),
+    ("\u200b", "Type a sentence (or two sentences separated by [SEP])."),
 ])
 def test_parse_input_explains_bad_input(text, message):
     with pytest.raises(ExplorerInputError) as err:
         parse_input(text)
     assert str(err.value).startswith(message)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("\x07 [SEP] b", "there is nothing before it"),   # control characters: the tokenizer drops them
+    ("a [SEP] \ufe0f", "there is nothing after it"),   # a lone variation selector, likewise
+    ("\ufe0f", "the tokenizer finds no token in this text"),
+])
+def test_a_side_the_tokenizer_drops_entirely_is_empty(embedded, text, message):
+    with pytest.raises(ExplorerInputError, match=message):
+        attention_maps(*embedded, text)
 
 
 def test_maps_match_the_model_and_mark_the_pair_boundary(embedded, pair_maps):
@@ -106,9 +121,39 @@ def test_widget_redraws_on_layer_and_head_and_shows_errors(embedded):
     assert w.heatmap.value != second and "head 7" in w.readout.value
     w.text.value = "a [SEP] b [SEP] c"
     assert "Use [SEP] once" in w.message.value and w.heatmap.value == b"" and w.heatmap.layout.display == "none"
+    # no stale tokens of the previous sentence in the cell choosers beside the message
+    assert w.query.options == () and w.key.options == () and w.query.value is None and w.readout.value == ""
+    w.layer.value, w.head.value, w.causal.value = 1, "all", True  # nothing to redraw: must not raise
+    assert "Use [SEP] once" in w.message.value and w.heatmap.value == b""
+    w.text.value = "\u200b [SEP] \u200b"
+    assert "nothing before it" in w.message.value and w.query.options == ()
     w.text.value = "So long and thanks for all the fish"
     assert w.message.value == "" and w.heatmap.value
-    assert w.query.options[1] == ("1: so", 1)
+    assert w.query.options[1] == ("1: so", 1) and (w.query.value, w.key.value) == (1, 0)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"layer": 6}, "layer=6 is not a block of this model: pass layer=0 … 5 (or -1 for the last), the 0-based index "
+                   "of attentions[layer]. The dropdown shows the same blocks as 1 … 6: layer=0 is block 1, layer=5 "
+                   "is block 6."),
+    ({"layer": -7}, "layer=-7 is not a block of this model: pass layer=0 … 5"),
+    ({"layer": 1.0}, "layer=1.0 is not a block of this model"),
+    ({"head": 12}, "head=12 is not a head of this model: pass head=0 … 11 (heads count from 0, as in the dropdown; "
+                   "-1 for the last) or head='all' for all 12 side by side."),
+    ({"head": "x"}, "head='x' is not a head of this model"),
+    ({"head": True}, "head=True is not a head of this model"),
+])
+def test_widget_refuses_a_block_or_head_the_model_lacks_in_plain_words(embedded, kwargs, message):
+    """layer=6 or head=12 raised traitlets' bare TraitError('Invalid selection: value not found')."""
+    with pytest.raises(ValueError) as err:
+        AttentionExplorer(*embedded, text="hello", **kwargs)
+    assert str(err.value).startswith(message) and "TraitError" not in type(err.value).__name__
+
+
+def test_widget_takes_the_last_block_and_head_from_the_end(embedded):
+    w = AttentionExplorer(*embedded, text="hello world", layer=-1, head=-1)
+    assert (w.layer.value, w.head.value, w.layer.label) == (5, 11, "6")
+    assert "block 6" in w.readout.value and "head 11" in w.readout.value
 
 
 def test_attention_cost_grows_quadratically():

@@ -30,31 +30,54 @@ def small() -> CourseTokenizers:
     )
 
 
-def test_every_row_counts_the_same_words_for_the_same_text(small):
-    """Unigram splits only at spaces (punctuation stays in its chunk); its row still counts the words the others do."""
-    import re
+# Texts on which the rows disagreed when each counted the words of its own segmentation ("(hello)": 3/3/4 for
+# BPE/WordPiece/Unigram, "東京は日本の首都です" 1/9/1, "[UNK] [CLS]" "2 tokens, 6 words" for WordPiece)
+WORD_COUNT_TEXTS = {"(hello)": 1, "x [y] z": 3, "«quoted»": 1, "東京は日本の首都です": 1, "[UNK] [CLS]": 2,
+                    "The dog barked, didn't it? Yes.": 6, "Mt. Sanitas is in Sunshine Canyon.": 6}
 
-    text = "The dog barked, didn't it? Yes."
-    rows = [(name, fn(text), "", None) for name, fn in (
-        ("BPE", small.bpe.tokenizer().encode), ("WordPiece", small.wordpiece.encode), ("Unigram", small.unigram.model.encode))]
-    assert len(rows[2][1].words) < len(rows[0][1].words), "Unigram's chunks are fewer: the case this guards"
-    counts = re.findall(r"(\d+) words</span>", comparison_html(rows))
-    assert counts == ["11", "11", "11"], counts  # The dog barked , didn ' t it ? Yes .
+
+def _row_counts(rows_html: str) -> list[tuple[int, int]]:
+    return [(int(t), int(w)) for t, w in re.findall(r"(\d+) tokens?, (\d+) words?</span>", rows_html)]
+
+
+@pytest.mark.parametrize("text", list(WORD_COUNT_TEXTS))
+def test_every_row_counts_the_same_words_for_the_same_text(small, text):
+    """One word count, from the typed text (split at white space, compare.count_words), on every row; the boxes
+    still group the pieces by each tokenizer's own words."""
+    from course_lib.widgets import SubwordExplorer
+
+    assert compare.count_words(text) == WORD_COUNT_TEXTS[text]
+    w = SubwordExplorer(small, text=text)
+    counts = _row_counts(w.rows.value)
+    assert len(counts) == 5 == w.rows.value.count("class='pieces-row'"), w.rows.value
+    assert [n for _, n in counts] == [WORD_COUNT_TEXTS[text]] * 5, (text, counts)
+    assert [t for t, _ in counts] == [len(seg) for _, seg, _, _ in w.segmentations()]
+    assert "words: the text split at white space" in w.rows.value
+    if text == "[UNK] [CLS]":
+        assert counts[2] == (2, 2)  # WordPiece keeps both as special tokens: 2 tokens, 2 words (it said 6 words)
+
+
+def test_fertility_counts_the_words_the_explorer_counts():
+    assert compare.fertility(lambda t: list(t.replace(" ", "")), ["(hello) x", "東京は日本の首都です"]) == len(
+        "(hello)x東京は日本の首都です") / 3
 
 
 def test_pieces_html_shows_every_piece_its_id_the_counts_and_marks_unknowns():
     seg = Segmentation(["mt", ".", "san", "##itas", "[UNK]"], [11047, 1012, 2624, 24317, 100], [0, 1, 2, 2, 3],
                        ["mt", ".", "sanitas", "☃"])
-    out = pieces_html(seg, "WordPiece", unk_id=100)
+    out = pieces_html(seg, "WordPiece", unk_id=100, words=4)
     for t, i in zip(seg.tokens, seg.ids):
         assert f">{html.escape(t)}<br><small" in out or f"⚠ {t}" in out
         assert f">{i}</small>" in out
     assert "5 tokens, 4 words" in out and out.count("class='word'") == 4
     assert "⚠ [UNK]" in out and "dashed" in out  # not by colour alone
     assert "no tokens" in pieces_html(Segmentation([], [], [], []), "empty")
-    assert "1 token, 1 word" in pieces_html(Segmentation(["a"], [1], [0], ["a"]))
-    both = comparison_html([("WordPiece", seg, "", 100), ("chars", Segmentation(["a"], [1], [0], ["a"]), "note", None)])
+    assert "1 token, 1 word" in pieces_html(Segmentation(["a"], [1], [0], ["a"]), words=1)
+    assert ">1 token</span>" in pieces_html(Segmentation(["a"], [1], [0], ["a"]))  # no word count unless given
+    both = comparison_html([("WordPiece", seg, "", 100), ("chars", Segmentation(["a"], [1], [0], ["a"]), "note", None)],
+                           "Mt. Sanitas ☃")
     assert both.count("class='pieces-row'") == 2 and "note" in both and both.count("⚠") == 1
+    assert _row_counts(both) == [(5, 3), (1, 3)]  # the text's 3 words on both rows, whatever each segmentation says
 
 
 def test_merges_html_counts_the_vocabulary(small):
@@ -108,19 +131,21 @@ def test_explorer_responds_to_text_merges_alpha_and_sample_again(small):
     from course_lib.widgets import SubwordExplorer
 
     w = SubwordExplorer(small, text="Mt. Sanitas is in Sunshine Canyon.", alpha=0.5)
-    assert w.rows.value.count("class='pieces-row'") == 4 and w.message.value == ""
+    assert w.rows.value.count("class='pieces-row'") == 5 and w.message.value == ""
     assert "BPE (150 merges)" in w.rows.value and ">san<" in w.rows.value and ">##itas<" in w.rows.value
+    assert [name for name, *_ in w.segmentations()] == ["BPE (150 merges)", "byte-level BPE (150 merges)",
+                                                        "WordPiece (BERT)", "Unigram, Viterbi", "Unigram, sample 1"]
 
     w.merges.value = 0  # characters only: every character of the text is a piece
     assert "BPE (0 merges)" in w.rows.value and "characters only" in w.vocab.value
     bpe_row = w.rows.value.split("class='pieces-row'")[1]
     assert re.search(r"(\d+) tokens", bpe_row).group(1) == str(len("Mt.SanitasisinSunshineCanyon."))
 
-    first = w.segmentations()[3][1].tokens
+    first = w.segmentations()[4][1].tokens
     samples = {tuple(first)}
     for _ in range(20):
         w.sample.click()
-        samples.add(tuple(w.segmentations()[3][1].tokens))
+        samples.add(tuple(w.segmentations()[4][1].tokens))
     assert len(samples) > 1, "sample again should draw other segmentations"
     assert all("".join(s).replace("▁", " ").strip() == "Mt. Sanitas is in Sunshine Canyon." for s in samples)
     assert f"sample {w.draws + 1}" in w.rows.value
@@ -134,3 +159,23 @@ def test_explorer_responds_to_text_merges_alpha_and_sample_again(small):
     assert "at most 1,000" in w.message.value
     w.text.value = "snow ☃ man"
     assert "⚠" in w.rows.value and w.message.value == ""
+    w.text.value = "a\ud800b"  # a lone surrogate has no UTF-8 bytes: byte-level BPE raised UnicodeEncodeError
+    assert "U+D800" in w.message.value and w.rows.value == ""
+
+
+def test_explorer_shows_byte_level_bpe_with_gpt2_characters_and_no_unknown(small):
+    """The notebook calls the explorer "all the tokenizers side by side" and passes byte_bpe in; it showed no
+    byte-level row. The row spells bytes as GPT-2 does (Ġ = a space) and decodes back to the text."""
+    from course_lib.tokenization.byte_level import from_byte_string
+    from course_lib.widgets import SubwordExplorer
+
+    text = "Zürich ☃ is at 4°C."
+    w = SubwordExplorer(small, text=text)
+    name, seg, note, unk = w.segmentations()[1]
+    assert name == "byte-level BPE (150 merges)" and unk is None and "Ġ = a space" in note
+    assert from_byte_string(seg.tokens) == text and any(t.startswith("Ġ") for t in seg.tokens)
+    row = w.rows.value.split("class='pieces-row'")[2]
+    assert "byte-level BPE" in row and "⚠" not in row and html.escape(seg.tokens[-1]) in row
+    assert "⚠" in w.rows.value.split("class='pieces-row'")[1]  # character-level BPE: ☃ and ü are unknown there
+    w.merges.value = 0  # the slider moves character-level BPE only
+    assert w.segmentations()[1][1].tokens == seg.tokens

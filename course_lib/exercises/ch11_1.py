@@ -33,28 +33,41 @@ def _randn(*shape, g: torch.Generator) -> torch.Tensor:
 
 # ----------------------------------------------------------------------------- attention
 
-# (leading dims, T_q, T_k, d_k, d_v, causal); T_q != T_k and d_k != d_v so that mix-ups show
+# (leading dims, T_q, T_k, d_k, d_v, mask); T_q != T_k and d_k != d_v so that mix-ups show. mask: None, "causal"
+# ((T, T), broadcast over batch and heads) or the real lengths of a key-padding mask (B, 1, T_k), broadcast over
+# the queries: not a triangle, so an answer that ignores what the mask says and draws its own triangle fails
 ATTENTION_CASES = [
-    ((), 4, 6, 8, 5, False),
-    ((), 5, 5, 8, 3, True),
-    ((2, 3), 5, 5, 8, 6, False),
-    ((2, 3), 5, 5, 8, 6, True),
+    ((), 4, 6, 8, 5, None),
+    ((), 5, 5, 8, 3, "causal"),
+    ((2, 3), 5, 5, 8, 6, None),
+    ((2, 3), 5, 5, 8, 6, "causal"),
+    ((2,), 3, 5, 8, 6, (5, 3)),
 ]
+
+
+def _attention_mask(spec, T_q: int, T_k: int) -> tuple[torch.Tensor | None, str]:
+    """The mask of an ATTENTION_CASES entry and how the case names it."""
+    if spec is None:
+        return None, "no mask"
+    if spec == "causal":
+        return A.causal_mask(T_q), "causal mask"
+    mask = (torch.arange(T_k) < torch.tensor(spec)[:, None])[:, None, :]  # (B, 1, T_k): True on the real keys
+    return mask, f"key-padding mask {fmt_shape(mask.shape)} for real lengths {list(spec)}"
 
 
 @exercise("attention", needs=["scaled_dot_product_attention"])
 def check_attention(scaled_dot_product_attention):
-    for seed, (lead, T_q, T_k, d_k, d_v, causal) in enumerate(ATTENTION_CASES):
+    for seed, (lead, T_q, T_k, d_k, d_v, spec) in enumerate(ATTENTION_CASES):
         g = torch.Generator().manual_seed(seed)
         Q, K, V = _randn(*lead, T_q, d_k, g=g), _randn(*lead, T_k, d_k, g=g), _randn(*lead, T_k, d_v, g=g)
-        mask = A.causal_mask(T_q) if causal else None  # (T, T), broadcast over batch and heads
-        case = f"Q {fmt_shape(Q.shape)}, K {fmt_shape(K.shape)}, V {fmt_shape(V.shape)}, " + (
-            "causal mask" if causal else "no mask")
+        mask, masked = _attention_mask(spec, T_q, T_k)
+        case = f"Q {fmt_shape(Q.shape)}, K {fmt_shape(K.shape)}, V {fmt_shape(V.shape)}, {masked}"
         try:
             _check_attention_case(scaled_dot_product_attention, Q, K, V, mask)
         except Wrong as e:
             raise Wrong(f"{e} (with {case})") from None
-    return f"matches course_lib.model.attention.attention on {len(ATTENTION_CASES)} inputs, batched and masked"
+    return (f"matches course_lib.model.attention.attention on {len(ATTENTION_CASES)} inputs, batched, with a causal "
+            "and a padding mask")
 
 
 def _check_attention_case(sdpa, Q, K, V, mask):
@@ -85,11 +98,19 @@ def _diagnose_weights(weights, Q, K, V, mask, expected):
     if close(weights, expected):
         return
     w = weights.double()
+    raw = Q.double() @ K.double().transpose(-2, -1)  # (..., T_q, T_k), unscaled
     if mask is not None:
+        triangle = torch.ones(w.shape[-2:], dtype=torch.bool).tril()
+        if (not torch.equal(mask.expand_as(w), triangle.expand_as(w))
+                and close(w, A.masked_softmax(raw / math.sqrt(K.size(-1)), triangle))):
+            raise Wrong("your weights hide every key after its query, as a causal mask would, but this mask hides "
+                        "other keys: use the mask you are given, whatever its pattern (False = hidden), broadcast "
+                        "over the leading dimensions")
         leak = ~mask.expand_as(w) & (w.abs() > ATOL)
         if leak.any():
-            raise Wrong(f"weight at {fmt_index(leak.nonzero()[0][-2:])} should be 0: that key is masked")
-    raw = Q.double() @ K.double().transpose(-2, -1)  # (..., T_q, T_k), unscaled
+            where = leak.nonzero()[0]
+            raise Wrong(f"weight at {fmt_index(where[-2:] if mask.dim() <= 2 else where)} should be 0: that key "
+                        "is masked")
     sums = w.sum(-1)
     off = (sums - 1).abs() > 1e-4
     if off.any():
@@ -403,4 +424,6 @@ question(
         "for a 513th token, however much memory you have. The quadratic cost is why the designers fixed a length "
         "at all; the table is what makes 512 a hard limit",
     hint="A 513-token input would cost only (513/512)² ≈ 1.004 times as much as a 512-token one. What does the "
-         "model add to each token's embedding that was learnt for a fixed number of places?")
+         "model add to each token's embedding that was learnt for a fixed number of places?",
+    giveaways=["the learned position table", "512-token position table", "position table and, separately, the "
+               "quadratic cost", "limited by the position table", "the position table limits"])

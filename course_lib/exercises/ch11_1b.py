@@ -100,6 +100,9 @@ MERGE_CASES = [
      ("w", "i", "d", "e", "s", "t", "</w>"): 3},                               # a tie: (e, s), (s, t), (t, </w>)
     {("x", "y", "z"): 3, ("a", "b"): 3},                                       # a tie the first pair seen loses
     {("a", "a", "a"): 5, ("b", "c"): 8},      # an odd run: (a, a) occurs twice in it, and merges left to right
+    # symbols of several characters, as initial_symbols makes them ('h</w>'): (t, h) is not in ('b', 'o', 't', 'h</w>')
+    {("t", "h", "e</w>"): 7, ("b", "o", "t", "h</w>"): 3, ("w", "i", "t", "h</w>"): 2, ("t", "h", "a", "t</w>"): 4},
+    {("ne", "w", "</w>"): 5, ("f", "e", "w", "</w>"): 6, ("e", "w"): 9},     # (e, w) is not in ('ne', 'w', '</w>')
 ]
 
 
@@ -123,6 +126,12 @@ def _merge_right_to_left(word: tuple, pair: tuple) -> tuple:
             out[i:i + 2] = [out[i] + out[i + 1]]
         i -= 1
     return tuple(out)
+
+
+def _merge_by_string_replace(word: tuple, pair: tuple) -> tuple:
+    """The mistake of merging in the spelling joined by spaces: 'b o t h</w>'.replace('t h', 'th') also joins the
+    't' to the first character of the symbol 'h</w>'."""
+    return tuple(" ".join(word).replace(" ".join(pair), "".join(pair)).split(" "))
 
 
 def _reference_merge(words: dict) -> tuple[tuple[str, str], dict, dict]:
@@ -181,6 +190,12 @@ def check_bpe_merge_step(bpe_merge_step):
             for w in words:
                 expect = next(k for k in merged if "".join(k) == "".join(w))
                 mine = next((k for k in new_words if "".join(k) == "".join(w)), None)
+                if mine != expect and mine == _merge_by_string_replace(w, best):
+                    should = "stay" if expect == w else "become"
+                    raise Wrong(f"after merging {best}, {w} should {should} {expect}, yours is {mine}: a symbol is a "
+                                f"unit, not a string of characters. {best} is a pair of whole symbols side by side; a "
+                                "symbol that only begins or ends with the same characters, such as 'h</w>' or 'ne', "
+                                "is not part of it. Compare neighbouring symbols, not the spelling as text")
                 if mine != expect and mine == _merge_right_to_left(w, best):
                     raise Wrong(f"after merging {best}, {w} should become {expect}, yours is {mine}: merge from "
                                 "left to right — the first two symbols of an odd run join, the last one stays alone")
@@ -190,7 +205,8 @@ def check_bpe_merge_step(bpe_merge_step):
                              ": the merged symbol is the two strings joined, e.g. 'e' + 's' → 'es'")
                     raise Wrong(f"after merging {best}, {w} should become {expect}, yours is {mine}{extra}")
             raise Wrong(f"after merging {best} the words should be {merged}, yours are {new_words}")
-    return "counts, ties and merges as in course_lib's BPE learner on six small corpora"
+    return (f"counts, ties and merges as in course_lib's BPE learner on {len(MERGE_CASES)} small corpora, "
+            "with symbols of one and of several characters")
 
 
 # ----------------------------------------------------------------------------- viterbi

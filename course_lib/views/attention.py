@@ -14,6 +14,7 @@ output is layer L1 (``hidden_states[1]``; L0 is the embedding output). Titles an
 """
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 import torch
@@ -30,9 +31,16 @@ class ExplorerInputError(ValueError):
     """Input the explorer cannot show; the message is meant for the person who typed it."""
 
 
+def blank(text: str) -> bool:
+    """True if ``text`` shows nothing: only white space and invisible format characters (Unicode category Cf:
+    zero-width space and joiners, the byte-order mark, …), which ``str.strip`` keeps."""
+    return all(c.isspace() or unicodedata.category(c) == "Cf" for c in text)
+
+
 def parse_input(text: str) -> tuple[str, str | None]:
-    """Split 'sentence A [SEP] sentence B' into a pair; plain text is one sentence."""
-    if not isinstance(text, str) or not text.strip():
+    """Split 'sentence A [SEP] sentence B' into a pair; plain text is one sentence. A side that is :func:`blank`
+    counts as empty."""
+    if not isinstance(text, str) or blank(text):
         raise ExplorerInputError("Type a sentence (or two sentences separated by [SEP]).")
     parts = text.split(PAIR_SEPARATOR)
     if len(parts) == 1:
@@ -43,10 +51,13 @@ def parse_input(text: str) -> tuple[str, str | None]:
             "The model adds the [CLS] and final [SEP] itself."
         )
     a, b = (p.strip() for p in parts)
-    if not a or not b:
-        side = "before" if not a else "after"
-        raise ExplorerInputError(f"A sentence pair needs text on both sides of [SEP]; there is nothing {side} it.")
+    if blank(a) or blank(b):
+        raise _nothing_on_one_side("before" if blank(a) else "after")
     return a, b
+
+
+def _nothing_on_one_side(side: str) -> ExplorerInputError:
+    return ExplorerInputError(f"A sentence pair needs text on both sides of [SEP]; there is nothing {side} it.")
 
 
 @dataclass
@@ -82,6 +93,12 @@ def attention_maps(model, tokenizer, text: str, causal: bool = False,
                    max_tokens: int = MAX_EXPLORER_TOKENS) -> AttentionMaps:
     """Run the model once on ``text`` (one sentence, or 'A [SEP] B') and keep all attention maps."""
     a, b = parse_input(text)
+    # characters the tokenizer drops (control characters, a lone variation selector, …) leave a side without tokens
+    if b is not None and not (tokenizer.tokenize(a) and tokenizer.tokenize(b)):
+        raise _nothing_on_one_side("before" if not tokenizer.tokenize(a) else "after")
+    if b is None and not tokenizer.tokenize(a):
+        raise ExplorerInputError("Type a sentence (or two sentences separated by [SEP]): the tokenizer finds no "
+                                 "token in this text.")
     try:
         enc = tokenizer(a, b) if b is not None else tokenizer(a)
     except ValueError as err:  # longer than the model's 512-token limit

@@ -12,7 +12,8 @@ import html
 from matplotlib.figure import Figure
 
 from ..tokenization.bpe import BpeLearning
-from ..tokenization.segmentation import Segmentation, words_of
+from ..tokenization.compare import count_words
+from ..tokenization.segmentation import Segmentation
 
 # light tints of Okabe-Ito orange, sky blue, bluish green, yellow, blue, vermillion, reddish purple
 TINTS = ("#FBE3B3", "#CDE8F8", "#B3E2D5", "#FBF5C4", "#B3D4EA", "#F6CDB3", "#EFD2E2")
@@ -22,39 +23,49 @@ HATCHES = ("", "//", "..", "xx", "\\\\", "--", "++")
 UNKNOWN_STYLE = "background:#ffffff;border:2px dashed #222222"
 
 
+WORDS_NOTE = "words: the text split at white space, the same count on every row"
+
+
 def pieces_html(seg: Segmentation, name: str = "", unk_id: int | None = None, show_ids: bool = True,
-                note: str = "") -> str:
+                note: str = "", words: int | None = None) -> str:
     """One row: the tokenizer's name, the token count, and every piece as a box with its id below it.
 
     A piece whose id is ``unk_id`` is drawn as unknown (WordPiece shows it as [UNK], Unigram as its text).
-    The word count is the same for every tokenizer on the same text (split at spaces and around punctuation),
-    although Unigram's boxes group pieces by space-separated chunk, as SentencePiece does.
+    ``words``, the text's word count, is shown beside the token count when given. It is computed once from the
+    typed text by the caller (:func:`comparison_html`, with :func:`~course_lib.tokenization.compare.count_words`),
+    never from the segmentation: each tokenizer cuts words its own way (BERT around punctuation and CJK
+    characters, Unigram at spaces only, GPT-2 before spaces), and that is only how the boxes are grouped.
     """
-    words: list[list[str]] = [[] for _ in seg.words]
+    groups: list[list[str]] = [[] for _ in seg.words]
     for k, (t, i, w) in enumerate(zip(seg.tokens, seg.ids, seg.word_ids)):
         unknown = unk_id is not None and i == unk_id
         style = UNKNOWN_STYLE if unknown else f"background:{TINTS[k % len(TINTS)]};border:1px solid #888888"
         label = ("⚠ " if unknown else "") + t
         idline = f"<br><small style='color:#444'>{i}</small>" if show_ids else ""
-        words[w].append(f"<span class='piece' title='piece {k}: {html.escape(t)} (id {i}), word {w}' "
+        groups[w].append(f"<span class='piece' title='piece {k}: {html.escape(t)} (id {i}), word {w}' "
                         f"style='display:inline-block;margin:0 1px;padding:1px 4px;{style};border-radius:3px;"
                         f"font-family:monospace;text-align:center;line-height:1.2'>{html.escape(label)}{idline}</span>")
     body = "".join(f"<span class='word' style='display:inline-block;margin:2px 7px 2px 0;white-space:nowrap'>"
-                   f"{''.join(boxes)}</span>" for boxes in words if boxes) or "<i>no tokens</i>"
+                   f"{''.join(boxes)}</span>" for boxes in groups if boxes) or "<i>no tokens</i>"
     plural = (lambda n, s: f"{n} {s}{'' if n == 1 else 's'}")
+    count = plural(len(seg), "token") + ("" if words is None else ", " + plural(words, "word"))
     head = (f"<div style='min-width:11em;font-weight:bold'>{html.escape(name)}<br>"
-            f"<span class='count' style='font-weight:normal'>{plural(len(seg), 'token')}, "
-            f"{plural(len(words_of(' '.join(seg.words))), 'word')}</span>"
+            f"<span class='count' style='font-weight:normal' title='{WORDS_NOTE}'>{count}</span>"
             + (f"<br><small style='font-weight:normal;color:#555'>{html.escape(note)}</small>" if note else "")
             + "</div>")
     return (f"<div class='pieces-row' style='display:flex;align-items:flex-start;gap:8px;margin:4px 0'>"
             f"{head}<div>{body}</div></div>")
 
 
-def comparison_html(rows: list[tuple[str, Segmentation, str, int | None]]) -> str:
-    """Several tokenizers on the same text, one row each: (name, segmentation, note, id of the unknown token)."""
+def comparison_html(rows: list[tuple[str, Segmentation, str, int | None]], text: str) -> str:
+    """Several tokenizers on the same ``text``, one row each: (name, segmentation, note, id of the unknown token).
+
+    The word count is computed here, once, from ``text`` (:func:`~course_lib.tokenization.compare.count_words`),
+    so every row shows the same number of words."""
+    words = count_words(text)
     return ("<div class='pieces-comparison'>"
-            + "".join(pieces_html(seg, name, unk_id=unk, note=note) for name, seg, note, unk in rows) + "</div>")
+            + "".join(pieces_html(seg, name, unk_id=unk, note=note, words=words) for name, seg, note, unk in rows)
+            + f"<div class='words-note' style='color:#555;font-size:90%'>{WORDS_NOTE}</div></div>")
 
 
 def merges_html(learning: BpeLearning, step: int, last: int = 8) -> str:

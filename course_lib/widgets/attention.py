@@ -23,15 +23,18 @@ REMEMBERED = 16  # (text, causal) inputs whose maps are kept
 class AttentionExplorer(W.VBox):
     """``AttentionExplorer(model, tokenizer)``: display it as the last line of a cell.
 
-    ``layer`` is the 0-based index of the block to show first (0 = block 1, as in ``attentions[0]``); the
-    dropdown, labelled "block", lists the blocks as 1..L.
+    ``layer`` is the 0-based index of the block to show first (0 = block 1, as in ``attentions[0]``; -1 = the
+    last); the dropdown, labelled "block", lists the blocks as 1..L. ``head`` is a head index from 0 (-1 = the
+    last) or ``"all"``. Anything else raises a ValueError that says which values are valid.
     """
 
     def __init__(self, model, tokenizer, text: str = DEFAULT_TEXT, layer: int = 0, head: int | str = 0):
         self.model, self.tokenizer = model, tokenizer
         self.maps = None
         self._maps: dict[tuple[str, bool], object] = {}
+        self._updating = False
         L, H = model.config.num_hidden_layers, model.config.num_attention_heads
+        layer, head = _start_layer(layer, L), _start_head(head, H)
         self.text = W.Text(value=text, description="text", continuous_update=False,
                            placeholder="a sentence, or: sentence A [SEP] sentence B",
                            layout=W.Layout(width="95%"))
@@ -77,12 +80,17 @@ class AttentionExplorer(W.VBox):
             self._show_error(str(err))
             return
         labels = [(f"{i}: {t}", i) for i, t in enumerate(self.maps.tokens)]
-        with self.hold_trait_notifications():
-            self._updating = True
-            self.query.options, self.key.options = labels, labels
-            self.query.value, self.key.value = min(1, len(labels) - 1), 0
-            self._updating = False
+        self._set_cells(labels, min(1, len(labels) - 1), 0)
         self._redraw()
+
+    def _set_cells(self, labels: list, query, key):
+        """New query/key choices, without a redraw for each of the four changes."""
+        self._updating = True
+        try:
+            self.query.options, self.key.options = labels, labels
+            self.query.value, self.key.value = query, key
+        finally:
+            self._updating = False
 
     def _attention_maps(self, text: str, causal: bool):
         """One forward per (text, causal), remembered for the last REMEMBERED inputs."""
@@ -95,7 +103,7 @@ class AttentionExplorer(W.VBox):
         return self._maps[key]
 
     def _redraw(self, _change=None):
-        if self.maps is None or getattr(self, "_updating", False) or self.query.value is None:
+        if self.maps is None or self._updating or self.query.value is None:
             return
         self.message.value = ""
         self.heatmap.layout.display = ""
@@ -106,7 +114,27 @@ class AttentionExplorer(W.VBox):
 
     def _show_error(self, text: str):
         self.maps = None
+        self._set_cells([], None, None)  # the previous text's tokens must not stay beside the message
         self.readout.value = ""
         self.heatmap.value = b""
         self.heatmap.layout.display = "none"  # no broken-image icon while there is nothing to show
         self.message.value = error_html(text)
+
+
+def _start_layer(layer, n: int) -> int:
+    """``layer`` as the dropdown's value (0 … n-1), or a ValueError in the words of the dropdown."""
+    if isinstance(layer, bool) or not isinstance(layer, int) or not -n <= layer < n:
+        raise ValueError(f"layer={layer!r} is not a block of this model: pass layer=0 … {n - 1} (or -1 for the last), "
+                         f"the 0-based index of attentions[layer]. The dropdown shows the same blocks as 1 … {n}: "
+                         f"layer=0 is block 1, layer={n - 1} is block {n}.")
+    return layer % n
+
+
+def _start_head(head, n: int) -> int | str:
+    """``head`` as the dropdown's value ("all" or 0 … n-1), or a ValueError that names the valid values."""
+    if head == "all":
+        return head
+    if isinstance(head, bool) or not isinstance(head, int) or not -n <= head < n:
+        raise ValueError(f"head={head!r} is not a head of this model: pass head=0 … {n - 1} (heads count from 0, "
+                         f"as in the dropdown; -1 for the last) or head='all' for all {n} side by side.")
+    return head % n

@@ -1,4 +1,5 @@
-"""Widget for notebook 11.1b: one text, three subword tokenizers side by side (lecture 004, subwords).
+"""Widget for notebook 11.1b: one text, every subword tokenizer of the notebook side by side (lecture 004, subwords):
+BPE, byte-level BPE, BERT's WordPiece and Unigram (its Viterbi segmentation and a sampled one).
 
 Thin wiring: the pieces come from course_lib.tokenization, the HTML from course_lib.views.tokenization.
 """
@@ -8,6 +9,7 @@ import random
 
 import ipywidgets as W
 
+from ..tokenization.byte_level import ByteLevelBPE
 from ..tokenization.compare import CourseTokenizers
 from ..views.common import error_html
 from ..views.tokenization import comparison_html, merges_html
@@ -16,13 +18,18 @@ MAX_CHARS = 1000  # keeps every interaction well under 100 ms
 
 
 class SubwordExplorer(W.VBox):
-    """Type text → BPE / WordPiece / Unigram pieces with ids and counts; a slider over BPE's merges;
-    "sample again" draws a new Unigram segmentation (subword regularization, with smoothing α)."""
+    """Type text → BPE / byte-level BPE / WordPiece / Unigram pieces with ids and counts; a slider over BPE's
+    merges; "sample again" draws a new Unigram segmentation (subword regularization, with smoothing α).
+
+    Byte-level BPE's pieces are shown as GPT-2 writes them: each byte as one printable character, a space as
+    ``Ġ`` (so ``Ġis`` is " is"), and a character of several bytes as several characters (``ü`` is ``Ã¼``).
+    The slider moves the character-level BPE only; byte-level BPE keeps all its merges."""
 
     def __init__(self, course: CourseTokenizers, text: str = "Mt. Sanitas is in Sunshine Canyon.",
                  alpha: float = 0.2, seed: int = 0):
         self.course = course
         self._bpe_at: dict[int, object] = {}
+        self.byte_bpe = ByteLevelBPE.from_learning(course.byte_bpe)
         self.draws = 0
         self.seed = seed
         n = len(course.bpe.merges)
@@ -67,6 +74,8 @@ class SubwordExplorer(W.VBox):
         rng = random.Random(self.seed * 1_000_003 + self.draws)
         return [
             (f"BPE ({steps:,} merges)", bpe.encode(text), "learnt from Lee news", bpe.vocab.get(bpe.unk_token)),
+            (f"byte-level BPE ({len(self.course.byte_bpe.merges):,} merges)", self.byte_bpe.encode(text),
+             "GPT-2's byte characters: Ġ = a space", None),
             ("WordPiece (BERT)", wp.encode(text), f"{len(wp.vocab):,} pieces", wp.vocab[wp.unk_token]),
             ("Unigram, Viterbi", uni.encode(text), f"{len(uni):,} pieces", uni.ids[uni.unk_token]),
             (f"Unigram, sample {self.draws + 1}", uni.encode(text, alpha=self.alpha.value, rng=rng),
@@ -78,11 +87,20 @@ class SubwordExplorer(W.VBox):
         if not text.strip():
             self.message.value = error_html("no text: type a sentence or a word")
             self.rows.value = ""
+        elif _lone_surrogate(text) is not None:  # no UTF-8 bytes for byte-level BPE to start from
+            self.message.value = error_html(f"the text holds U+{ord(_lone_surrogate(text)):04X}, half of a surrogate "
+                                            "pair and no character on its own: it has no UTF-8 bytes; remove it")
+            self.rows.value = ""
         elif len(text) > MAX_CHARS:
             self.message.value = error_html(f"the text has {len(text):,} characters; this explorer takes at most "
                                             f"{MAX_CHARS:,} (use the tokenizers directly for longer text)")
             self.rows.value = ""
         else:
             self.message.value = ""
-            self.rows.value = comparison_html(self.segmentations())
+            self.rows.value = comparison_html(self.segmentations(), text)
         self.vocab.value = merges_html(self.course.bpe, self.merges.value)
+
+
+def _lone_surrogate(text: str) -> str | None:
+    """The first code point of ``text`` that UTF-8 cannot encode (U+D800 … U+DFFF on its own), else None."""
+    return next((c for c in text if 0xD800 <= ord(c) <= 0xDFFF), None)

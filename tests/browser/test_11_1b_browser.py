@@ -38,7 +38,8 @@ def _rows_text(page) -> str:
 
 
 def _count(page, row: int) -> int:
-    """The token count shown in row ``row`` (0: BPE, 1: WordPiece, 2: Unigram Viterbi, 3: Unigram sample)."""
+    """The token count shown in row ``row`` (0: BPE, 1: byte-level BPE, 2: WordPiece, 3: Unigram Viterbi,
+    4: Unigram sample)."""
     text = page.locator(f"{X} .pieces-row").nth(row).locator(".count").inner_text()
     return int(re.match(r"(\d+) tokens?", text).group(1))
 
@@ -51,15 +52,21 @@ def test_subword_explorer_responds_to_text_merges_and_sampling(page):
     jl.wait_text_shown(page, f"{X} .subword-rows")
     first = _rows_text(page)
     assert "BPE (2,000 merges)" in first and "##itas" in first and "WordPiece (BERT)" in first
+    assert "byte-level BPE (2,000 merges)" in first
+    assert page.locator(f"{X} .pieces-row").count() == 5
     jl.screenshot_widget(page, X, SCREENSHOTS / "subword_explorer_initial.png")
 
-    # type a sentence: all four rows are redrawn for it
+    # type a sentence: all five rows are redrawn for it
     html0 = jl.inner_html(page, f"{X} .subword-rows")
     jl.fill_text(page, f"{X} .subword-text input", "Tokenizers split unaffable words in Zürich ☃.")
     jl.wait_html_changed(page, f"{X} .subword-rows", html0)
     jl.wait_until_idle(page, page.notebook_name)
     typed = _rows_text(page)
     assert "una" in typed and "##ffa" in typed and "⚠" in typed  # WordPiece's greedy pieces; ☃ unknown
+    byte_row = page.locator(f"{X} .pieces-row").nth(1).inner_text()
+    assert byte_row.startswith("byte-level BPE") and "⚠" not in byte_row and "Ġ" in byte_row  # no unknown token
+    counts = [page.locator(f"{X} .pieces-row").nth(i).locator(".count").inner_text() for i in range(5)]
+    assert all(c.endswith(", 7 words") for c in counts), counts  # one count from the text, on every row
     jl.screenshot_widget(page, X, SCREENSHOTS / "subword_explorer_typed.png")
 
     # fewer BPE merges: more, smaller pieces, and the vocabulary table follows the slider

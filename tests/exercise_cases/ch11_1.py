@@ -9,6 +9,7 @@ EXACT_HINTS = True  # each hint below is the student's whole message
 ATTENTION = "def scaled_dot_product_attention(Q, K, V, mask=None):\n"
 UNBATCHED_CASE = " (with Q (4, 8), K (6, 8), V (6, 5), no mask)"
 CAUSAL_CASE = " (with Q (5, 8), K (5, 8), V (5, 3), causal mask)"
+PADDING_CASE = " (with Q (2, 3, 8), K (2, 5, 8), V (2, 5, 6), key-padding mask (2, 1, 5) for real lengths [5, 3])"
 SPLIT = "def split_heads(X, n):\n    B, T, d = X.shape\n"
 GOOD_SPLIT = SPLIT + "    return X.view(B, T, n, d // n).transpose(1, 2)\n"
 MERGE = "def merge_heads(X):\n    B, H, T, dh = X.shape\n"
@@ -56,6 +57,20 @@ CASES = {  # case -> (exercise, source of a wrong answer, the whole message it m
     w = (Q @ K.transpose(-2, -1) / math.sqrt(K.size(-1))).softmax(-1)
     return w @ V + 1, w""", "the weights are right, but the output differs from the weighted sum of the values "
                           "(eq. 11.2) by 1 at (0, 0)" + UNBATCHED_CASE),
+    "attention drawing its own causal triangle whatever the mask": ("attention", ATTENTION + """\
+    s = Q @ K.transpose(-2, -1) / math.sqrt(K.size(-1))
+    if mask is not None:
+        s = s.masked_fill(torch.ones(s.shape[-2:], dtype=torch.bool).triu(1), float("-inf"))
+    w = s.softmax(-1)
+    return w @ V, w""", "your weights hide every key after its query, as a causal mask would, but this mask hides "
+                        "other keys: use the mask you are given, whatever its pattern (False = hidden), broadcast "
+                        "over the leading dimensions" + PADDING_CASE),
+    "attention broadcasting only a (T, T) mask": ("attention", ATTENTION + """\
+    s = Q @ K.transpose(-2, -1) / math.sqrt(K.size(-1))
+    if mask is not None and mask.dim() == 2:
+        s = s.masked_fill(~mask, float("-inf"))
+    w = s.softmax(-1)
+    return w @ V, w""", "weight at (1, 0, 3) should be 0: that key is masked" + PADDING_CASE),
     "attention raising TypeError": ("attention", ATTENTION + "    return Q + 'a'",
                                     "your function scaled_dot_product_attention raised TypeError: unsupported operand "
                                     "type(s) for +: 'Tensor' and 'str'" + UNBATCHED_CASE),

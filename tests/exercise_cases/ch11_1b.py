@@ -173,6 +173,19 @@ WRONG_ANSWERS = {
         new[tuple(out)] = n
     return best, new
 """, "merge from left to right"),
+        (MERGE + """\
+    from collections import Counter
+    pairs = Counter()
+    for w, n in words.items():
+        for p in zip(w, w[1:]):
+            pairs[p] += n
+    best = min(pairs, key=lambda p: (-pairs[p], p))
+    new = {}
+    for w, n in words.items():            # merges in the spelling as text: 't h</w>' also holds 't h'
+        merged = tuple(' '.join(w).replace(' '.join(best), ''.join(best)).split(' '))
+        new[merged] = new.get(merged, 0) + n
+    return best, new
+""", "a symbol is a unit, not a string of characters"),
     ],
     "viterbi": [
         (VITERBI + """\
