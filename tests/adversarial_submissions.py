@@ -161,6 +161,10 @@ def cases() -> list[Case]:
              _expect(nsp_input=("wrong", "timed out after {time_limit} s during `build_nsp_input`"))),
         Case("sleeps", "time.sleep(10**6) in language_probs", edited("language_probs", body="import time\ntime.sleep(10**6)"),
              _expect(language_sampling=("wrong", "stopped after waiting {idle_limit} s during `language_probs` without computing"))),
+        Case("stops_the_worker", "language_probs stops the process that relays its answer (SIGSTOP to its parent)",
+             edited("language_probs", body="import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)"),
+             _expect(language_sampling=("wrong", "stopped after waiting {idle_limit} s during `language_probs` without "
+                                                 "computing"))),
         Case("memory", "a list that grows without end in mask_tokens",
              edited("mask_tokens", body="hoard = []\nwhile True:\n    hoard.append(bytearray(10**7))"),
              _expect(mlm_masking=("wrong", "your function mask_tokens used more than {memory}"))),
@@ -198,6 +202,18 @@ def cases() -> list[Case]:
                                            "requires_grad=True)"),
              _expect(dependents=("correct", ""),  # the batch's loss is checked by its value, which is right
                      mlm_loss=("wrong", "the loss is not connected to the logits (no gradient would flow)"))),
+        Case("rewrites_logits", "masked_lm_loss returns the right value and, when a gradient is asked for, rewrites "
+                                "the logits in place so that the gradient of its 0 * sum looks like the reference's",
+             edited("masked_lm_loss", body="keep = labels != -100\n"
+                                           "value = float(F.cross_entropy(logits[keep].detach().double(), labels[keep]))\n"
+                                           "if logits.requires_grad:\n"
+                                           "    with torch.no_grad():\n"
+                                           "        logits.zero_()\n"
+                                           "        logits.scatter_(-1, labels.clamp(min=0)[..., None], 1e4)\n"
+                                           "    return torch.tensor(value) + 0 * logits.sum()\n"
+                                           "return torch.tensor(value, dtype=logits.dtype)"),
+             _expect(dependents=("correct", ""),
+                     mlm_loss=("wrong", "masked_lm_loss changed logits in place while its gradient was taken"))),
         Case("patches_torch_in_call", "build_nsp_input replaces torch.equal while being checked",
              edited("build_nsp_input", body="import torch\ntorch.equal = lambda *a: True\nreturn [], []"),
              _expect(nsp_input=("wrong", "your code replaced `torch.equal`; changing course_lib or torch is not allowed"))),
@@ -230,6 +246,11 @@ def cases() -> list[Case]:
              edited("language_probs", prefix="import scipy_special_extra"),
              _expect(language_sampling=("wrong", "the cell that defines `language_probs` imports `scipy_special_extra`, "
                                                  "which is not installed where notebooks are graded"))),
+        Case("returns_lists", "mask_tokens returns its tensors as Python lists (.tolist()): 200,000 numbers and more",
+             edited("mask_tokens", cell=_answer(solved, "mask_tokens").replace(
+                 "return corrupted, labels", "return corrupted.tolist(), labels.tolist()")),
+             _expect(mlm_masking=("wrong", "your function mask_tokens returned a tuple too large to check: more than "
+                                           "200,000 values: return tensors where tensors are asked for"))),
         Case("renamed", "mask_tokens renamed to mask_token", edited("mask_tokens", cell=renamed),
              _expect(mlm_masking=("not attempted", "`mask_tokens` is not defined: run the cell that defines it (and keep "
                                                    "the name `mask_tokens`); your notebook defines `mask_token`: did you rename it?"))),
@@ -249,6 +270,19 @@ def cases() -> list[Case]:
              _expect(language_sampling=("wrong", "q contains NaN"))),
         Case("inf", "masked_lm_loss returns inf", edited("masked_lm_loss", body="return torch.tensor(float('inf'))"),
              _expect(mlm_loss=("wrong", "your loss is inf, expected 5.0864"))),
+        Case("fills_disk", "language_probs asks for a 2 GB file in /tmp and one in its folder (the sandbox's /tmp is "
+                           "memory), and fails loudly if it gets either",
+             edited("language_probs", body="import os\n"
+                                           "for where in ('/tmp/fill', 'fill'):\n"
+                                           "    fd = os.open(where, os.O_CREAT | os.O_WRONLY)\n"
+                                           "    try:\n"
+                                           "        os.posix_fallocate(fd, 0, 2 * 2**30)\n"
+                                           "    except OSError:\n"
+                                           "        continue\n"
+                                           "    finally:\n"
+                                           "        os.close(fd)\n"
+                                           "        os.remove(where)\n"
+                                           "    raise RuntimeError(f'got 2 GB at {where}')"), ALL_CORRECT),
         Case("writes_files", "a cell overwrites and deletes every notebook in its folder",
              edited("build_nsp_input", prefix="import glob, os\nfor f in glob.glob('*.ipynb') + glob.glob('../*.ipynb'):\n"
                                             "    open(f, 'w').write('hacked')\n    os.remove(f)"), ALL_CORRECT),

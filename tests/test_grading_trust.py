@@ -501,3 +501,70 @@ def test_the_first_private_folder_on_the_way_to_the_project_is_named():
         assert isolation.private_folder(inner) == base / "a" / "b"
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_the_sandbox_mounts_no_folder_of_the_import_path_that_is_not_installed_code(tmp_path, monkeypatch):
+    """`python -m` puts the working directory on sys.path, PYTHONPATH its entries: the class's folder or the
+    teacher's home must not become readable in the sandbox (a red-team read copied a classmate's answer so)."""
+    classroom, elsewhere = tmp_path / "classroom", tmp_path / "teacher" / "lib"
+    for d in (classroom, elsewhere):
+        d.mkdir(parents=True)
+    monkeypatch.chdir(classroom)
+    monkeypatch.setattr(sys, "path", [str(classroom), "", str(elsewhere), *sys.path])
+    root = Path(course_lib.__file__).resolve().parents[1]
+    mounted = isolation._python_paths(root)
+    assert not any(classroom.is_relative_to(p) or elsewhere.is_relative_to(p) for p in mounted), mounted
+    site = Path(torch.__file__).resolve().parents[1]
+    assert any(site.is_relative_to(p) for p in mounted) and root / "course_lib" in mounted
+    assert Path(sys.prefix).resolve() in mounted
+
+
+def _bare_worker(code: str):
+    """A channel.Worker around ``python -c code`` (no sandbox): its frame reader running, nothing sent yet."""
+    import subprocess
+    import threading
+
+    from course_lib.exercises import channel
+
+    w = channel.Worker.__new__(channel.Worker)
+    w.proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    w.sandbox = type("NoSandbox", (), {"exit_code": staticmethod(lambda c: c), "cleanup": staticmethod(lambda: None)})()
+    w.frames = channel.queue.Queue(maxsize=channel.FRAMES_AHEAD)
+    w.closed, w.stalled, w.kept = threading.Event(), False, []
+    w.threads = [threading.Thread(target=w._read_frames, daemon=True)]
+    w.threads[0].start()
+    return w
+
+
+def test_a_worker_that_stops_reading_its_input_is_stopped_not_waited_for():
+    """A request the worker never reads (a red-team submission stopped the worker with SIGSTOP, then the grader
+    blocked for ever writing 835 KB to it): the write gives up after its timeout and the worker counts as idle."""
+    from course_lib.exercises import channel
+
+    w = _bare_worker("import os, time\nkeep = os.dup(0)\nos.dup2(os.open(os.devnull, os.O_RDONLY), 0)\ntime.sleep(120)")
+    start = time.monotonic()
+    w.send({"op": "store", "key": 0}, b"x" * 4_000_000, timeout=1.0)  # far more than a pipe holds
+    assert w.stalled and time.monotonic() - start < 30
+    with pytest.raises(channel.Broken) as e:
+        w.next(time.monotonic() + 60)
+    assert e.value.how == "idle"
+    assert w.stop() != 0 and w.proc.poll() is not None
+
+
+def test_frames_no_one_asked_for_wait_in_the_worker_and_are_dropped_when_it_stops():
+    """65 frames of 1 MB sent unasked: the grader holds at most FRAMES_AHEAD of them, and after stop() its reader
+    ends and nothing is left (the red-team run kept 2.9 GB and two reader threads for ever)."""
+    from course_lib.exercises import channel, wire
+
+    w = _bare_worker("import os\nfrom course_lib.exercises import wire\n"
+                     "for i in range(65):\n    wire.write_frame(1, {'ev': 'junk', 'i': i}, b'y' * 2**20)\n"
+                     "import time\ntime.sleep(120)")
+    deadline = time.monotonic() + 60
+    while w.frames.qsize() < channel.FRAMES_AHEAD and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # had the reader not waited, it would read on
+    assert w.frames.qsize() == channel.FRAMES_AHEAD
+    w.stop()
+    assert not w.threads[0].is_alive() and w.frames.qsize() == 0
+    assert wire.MAX_PAYLOAD >= 2**20

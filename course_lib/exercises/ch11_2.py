@@ -373,14 +373,18 @@ def check_mlm_loss(masked_lm_loss):
     from .remote import value_and_grad   # the check's side only: the sandbox never imports it
 
     logits, labels = loss_inputs(*LOSS_CASES[0])
+    pristine, _ = loss_inputs(*LOSS_CASES[0])  # the reference gradient is taken here, never from what was handed out
     with torch.enable_grad():
         logits.requires_grad_(True)
         _, grad = value_and_grad(masked_lm_loss, (logits, labels.clone()), wrt=0)
+        if not torch.equal(logits.detach(), pristine):
+            raise Wrong("masked_lm_loss changed logits in place while its gradient was taken: a loss reads the "
+                        "logits, it never writes them")
         if grad is None:
             raise Wrong("the loss is not connected to the logits (no gradient would flow): it must be computed from "
                         "the logits by tensor operations all the way, never through a plain Python number or a "
                         "tensor built anew from one")
-        x = logits.detach().clone().requires_grad_(True)
+        x = pristine.clone().requires_grad_(True)
         (want,) = torch.autograd.grad(reference_mlm_loss(x, labels), x)
     if tuple(grad.shape) != tuple(want.shape) or not torch.allclose(grad.float(), want, atol=1e-6, rtol=1e-4):
         off = (grad.float() - want).abs().max().item() if tuple(grad.shape) == tuple(want.shape) else float("nan")

@@ -153,11 +153,19 @@ def _worker_env_for_probe(extra: tuple[str, ...] = ()) -> dict:
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 
 
+def _installed(p: Path, prefixes: set[Path]) -> bool:
+    """A folder of installed code: inside the installation or the virtual environment, or a site-packages."""
+    return p.name in ("site-packages", "dist-packages") or any(p.is_relative_to(x) for x in prefixes)
+
+
 def _python_paths(root: Path) -> list[Path]:
-    """What the worker's Python needs to read: the installation, the virtual environment, the import path (the
-    repository itself only as its ``course_lib`` package)."""
-    paths = {Path(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
-    paths |= {Path(p) for p in sys.path if p and Path(p).is_dir()}
+    """What the worker's Python needs to read: the installation, the virtual environment, the folders of installed
+    packages on the import path (the repository itself only as its ``course_lib`` package). Never the folder the
+    grader was started from, nor any other folder on its import path (``python -m`` puts the working directory
+    there, PYTHONPATH its entries): that may be the class's folder, or the teacher's home."""
+    prefixes = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    paths = set(prefixes)
+    paths |= {Path(p) for p in sys.path if p and Path(p).is_dir() and _installed(Path(p).resolve(), prefixes)}
     exe, extra = worker_python()
     paths |= {Path(p) for p in extra}
     paths.add(Path(exe).resolve().parent)
@@ -170,9 +178,23 @@ def _python_paths(root: Path) -> list[Path]:
     return keep + [root / "course_lib"]
 
 
+TMP_BYTES = 512 * 2**20  # the sandbox's /tmp lives in memory: a submission gets this much of it
+
+
+@functools.cache
+def _bwrap_sizes_tmpfs() -> bool:
+    """Whether this bubblewrap can size a tmpfs (``--size``, bubblewrap 0.5 and later)."""
+    try:
+        return "--size" in subprocess.run([shutil.which("bwrap") or "bwrap", "--help"], capture_output=True,
+                                          text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
 def _bwrap_args(work: Path, cache: Path | None) -> list[str]:
+    size = ["--size", str(TMP_BYTES)] if _bwrap_sizes_tmpfs() else []
     args = ["--die-with-parent", "--new-session", "--unshare-all", "--uid", "65534", "--gid", "65534",
-            "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+            "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", "/tmp"]
     for p in SYSTEM:
         args += ["--ro-bind-try", p, p]
     if work != Path("/"):

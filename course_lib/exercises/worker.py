@@ -62,6 +62,18 @@ def cpu_limit(seconds: float):
         resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
+FILE_BYTES = 256 * 2**20  # the largest file a submission may write (RLIMIT_FSIZE): a notebook needs none so large
+
+
+def limit_files() -> None:
+    """No file written larger than FILE_BYTES: a write past it fails with 'File too large' (Python ignores
+    SIGXFSZ), instead of filling the grading machine's disk or, in /tmp, its memory."""
+    if resource is None or not hasattr(resource, "RLIMIT_FSIZE"):
+        return
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_BYTES, FILE_BYTES))
+
+
 def limit_memory(extra_bytes: int) -> None:
     """Address space limited to what the process uses now plus ``extra_bytes`` (Linux; elsewhere not enforced)."""
     if resource is None or not sys.platform.startswith("linux"):
@@ -223,6 +235,9 @@ def serve(rfd: int, wfd: int, namespace: dict, guard: LibraryGuard) -> None:
                 after = ([None if b is not None and _same(a, b) else calls.state_after(a) for a, b in zip(args, before)],
                          {k: calls.state_after(v) for k, v in kwargs.items()})
                 header, data = wire.encode((value, after))
+                if "opaque" in header["tree"]:  # the pair was too large: the answer is, but the reply stays a pair
+                    why = str(header["tree"]["opaque"][1])
+                    header, data = wire.encode((wire.opaque_type(type(value).__name__)(why), after))
             except BaseException:  # noqa: BLE001 - an answer whose methods raise while it is read
                 header, data = wire.encode((wire.opaque_type(type(value).__name__)("it could not be read"), None))
             send(wfd, data, ev="return", **header)
@@ -239,6 +254,8 @@ def serve_forked(name: str, seconds: float, namespace: dict, guard: LibraryGuard
         try:
             os.close(c_in_w)
             os.close(c_out_r)
+            os.close(rfd)  # the grader's channel is the worker's: the child talks only to the worker, which relays
+            os.close(wfd)
             if resource is not None:
                 resource.setrlimit(resource.RLIMIT_CPU, (math.ceil(seconds), math.ceil(seconds) + 1))
             limit_memory(job["memory_bytes"])
@@ -282,7 +299,19 @@ def serve_forked(name: str, seconds: float, namespace: dict, guard: LibraryGuard
     send(wfd, ev="ended", how=how, cpu=round(cpu, 3))
 
 
+def _not_dumpable() -> None:
+    """Linux: this process (and the children it forks) becomes undumpable, so that no other process of the same
+    user id, such as an exercise's child, can open its descriptors through /proc/<pid>/fd or trace it."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+
+
 def main() -> int:
+    _not_dumpable()
     rfd = os.dup(0)  # the grader's frames come here; fd 0 becomes an empty input for the student's code
     wfd = os.dup(1)  # our frames go here; fd 1 becomes the student's output (to stderr)
     empty = os.open(os.devnull, os.O_RDONLY)
@@ -300,6 +329,7 @@ def main() -> int:
     guard = LibraryGuard()
     send(wfd, ev="ready", pid=os.getpid())
     limit_memory(job["memory_bytes"])
+    limit_files()
     namespace: dict = {"__name__": "__main__"}
     start = _cpu()
     run_cells(job, namespace, guard, wfd)
