@@ -194,14 +194,6 @@ def test_a_name_that_is_not_utf8_is_shown_escaped_and_the_gradebook_is_replaced_
     assert os.listdir(tmp_path / "grades_feedback") == ["caf\\xe9.md"]
 
 
-def test_a_gradebook_that_cannot_be_written_leaves_the_earlier_one_whole(tmp_path):
-    out = tmp_path / "grades.csv"
-    out.write_text("the earlier gradebook\n")
-    with pytest.raises(UnicodeEncodeError):
-        write_atomically(out, "submission\ncaf\udce9\n")  # what a name that is not UTF-8 once did halfway
-    assert out.read_text() == "the earlier gradebook\n" and os.listdir(tmp_path) == ["grades.csv"]
-
-
 FORMULAS = ['=HYPERLINK("evil.example","click me")', "+1+1", "-2", "@SUM(1+1)", "\tTAB", "\rCR"]
 
 
@@ -285,3 +277,179 @@ def test_the_trusted_side_never_imports_the_sandbox():
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | {
         a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert not {m for m in imported if m and m.split(".")[-1] in ("sandbox", "worker")}, imported
+
+
+# ----------------------------------------------------------------------------- text that comes from a submission
+
+PROBS = "def language_probs(p, alpha):\n    return None"  # language_sampling, of notebook 11.2
+HONEST_PROBS = _notebook((STUB, ["exercise"]), (PROBS, ["exercise"]), (f"{QUESTION} = {RIGHT!r}", ["exercise"]))
+QUALNAME = ('x`\x1b[2K\x1b[G  ✅ language_sampling     correct        matches eq. 11.7\n8 of 8 exercises correct\x1b[8m'
+            '\n```\n\n**Regraded: 8 of 8** <img src="https://attacker.example/p.png">\n\n```')
+INJECTED = ('\x1b[2K\x1b[G  ✅ language_sampling     correct\x1b[8m <img src="https://attacker.example/t.png"> '
+            '[regrade: all correct](https://attacker.example/x) <b>grace: 9/9</b> **bold** `code` $\\href{x}{y}$')
+
+
+def probing(info: dict | None = None, raised: dict | None = None, cells: list | None = None):
+    """(frames at the start, answers) of a worker whose notebook defines language_probs as ``info`` says (a function
+    of the notebook's own, by default), whose calls raise ``raised``, and whose cells send ``cells`` first."""
+    def answer(request):
+        op = request.get("op")
+        if op == "probe":
+            return [{"ev": "probe", "callables": [], "names": {n: {"defined": True, "callable": True, "type": "function",
+                                                                   "module": "__main__", "qualname": n, **(info or {})}
+                                                               for n in request["names"]}}]
+        if op == "call":
+            return [{"ev": "raised", "kind": "other", "type": "ValueError", "message": "", **(raised or {})}]
+        if op == "end":
+            return [{"ev": "ended", "how": None, "cpu": 0.1}]
+        return []
+    return [{"ev": "ready"}, *(cells or []), {"ev": "found", "names": ["language_sampling"]}], answer
+
+
+NEVER = {"defined": False}  # what the worker says of a function whose cell failed
+
+
+def failed_cell(message: str) -> list:
+    """The frames of a worker whose cell 1 (the one that defines language_probs) raised with ``message``."""
+    template = f"the cell that defines `{{n}}` raised AssertionError: {message}, so `{{n}}` was never defined"
+    return [{"ev": "cell_failed", "i": 1, "template": template}, {"ev": "cell_done", "i": 1}]
+
+
+def grade_class(tmp_path: Path, scripted, **hostile) -> dict:
+    """grade-all on alice (honest) and the ``hostile`` scripts (name -> probing(…)): the rows, the feedback files and
+    the class report's Markdown."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "alice.ipynb").write_bytes(ANSWERED)
+    scripted["alice.ipynb"] = (_ran("unchanged_prediction"), honest({QUESTION: RIGHT}))
+    for name, script in hostile.items():
+        (folder / f"{name}.ipynb").write_bytes(HONEST_PROBS)
+        scripted[f"{name}.ipynb"] = script
+    (tmp_path / "grades.csv").write_text("the earlier gradebook\n")
+    grade_all(folder, tmp_path / "grades.csv", limits=LIMITS, progress=False)
+    rows = {row[0]: row for row in _rows(tmp_path / "grades.csv")}
+    feedback = {p.stem: p.read_text(encoding="utf-8") for p in (tmp_path / "grades_feedback").iterdir()}
+    return dict(rows=rows, feedback=feedback, report=(tmp_path / "grades_report.md").read_text(encoding="utf-8"))
+
+
+def rendered(markdown: str) -> str:
+    """The HTML a CommonMark renderer (with tables, raw HTML allowed) makes of ``markdown``."""
+    markdown_it = pytest.importorskip("markdown_it")
+    return markdown_it.MarkdownIt("commonmark").enable("table").render(markdown)
+
+
+def grade_in_terminal(tmp_path: Path, scripted, monkeypatch, capsys, script) -> str:
+    """What `python -m course_lib.exercises grade` prints for a notebook the worker ``script`` serves."""
+    from course_lib.exercises import __main__ as cli
+
+    path = tmp_path / "mallory.ipynb"
+    path.write_bytes(HONEST_PROBS)
+    scripted[path.name] = script
+    monkeypatch.setattr(cli, "_limits", lambda args: LIMITS)
+    assert cli.main(["grade", str(path)]) == 0
+    return capsys.readouterr().out
+
+
+def test_a_lone_surrogate_costs_no_one_their_feedback(tmp_path, scripted, monkeypatch, capsys):
+    """A surrogate in an exception message, a qualname, a module or a type name once stopped the whole class's
+    gradebook (UnicodeEncodeError on writing it) and `grade` on printing it: it is shown as an escape."""
+    graded = grade_class(tmp_path, scripted, message=probing(raised={"message": "\ud800 and \udce9"}),
+                         qualname=probing({"module": "course_lib.\udc80", "qualname": "f\ud800"}),
+                         type=probing({"callable": False, "type": "\ud83d"}))
+    rows, feedback = graded["rows"], graded["feedback"]
+    assert sorted(rows) == ["alice", "message", "qualname", "submission", "type"]
+    assert rows["alice"][-3] == fmt_points(EXERCISES["unchanged_prediction"].points)  # honest: as before
+    assert "your function language_probs raised ValueError: \\ud800 and \\udce9" in rows["message"][-1]
+    assert "`course_lib.\\udc80.f\\ud800`" in rows["qualname"][-1] and "a \\ud83d" in rows["type"][-1]
+    assert sorted(feedback) == ["alice", "message", "qualname", "type"]
+    assert "raised ValueError: \\ud800 and \\udce9" in feedback["message"]
+    out = grade_in_terminal(tmp_path, scripted, monkeypatch, capsys, probing(raised={"message": "\ud800"}))
+    assert "language_sampling" in out and "raised ValueError: \\ud800" in out
+
+
+def test_files_are_written_with_escapes_and_a_failed_write_leaves_the_earlier_gradebook(tmp_path, monkeypatch):
+    out = tmp_path / "grades.csv"
+    out.write_text("the earlier gradebook\n")
+    write_atomically(out, "submission\ncaf\udce9\n")  # a second line of defence: a surrogate is written as an escape
+    assert out.read_text() == "submission\ncaf\\udce9\n"
+
+    def fail(*args):
+        raise OSError("the disk is full")
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(OSError):
+        write_atomically(out, "a new gradebook\n")
+    assert out.read_text() == "submission\ncaf\\udce9\n" and os.listdir(tmp_path) == ["grades.csv"]
+
+
+def test_a_cell_s_error_message_is_never_a_template_of_the_grader(tmp_path, scripted, monkeypatch, capsys):
+    """The worker's message for a failed cell holds `{n}` where the name goes, and the cell's error: braces in the
+    error once crashed the grader (KeyError) or made a 200 MB gradebook ({n:>200000000})."""
+    graded = grade_class(tmp_path, scripted, config=probing(NEVER, cells=failed_cell("unexpected config {'alpha': 0.3}")),
+                         big=probing(NEVER, cells=failed_cell("{n:>200000000} {0} {n.__class__}")))
+    rows = graded["rows"]
+    assert (
+        "language_sampling: wrong — the cell that defines `language_probs` raised AssertionError: unexpected config "
+        "{'alpha': 0.3}, so `language_probs` was never defined") in rows["config"][-1]
+    assert ("the cell that defines `language_probs` raised AssertionError: {n:>200000000} {0} {n.__class__}, so "
+            "`language_probs` was never defined") in rows["big"][-1]
+    assert (tmp_path / "grades.csv").stat().st_size < 20_000
+    assert rows["alice"][-3] == fmt_points(EXERCISES["unchanged_prediction"].points)  # honest: as before
+    out = grade_in_terminal(tmp_path, scripted, monkeypatch, capsys,
+                            probing(NEVER, cells=failed_cell("unexpected config {'alpha': 0.3}")))
+    assert "raised AssertionError: unexpected config {'alpha': 0.3}, so `language_probs` was never defined" in out
+
+
+def test_a_message_is_at_most_2000_characters(tmp_path, scripted):
+    """A hint may quote the student's value (a question's answer of 30,000 characters): the gradebook does not."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "long.ipynb").write_bytes(ANSWERED)
+    scripted["long.ipynb"] = (_ran("unchanged_prediction"), honest({QUESTION: "x" * 30_000}))
+    grade, = grade_all(folder, tmp_path / "grades.csv", limits=LIMITS, progress=False)
+    message = next(r.message for r in grade.results if r.name == "unchanged_prediction")
+    assert "xxxxx" in message and len(message) == 2000 and message.endswith("…")
+
+
+def test_student_text_is_plain_text_in_the_terminal_the_csv_the_feedback_and_the_report(tmp_path, scripted,
+                                                                                      monkeypatch, capsys):
+    """A qualname or an exception message with escape codes, line breaks, a code fence, HTML and links: in the terminal
+    they once erased the real ❌ line and printed a fake ✅; in the feedback the ``` ended the code block. Control
+    characters are shown as escapes (\\x1b), line breaks as spaces; the Markdown shows the text as text."""
+    graded = grade_class(tmp_path, scripted, qualname=probing({"module": "course_lib.pretraining", "qualname": QUALNAME}),
+                         inject=probing(raised={"message": INJECTED}))
+    rows, feedback = graded["rows"], graded["feedback"]
+    for name in ("qualname", "inject"):
+        cell = rows[name][-1]
+        assert "\x1b" not in cell and "\n" not in cell and "\\x1b[2K\\x1b[G" in cell, cell
+    assert "`language_probs` is course_lib's own `course_lib.pretraining.x`\\x1b[2K" in rows["qualname"][-1]
+    for name in ("qualname", "inject"):
+        html = rendered(feedback[name])
+        assert "<img" not in html and "<b>" not in html and "attacker.example/x\"" not in html, html
+        assert html.count("<pre>") == 1 and "Regraded" not in html.split("</pre>")[1], html
+        assert "&lt;img src=&quot;https://attacker.example/" in html.split("<pre>")[1], html
+    html = rendered(graded["report"])
+    assert html.count("<img") == 1 and "<b>" not in html and "<a href" not in html and "<strong>" not in html, html
+    assert "<code>language_probs</code>" in html and "\\x1b[2K" in html  # our own code spans stay code
+    assert "&lt;img src=&quot;https://attacker.example/t.png&quot;&gt; [regrade: all correct]" in html
+    assert "\x1b" not in graded["report"] and "\x1b" not in feedback["qualname"]
+    out = grade_in_terminal(tmp_path, scripted, monkeypatch, capsys,
+                            probing({"module": "course_lib.pretraining", "qualname": QUALNAME}))
+    lines = out.splitlines()
+    assert "\x1b" not in out and len(lines) == 3, out  # the title, the one exercise, the total: nothing erased
+    assert lines[1].startswith("  ❌ language_sampling  wrong          `language_probs` is course_lib's own "), out
+    assert "\\x1b[2K\\x1b[G  ✅ language_sampling" in lines[1] and lines[2] == "0 of 1 exercises correct", out
+
+
+def test_clean_text_and_markdown_escapes():
+    from course_lib.exercises.untrusted import clean_text, md_fence, md_inline
+
+    raw = "a\tb\r\nc\x1b[31m\x85\u202e\ud800" + "x" * 3000
+    once = clean_text(raw)
+    assert once.startswith("a b  c\\x1b[31m \\u202e\\ud800x") and len(once) == 2000 and once.endswith("…")
+    assert clean_text(once) == once and clean_text("ok — ✅ `f`") == "ok — ✅ `f`"
+    text = "`mask_tokens` got <b>[x](y)</b> | **2** `<i>` d_k _a_ $x$ ``` a\\"
+    md = md_inline(text)
+    assert md.startswith("`mask_tokens` got &lt;b&gt;\\[x\\](y)&lt;/b&gt; \\| \\*\\*2\\*\\* \\`&lt;i&gt;\\` d_k \\_a\\_ \\$x\\$")
+    html = rendered(md)
+    assert "<code>mask_tokens</code>" in html and "<b>" not in html and "<a" not in html and "<em>" not in html
+    assert md_inline("# not a heading").startswith("\\#") and md_fence(["a ```` b"])[0] == "`" * 5

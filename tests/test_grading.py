@@ -128,6 +128,60 @@ def test_grade_all_gives_byte_identical_files_for_the_same_submissions(tmp_path)
     assert filecmp.cmp(tmp_path / "a" / "grades.csv", tmp_path / "c" / "grades.csv", shallow=False)
 
 
+PYTHON = """labels = 3
+selected = (labels
+            != -100)
+share = (labels
+         % 2)
+total = labels + \\
+    2
+doc = '''
+%s of the tokens
+!important
+'''
+pair = [labels  # a comment ( with a bracket ] and a quote '
+        != 3]
+"""
+MAGICS = """%matplotlib inline
+!pip install x
+s = "a ( string"  # a bracket ( in a string or a comment is none
+%time x = 1
+for i in range(2):
+    %time y = i
+z = (1,
+     2)
+%load_ext autoreload
+"""
+
+
+def test_only_a_line_that_begins_a_statement_is_a_magic():
+    """A line that begins with % or ! is an IPython magic or a shell line only where a statement begins: inside
+    brackets, after a backslash or in a string it is Python (PEP 8 breaks a line before a binary operator, so
+    `selected = (labels` / `!= -100)` passes check() in Jupyter, and the grader once said SyntaxError)."""
+    from course_lib.exercises.grading import python_only
+
+    assert python_only(PYTHON) == PYTHON.rstrip("\n")
+    namespace: dict = {}
+    exec(python_only(PYTHON), namespace)
+    assert (namespace["selected"], namespace["share"], namespace["total"], namespace["pair"]) == (True, 1, 5, [False])
+    assert namespace["doc"] == "\n%s of the tokens\n!important\n"
+    assert python_only(MAGICS).splitlines() == [
+        "pass  # %matplotlib inline", "pass  # !pip install x", MAGICS.splitlines()[2], "pass  # %time x = 1",
+        "for i in range(2):", "    pass  # %time y = i", "z = (1,", "     2)", "pass  # %load_ext autoreload"]
+    exec(python_only(MAGICS), {})  # a magic alone in a block leaves the block valid
+    assert python_only("%%time\nx = (1\n     % 2)\n!ls") == "pass  # %%time\nx = (1\n     % 2)\npass  # !ls"
+    assert python_only("!echo a \\\n    b\nx = 1") == "pass  # !echo a \\\n#     b\nx = 1"  # a continued magic
+    assert python_only("x = 1\r\n%time f()\ry = '\x0c'") == "x = 1\npass  # %time f()\ny = '\x0c'"
+    # the lines IPython runs as magics are those the grader leaves out, no more, no fewer
+    transformer = pytest.importorskip("IPython.core.inputtransformer2")
+    for source in (PYTHON, MAGICS):
+        ipython, ours = transformer.TransformerManager().transform_cell(source).splitlines(), python_only(source).splitlines()
+        assert len(ipython) == len(ours)
+        for theirs, mine in zip(ipython, ours):
+            indent = theirs[:len(theirs) - len(theirs.lstrip())]
+            assert mine == theirs or (theirs.lstrip().startswith("get_ipython().") and mine.startswith(indent + "pass  # ")), (mine, theirs)
+
+
 # ----------------------------------------------------------------------------- nbgrader and otter
 
 def _sheet(content: bytes):

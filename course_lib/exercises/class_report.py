@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from ..views.svg import FONT, esc
 from .core import CORRECT, NOT_ATTEMPTED, WRONG
+from .untrusted import clean_text, md_inline
 
 NOT_GRADED = "not graded"
 KINDS = (CORRECT, WRONG, NOT_ATTEMPTED, NOT_GRADED)
@@ -61,7 +62,7 @@ def summarise(rows: list[tuple[list, str | None]], names: list[str]) -> list[Exe
                 s.counts[CORRECT] += 1
             elif r.status == WRONG:
                 s.counts[WRONG] += 1
-                s.mistakes[r.message.strip() or "(no message)"] += 1
+                s.mistakes[clean_text(r.message).strip() or "(no message)"] += 1
             else:
                 s.counts[NOT_ATTEMPTED] += 1
     return [s for s in out.values() if s.total]
@@ -117,9 +118,11 @@ def report_markdown(summaries: list[ExerciseSummary], chart: str | None = None) 
 
 
 def _md(text: str, limit: int) -> str:
-    """One line of a Markdown table or list: no line breaks or pipes, cut at ``limit`` characters."""
-    text = " ".join(text.split()).replace("|", "\\|")
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    """A hint as text in one line of a Markdown table or list, cut at ``limit`` characters: no line breaks or
+    control characters, and what Markdown or HTML would read (a pipe, ``<img>``, a link) escaped, as a hint may
+    quote the student's text (:mod:`.untrusted`); the hint's own code spans stay code."""
+    text = " ".join(clean_text(text).split())
+    return md_inline(text if len(text) <= limit else text[:limit - 1] + "…")
 
 
 def _swatch(x: float, y: float, w: float, h: float, kind: str, bar: str = "") -> list[str]:

@@ -17,6 +17,11 @@ its notebook's chapter has in the registry (:func:`.grading.notebook_chapter`), 
 ``check()`` on; the columns of another chapter's exercises are left empty in its row. A cell that begins like a
 formula (``=``, ``+``, ``-``, ``@``, tab, carriage return) gets a leading ``'`` so that a spreadsheet shows it as text
 (OWASP's advice against CSV injection). Two submissions never share a feedback file (:func:`feedback_names`).
+
+What a submission wrote (an exception's message, a qualname) is plain text in every file (:mod:`.untrusted`): one
+line without control characters, at most 2,000 characters a message, escaped for Markdown in the feedback files and
+the report; the files are written with ``errors="backslashreplace"`` as well, so a character UTF-8 cannot encode
+costs no one the gradebook.
 """
 from __future__ import annotations
 
@@ -32,6 +37,7 @@ from pathlib import Path
 
 from .core import EXERCISES, ICONS, NOT_ATTEMPTED, Result, fmt_points
 from .grading import Grade, SubmissionError, chapter_of
+from .untrusted import MAX_MESSAGE, clean_grade, clean_text, md_fence, md_inline
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as the start of a formula
 
@@ -104,10 +110,14 @@ def feedback_line(grade: Grade, results: list[Result]) -> str:
 
 
 def feedback_markdown(sid: str, grade: Grade, results: list[Result]) -> str:
+    """The feedback file of one submission. What may hold the student's text (the error, each result's line) is
+    shown as text: the error escaped (:func:`.untrusted.md_inline`), the results in a code block that no line of
+    theirs can close (:func:`.untrusted.md_fence`)."""
     possible = sum(r.points for r in results)
-    lines = [f"# Feedback: {sid}", ""]
+    lines = [f"# Feedback: {md_inline(clean_text(sid))}", ""]
     if grade.error is not None:
-        lines += [f"**0 of {fmt_points(possible)} points**: this notebook could not be graded.", "", grade.error, ""]
+        lines += [f"**0 of {fmt_points(possible)} points**: this notebook could not be graded.", "",
+                  md_inline(clean_text(grade.error).strip()), ""]
         return "\n".join(lines)
     score = sum(r.score for r in results)
     lines += [f"**{fmt_points(score)} of {fmt_points(possible)} points** · "
@@ -115,8 +125,8 @@ def feedback_markdown(sid: str, grade: Grade, results: list[Result]) -> str:
               "| exercise | points | result |", "|---|---|---|"]
     lines += [f"| {r.name} | {fmt_points(r.score)} / {fmt_points(r.points)} | {ICONS[r.status]} {r.status} |"
               for r in results]
-    lines += ["", "What `check()` says for each exercise in your notebook:", "", "```"]
-    lines += [str(r) for r in results] + ["```", ""]
+    lines += ["", "What `check()` says for each exercise in your notebook:", ""]
+    lines += md_fence([clean_text(str(r), 4 * MAX_MESSAGE) for r in results]) + [""]
     return "\n".join(lines)
 
 
@@ -162,10 +172,11 @@ def gradebook_csv(folder: Path, grades: list[Grade], names: list[str]) -> str:
 
 def write_atomically(path: Path, text: str) -> None:
     """Write a temporary file in ``path``'s folder, then rename it over ``path``: an earlier gradebook there is
-    replaced whole or not at all, never left empty or cut off by an error halfway."""
+    replaced whole or not at all, never left empty or cut off by an error halfway. A character UTF-8 cannot
+    encode (a lone surrogate) is written as its escape (``\\ud800``)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8", errors="backslashreplace")
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -218,7 +229,7 @@ def grade_all(folder: str | Path, out: str | Path, feedback_dir: str | Path | No
                 grade = Grade(path, error=f"the grader itself failed on this file ({type(e).__name__}: "
                                           f"{str(e)[:200]}, at {where}); ask your teacher to grade it by hand")
             bar.update(1)
-            return grade
+            return clean_grade(grade)  # (grade_file's are clean already; the error above may quote the student)
         grades = list(pool.map(one, paths))
     names, fallback = columns(grades), class_chapter(grades)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -228,7 +239,7 @@ def grade_all(folder: str | Path, out: str | Path, feedback_dir: str | Path | No
     files = feedback_names(sids)
     for sid, grade in zip(sids, grades):
         text = feedback_markdown(sid, grade, chapter_results(grade, names, fallback))
-        (feedback_dir / files[sid]).write_text(text, encoding="utf-8")
+        (feedback_dir / files[sid]).write_text(text, encoding="utf-8", errors="backslashreplace")
     write_class_report(out, grades, names, fallback)
     return grades
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .core import EXERCISES, ICONS, Result, fmt_points
+from .untrusted import clean_text
 
 GRADED_TAGS = {"setup", "exercise"}
 CHECK_CALL = re.compile(r"""\bcheck\(\s*["']([^"']+)["']\s*\)""")
@@ -147,8 +148,61 @@ _defines = defines
 
 
 def python_only(source: str) -> str:
-    """Comment out IPython magics and shell lines (%matplotlib, !pip), which plain Python cannot run."""
-    return "\n".join("# " + line if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+    """``source`` with its IPython magics and shell lines (``%matplotlib inline``, ``!pip install x``, ``%%time``)
+    made ``pass  # %matplotlib inline``, which plain Python can run: a no-op at the line's indentation (a magic alone
+    in a block leaves it valid). As in IPython, a line is a magic only where a statement begins: a ``%`` or ``!``
+    that begins a line inside brackets, after a backslash or in a string is Python (``(labels`` / ``!= -100)``).
+    A magic line that ends with a backslash goes on to the next line, which is commented out too. Lines end at
+    ``\\n``, ``\\r\\n`` or ``\\r`` only, as for Python (not at a form feed or U+2028 in a string)."""
+    lines = re.split(r"\r\n|\r|\n", source)
+    depth, quote, continued, magic = 0, None, False, False
+    for k, line in enumerate(lines):
+        body = line.lstrip(" \t\f")
+        if magic:  # the continuation of a magic line
+            lines[k], magic = "# " + line, line.endswith("\\")
+        elif depth == 0 and quote is None and not continued and body.startswith(("%", "!")):
+            lines[k], magic = f"{line[:len(line) - len(body)]}pass  # {body}", line.endswith("\\")
+        else:
+            depth, quote, continued = _scan(line, depth, quote)
+    return "\n".join(lines).removesuffix("\n")
+
+
+_CODE_STOP = re.compile(r"[\'\"#()\[\]{}\\]")
+_STRING_STOP = {q: re.compile(r"\\|" + q) for q in ("'", '"', "'''", '"""')}
+
+
+def _scan(line: str, depth: int, quote: str | None) -> tuple[int, str | None, bool]:
+    """Python's state at the end of ``line``, from the state at its start: (the depth of brackets, the quote of
+    the string that is open, whether a backslash continues the line)."""
+    i, n = 0, len(line)
+    while i < n:
+        if quote is not None:  # in a string: up to its closing quote; a backslash escapes the next character
+            m = _STRING_STOP[quote].search(line, i)
+            if m is None:
+                break
+            if m.group() == "\\":
+                if m.end() == n:  # an escaped line end: the string goes on
+                    return depth, quote, False
+                i = m.end() + 1
+            else:
+                i, quote = m.end(), None
+            continue
+        m = _CODE_STOP.search(line, i)
+        if m is None or m.group() == "#":
+            break
+        c, i = m.group(), m.end()
+        if c in "'\"":
+            quote = line[m.start():m.start() + 3] if line.startswith(c * 3, m.start()) else c
+            i = m.start() + len(quote)
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth = max(depth - 1, 0)
+        elif i == n:  # a backslash that ends the line
+            return depth, None, True
+    if quote is not None and len(quote) == 1:
+        quote = None  # a string left open at the end of its line: a syntax error, which Python reports
+    return depth, quote, False
 
 
 def exercises_in(source: str, defined=()) -> list[str]:
@@ -225,7 +279,7 @@ def format_results(results: list[Result], title: str | None = None) -> str:
         return "\n".join(lines + ["  no graded exercises in this notebook"])
     width = max(len(r.name) for r in results)
     for r in results:
-        lines.append(f"  {ICONS[r.status]} {r.name:<{width}}  {r.status:<13}  {r.message}".rstrip())
+        lines.append(f"  {ICONS[r.status]} {r.name:<{width}}  {r.status:<13}  {clean_text(r.message)}".rstrip())
     score, points = sum(r.score for r in results), sum(r.points for r in results)
     total = f"{sum(r.correct for r in results)} of {len(results)} exercises correct"
     if score != sum(r.correct for r in results) or points != len(results):

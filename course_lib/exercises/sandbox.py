@@ -38,6 +38,7 @@ from .limits import Limits, cell_death_phrase, death_phrase
 from .references import reference_used
 from .channel import Broken, Worker
 from .remote import Exercise, Remote
+from .untrusted import clean_grade
 
 MAX_RESTARTS = 8
 
@@ -138,6 +139,17 @@ def _check(run: _Run, worker: Worker, name: str) -> tuple[Result, bool]:
     return result, remote.broken is None
 
 
+def _named(template: str, n: str) -> str:
+    """The message of a failed cell for the function ``n``: the template (:func:`.worker.run_cells`, or
+    :func:`_run_cells`) holds the name's place as ``{n}`` first and last, around the cell's error, which is the
+    student's text: braces there are text, never a format field (``str.format`` once ran ``{n:>200000000}``)."""
+    head, found, rest = template.partition("{n}")
+    if not found:
+        return template
+    middle, found, tail = rest.rpartition("{n}")
+    return head + n + (middle + n + tail if found else rest)
+
+
 def _pre_check(run: _Run, ex, found: dict) -> Result | None:
     """A result decided without calling anything: a function not defined (its cell failed, or it is missing), not a
     function, course_lib's own, or written by calling the library's reference for it."""
@@ -146,7 +158,7 @@ def _pre_check(run: _Run, ex, found: dict) -> Result | None:
         if not info[n].get("defined"):
             for cell in run.cells:
                 if str(cell.index) in run.failed and defines(cell.source, n):
-                    return Result(ex.name, WRONG, run.failed[str(cell.index)].format(n=n))
+                    return Result(ex.name, WRONG, _named(run.failed[str(cell.index)], n))
             return Result(ex.name, NOT_ATTEMPTED, _not_defined(n, found["callables"]))
         if ex.kind != "function":
             continue
@@ -164,7 +176,13 @@ def _pre_check(run: _Run, ex, found: dict) -> Result | None:
 
 def grade_file(path: str | Path, limits: Limits | None = None) -> Grade:
     """Grade the notebook at ``path`` in a sandboxed process; the file itself is only read.
-    :class:`SandboxUnavailable` when this machine offers no sandbox of the kind ``limits.isolation`` asks for."""
+    :class:`SandboxUnavailable` when this machine offers no sandbox of the kind ``limits.isolation`` asks for.
+    Every message and error is plain text of at most 2,000 characters (:func:`.untrusted.clean_grade`): what came
+    from the submission (an exception's message, a qualname, a cell's error) can be printed and written as it is."""
+    return clean_grade(_grade_file(path, limits))
+
+
+def _grade_file(path: str | Path, limits: Limits | None = None) -> Grade:
     path, limits = Path(path), limits or Limits()
     mode = choose(limits.isolation)
     try:
