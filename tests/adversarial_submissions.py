@@ -134,6 +134,11 @@ def cases() -> list[Case]:
     missing = [c for c in solved.cells if "def build_nsp_input(" not in c.source]
     nb_missing = copy.deepcopy(solved)
     nb_missing.cells = missing
+    nb_helper = copy.deepcopy(solved)  # a helper in a new cell, added with "+" (JupyterLab gives it no tag)
+    at = _cell_of(nb_helper, "masked_lm_loss")
+    nb_helper.cells[at].source = "def masked_lm_loss(logits, labels):\n    return _selected_ce(logits, labels)"
+    nb_helper.cells.insert(at, nbformat.v4.new_code_cell("def _selected_ce(logits, labels):\n    keep = labels != -100\n"
+                                                         "    return F.cross_entropy(logits[keep], labels[keep])"))
     not_defined = "`{}` is not defined: run the cell that defines it"
     return [
         # ------------------------------------------------------------------ files that cannot be graded
@@ -256,6 +261,10 @@ def cases() -> list[Case]:
                                                    "the name `mask_tokens`); your notebook defines `mask_token`: did you rename it?"))),
         Case("missing", "the cell of build_nsp_input deleted", write(nb_missing),
              _expect(nsp_input=("not attempted", not_defined.format("build_nsp_input")))),
+        Case("helper_in_new_cell", "masked_lm_loss calls a helper defined in a new, untagged cell", write(nb_helper),
+             _expect(mlm_loss=("wrong", "raised NameError: name '_selected_ce' is not defined (`_selected_ce` is "
+                                        "defined in a cell that is not tagged `setup` or `exercise`, and only those "
+                                        "are graded"))),
         Case("library_own", "masked_lm_loss imported from course_lib instead of written",
              edited("masked_lm_loss", cell="from course_lib.pretraining.masking import masked_lm_loss"),
              _expect(dependents=("correct", ""),  # what calls it gets the library's masked_lm_loss

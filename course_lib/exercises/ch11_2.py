@@ -587,7 +587,9 @@ BATCH_TEXTS = [  # lengths from 3 to 25 words, so that the batch is padded
     "Word pieces split rare words into frequent parts.",
     "Thanks!",
 ]
-BATCH_SEEDS = tuple(range(16))  # pooled: about 3,800 text tokens and 570 selected, enough to tell the fates apart
+BATCH_SEEDS = (0, 1, 2)  # the loss is checked on these batches
+FATES_SEEDS = tuple(range(3, 16))  # and the corruption pooled over all 16: about 3,800 text tokens and 570
+#                                    selected, enough to tell the fates apart at 6 sigma
 
 
 @functools.cache
@@ -618,8 +620,8 @@ def _batch_unigram(tok) -> torch.Tensor:
     return unigram_distribution(BATCH_TEXTS, tokenizer=tok)
 
 
-def _call_batch_loss(masked_batch_loss, model, tok, unigram, seed):
-    answer = masked_batch_loss(model, tok, list(BATCH_TEXTS), unigram.clone(), torch.Generator().manual_seed(seed))
+def _call_batch_loss(masked_batch_loss, model, tok, unigram, seed, texts=BATCH_TEXTS):
+    answer = masked_batch_loss(model, tok, list(texts), unigram.clone(), torch.Generator().manual_seed(seed))
     if not isinstance(answer, (tuple, list)) or len(answer) != 3:
         got = type(answer).__name__ if not isinstance(answer, (tuple, list)) else f"{len(answer)} values"
         raise Wrong(f"masked_batch_loss should return three things, (loss, corrupted_ids, labels); got {got}")
@@ -638,12 +640,12 @@ def _selected_loss(logits, labels) -> torch.Tensor:
     return F.cross_entropy(logits[keep].double(), labels[keep])
 
 
-def _check_batch_run(masked_batch_loss, model, tok, unigram, seed):
-    enc = tok(list(BATCH_TEXTS))
+def _check_batch_run(masked_batch_loss, model, tok, unigram, seed, texts=BATCH_TEXTS, loss_too: bool = True):
+    enc = tok(list(texts))
     original, att = enc.input_ids, enc.attention_mask
-    loss, corrupted, labels = _call_batch_loss(masked_batch_loss, model, tok, unigram, seed)
+    loss, corrupted, labels = _call_batch_loss(masked_batch_loss, model, tok, unigram, seed, texts)
     if tuple(corrupted.shape) != tuple(original.shape):
-        raise Wrong(f"corrupted_ids has shape {fmt_shape(corrupted.shape)}; the {len(BATCH_TEXTS)} texts tokenized "
+        raise Wrong(f"corrupted_ids has shape {fmt_shape(corrupted.shape)}; the {len(texts)} texts tokenized "
                     f"together, padded to the longest, make a batch of shape {fmt_shape(original.shape)}: tokenize "
                     "the whole list at once")
     expect_shape(labels, original.shape, "labels")
@@ -675,6 +677,8 @@ def _check_batch_run(masked_batch_loss, model, tok, unigram, seed):
                     "vocabulary")
     counts = torch.tensor([n_eligible, n_sel, int((sel & (corrupted == tok.mask_token_id)).sum()), int(rnd.sum()),
                            int((sel & ~changed).sum())])
+    if not loss_too:  # a batch for the shares only: the loss was checked on the others
+        return counts
     with torch.no_grad():
         ref = _selected_loss(model(corrupted, att, enc.token_type_ids).logits, labels)
     if loss.dim() != 0:
@@ -710,7 +714,7 @@ def _check_batch_run(masked_batch_loss, model, tok, unigram, seed):
 def _check_batch_shares(n_eligible: int, n_sel: int, n_mask: int, n_rnd: int, n_kept: int) -> None:
     """The corruption pooled over the seeds: 15% of the text tokens selected, and of those 80/10/10."""
     if not _within(n_sel / n_eligible, 0.15, n_eligible):
-        raise Wrong(f"{n_sel} of the {n_eligible} text tokens were selected over {len(BATCH_SEEDS)} batches "
+        raise Wrong(f"{n_sel} of the {n_eligible} text tokens of the batches checked were selected "
                     f"({n_sel / n_eligible:.1%}); about 15% should be")
     m, r, k = n_mask / n_sel, n_rnd / n_sel, n_kept / n_sel
     if _within(m, 0.8, n_sel) and _within(r, 0.1, n_sel) and _within(k, 0.1, n_sel):
@@ -738,6 +742,8 @@ def check_masked_batch(masked_batch_loss):
         counts += _check_batch_run(masked_batch_loss, model, tok, unigram, seed)
         if first is None:
             first = _call_batch_loss(masked_batch_loss, model, tok, unigram, seed)
+    for seed in FATES_SEEDS:
+        counts += _check_batch_run(masked_batch_loss, model, tok, unigram, seed, loss_too=False)
     n_eligible, n_sel, n_mask, n_rnd, n_kept = counts.tolist()
     _check_batch_shares(n_eligible, n_sel, n_mask, n_rnd, n_kept)
     again = _call_batch_loss(masked_batch_loss, model, tok, unigram, BATCH_SEEDS[0])
@@ -745,7 +751,7 @@ def check_masked_batch(masked_batch_loss):
         raise Wrong("two calls with the same seeded generator gave different batches: every random draw must come "
                     "from the generator you are given")
     return (f"{len(BATCH_TEXTS)} texts → a padded batch, {n_sel} of {n_eligible} text tokens selected over "
-            f"{len(BATCH_SEEDS)} seeds ({n_mask / n_sel:.0%} [MASK], {n_rnd / n_sel:.0%} random, "
+            f"{len(BATCH_SEEDS) + len(FATES_SEEDS)} batches ({n_mask / n_sel:.0%} [MASK], {n_rnd / n_sel:.0%} random, "
             f"{n_kept / n_sel:.0%} unchanged), no padding or special token selected, the loss the model gives on "
             "your corrupted batch")
 

@@ -23,7 +23,9 @@ up to 16,000 characters and the rest is read and dropped, so the grader's memory
 """
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 import shutil
 import tempfile
 import time
@@ -226,5 +228,21 @@ def _grade_file(path: str | Path, limits: Limits | None = None) -> Grade:
     run.order = run.order or exercises_in(code_of(cells))
     why = (f"the notebook stopped the grader {MAX_RESTARTS + 1} times" if tries > MAX_RESTARTS
            else f"the notebook used up the {limits.submission_s:g} s a submission may take")
-    results = [run.results.get(n) or Result(n, WRONG, f"not graded: {why}") for n in run.order]
+    results = [_untagged_hint(run.results.get(n), cells) or Result(n, WRONG, f"not graded: {why}")
+               for n in run.order]
     return checked(Grade(path, results=results, cpu=dict(run.cpu), chapter=notebook_chapter(cells)))
+
+
+_NAME_ERROR = re.compile(r"raised NameError: name '(\w+)' is not defined")
+
+
+def _untagged_hint(result: Result | None, cells) -> Result | None:
+    """A NameError for a name that only an untagged cell defines (a helper written in a new cell): say so."""
+    m = _NAME_ERROR.search(result.message) if result is not None and result.status == WRONG else None
+    if m is None or any(c.graded and defines(c.source, m.group(1)) for c in cells):
+        return result
+    if not any(c.code and not c.graded and defines(c.source, m.group(1)) for c in cells):
+        return result
+    return dataclasses.replace(result, message=result.message + f" (`{m.group(1)}` is defined in a cell that is not "
+                               "tagged `setup` or `exercise`, and only those are graded: define it in the exercise's "
+                               "cell)")

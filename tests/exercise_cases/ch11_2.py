@@ -362,7 +362,7 @@ CASES.update({
         "    b.labels[b.input_ids == enc.input_ids] = -100\n    logits = model("),
         "the 10% left unchanged are selected all the same: they keep their label"),
     "a quarter selected": ("masked_batch", batch("generator=generator)", "generator=generator, select_prob=0.25)"),
-        "text tokens were selected over 16 batches (2"),
+        "text tokens of the batches checked were selected (2"),
     "two values returned": ("masked_batch", batch("return F.cross_entropy(logits[keep], b.labels[keep]), b.input_ids, "
                                                   "b.labels", "return F.cross_entropy(logits[keep], b.labels[keep]), "
                                                   "b.labels"),
