@@ -226,10 +226,12 @@ def grade_all(folder: str | Path, out: str | Path, feedback_dir: str | Path | No
 
                 frames = traceback.extract_tb(e.__traceback__)[1:]  # (the first is this function's own)
                 where = " < ".join(f"{Path(f.filename).name}:{f.lineno}" for f in reversed(frames))
-                grade = Grade(path, error=f"the grader itself failed on this file ({type(e).__name__}: "
-                                          f"{str(e)[:200]}, at {where}); ask your teacher to grade it by hand")
+                # grade_file's grades are clean already; this error may quote the student (str(e))
+                grade = clean_grade(Grade(path, error=f"the grader itself failed on this file ({type(e).__name__}: "
+                                                      f"{str(e)[:200]}, at {where}); ask your teacher to grade it by "
+                                                      "hand"))
             bar.update(1)
-            return clean_grade(grade)  # (grade_file's are clean already; the error above may quote the student)
+            return grade
         grades = list(pool.map(one, paths))
     names, fallback = columns(grades), class_chapter(grades)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,8 @@ feedback files and the class report.
 
 A result's message holds text the student chose: an exception's message, a function's ``__qualname__`` or
 ``__module__``, a type's name, a cell's error, a value the hint quotes. :func:`clean_grade` (called by
-:func:`.sandbox.grade_file` on every grade it returns, and by the gradebook again) makes each message and error
+:func:`.sandbox.grade_file` on every grade it returns, and by the gradebook on the error it writes when the
+grader itself fails) makes each message and error
 
 - writable: a lone surrogate (``"\\ud800"``), which UTF-8 cannot encode, becomes the escape ``\\ud800``;
 - one line of plain text: a line break or a tab becomes a space, every other control character (ESC, which
