@@ -11,6 +11,7 @@ Used by tests/test_grading_adversarial.py and by benchmarks/grading.py (the batc
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 import sys
@@ -60,7 +61,13 @@ class Case:
 
 
 def answered():
-    """The student copy of notebook 11.2 with every answer filled in from the notebook's solution."""
+    """The student copy of notebook 11.2 with every answer filled in from the notebook's solution (a copy of its
+    own: the cases edit it)."""
+    return copy.deepcopy(_answered())
+
+
+@functools.lru_cache(maxsize=1)
+def _answered():
     student, solved = make_student.student_notebook(NOTEBOOK), jupytext.read(NOTEBOOK)
     assert len(student.cells) == len(solved.cells)
     for mine, theirs in zip(student.cells, solved.cells):

@@ -64,15 +64,17 @@ def graded():
 
 @pytest.fixture(scope="module")
 def student_copy(tmp_path_factory):
-    """(path, {name: Result}) of the student copy of a notebook, written and graded once per notebook."""
-    out, cache = tmp_path_factory.mktemp("student"), {}
+    """(path, {name: Result}) of the student copy of a notebook, written and graded once per notebook
+    (``grade=False``: (path, None), the copy written but not graded)."""
+    out, paths, results = tmp_path_factory.mktemp("student"), {}, {}
 
-    def copy(notebook):
-        if notebook not in cache:
-            target = out / f"{notebook.stem}.ipynb"
-            jupytext.write(make_student.student_notebook(notebook), target, fmt="ipynb")
-            cache[notebook] = target, {r.name: r for r in grade_notebook(target)}
-        return cache[notebook]
+    def copy(notebook, grade=True):
+        if notebook not in paths:
+            paths[notebook] = out / f"{notebook.stem}.ipynb"
+            jupytext.write(make_student.student_notebook(notebook), paths[notebook], fmt="ipynb")
+        if grade and notebook not in results:
+            results[notebook] = {r.name: r for r in grade_notebook(paths[notebook])}
+        return paths[notebook], results.get(notebook)
     return copy
 
 
@@ -116,6 +118,7 @@ def test_the_exercise_has_a_wrong_answer(name):
 
 # ----------------------------------------------------------------------------- each notebook
 
+@pytest.mark.slow  # grades a whole notebook: make test, not make check
 @pytest.mark.parametrize("notebook", SOURCES, ids=[p.stem for p in SOURCES])
 def test_grading_the_notebook_finds_its_exercises_in_order(notebook, graded):
     assert list(graded(notebook)) == list(dict.fromkeys(checks_called(notebook)))
@@ -123,7 +126,7 @@ def test_grading_the_notebook_finds_its_exercises_in_order(notebook, graded):
 
 @pytest.mark.parametrize("notebook", SOURCES, ids=[p.stem for p in SOURCES])
 def test_the_student_copy_holds_no_solution(notebook, student_copy):
-    path, _ = student_copy(notebook)
+    path, _ = student_copy(notebook, grade=False)
     text = path.read_text()
     assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text
     code = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells)

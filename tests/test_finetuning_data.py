@@ -74,6 +74,7 @@ def test_licences_and_attribution_ship_with_the_data():
     assert "Bowman" in data_dir("nli", "DATA_CARD.md").read_text()
 
 
+@pytest.mark.slow  # training: `make test`, not the fast loop
 def test_hypothesis_only_baseline_beats_chance_and_premise_only_does_not():
     train, test = load_nli("train"), load_nli("test")
     metrics = json.loads(data_dir("nli", "metrics.json").read_text())["baselines"]

@@ -145,6 +145,7 @@ def test_top_layers_on_cached_states_give_the_model_own_outputs(embedded, poolin
     torch.testing.assert_close(got.loss, want.loss, atol=1e-5, rtol=0)
 
 
+@pytest.mark.slow  # training: `make test`, not the fast loop
 def test_train_classifier_trains_the_model_itself_and_is_cached(embedded):
     _, tok = embedded
     collate = SentenceCollator(tok, SENTIMENT_LABELS)
@@ -197,6 +198,7 @@ def test_siamese_classifier_encodes_each_sentence_alone(embedded):
                                + model.classifier.bias)
 
 
+@pytest.mark.slow  # training: `make test`, not the fast loop
 def test_siamese_training_on_cached_states_and_in_full(embedded):
     _, tok = embedded
     collate = BiEncoderCollator(tok, NLI_LABELS)

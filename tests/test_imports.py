@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -104,8 +105,14 @@ def test_every_module_imports_in_a_fresh_interpreter():
         "print('\\n'.join(failed))\n"
         "sys.exit(1 if failed else 0)\n"
     )
+    # each module re-imports the package: compiled into a bytecode cache of the course's cache folder (kept
+    # between runs; Python checks each file against its source), not compiled again for every module
+    from course_lib.paths import cache_dir
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | {
+        "PYTHONPYCACHEPREFIX": str(cache_dir("pycache"))}
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
-                         cwd=PACKAGE.parent)
+                         cwd=PACKAGE.parent, env=env)
     assert res.returncode == 0, res.stdout + res.stderr[-2000:]
 
 

@@ -84,6 +84,7 @@ def tiny_tagger(tokenizer, policy="first"):
                      train_layers=1)
 
 
+@pytest.mark.slow  # training: `make test`, not the fast loop
 @pytest.mark.parametrize("policy", ["first", "every"])
 def test_tagger_learns_and_is_cached(tokenizer, policy):
     train = load_wikigold("train")[:48]
@@ -138,6 +139,7 @@ def test_the_embedded_tagger_with_one_block_trains_1_777_929_parameters():
                                                       "frozen layers below")
 
 
+@pytest.mark.slow  # training: `make test`, not the fast loop
 def test_qa_reader_learns_and_answers(tokenizer):
     torch.manual_seed(0)
     reader = QAReader(BertForQuestionAnswering(BertModel(TINY)), tokenizer, train_layers=1, max_length=128, stride=32)

@@ -69,6 +69,7 @@ def test_a_model_without_an_mlm_head_is_refused():
         SpanBertForPreTraining(BertModel(CFG))
 
 
+@pytest.mark.slow  # training: `make test`, not the fast loop
 def test_a_few_steps_bring_l_sbo_below_the_unigram_baseline():
     model = tiny().train()
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)

@@ -27,6 +27,14 @@ FUZZ = {
     "a Mongolian variation selector between words": "Ulaanbaatar \u180b is",  # it stays with 'Ulaanbaatar'
 }
 ORDINARY = "Jane Villanueva flew to Chicago on Monday ."
+# A widget that runs a model costs a second or more per text on 2 cores: the fast loop (`make check`, -m "not slow")
+# feeds it these three, `make test` every text of FUZZ.
+FAST = ("empty", "over 512 tokens", "a lone variation selector")
+
+
+def texts(runs_a_model: bool) -> list:
+    """The parameters of a fuzz test: every text, all but FAST marked slow where the widget runs a model."""
+    return [pytest.param(n, marks=pytest.mark.slow if runs_a_model and n not in FAST else ()) for n in FUZZ]
 
 
 def results(w, fields) -> tuple:
@@ -63,7 +71,7 @@ def uniform(minilm):
     return torch.full((tok.vocab_size,), 1.0 / tok.vocab_size)
 
 
-@pytest.mark.parametrize("name", list(FUZZ))
+@pytest.mark.parametrize("name", texts(runs_a_model=False))
 def test_mask_sampler(name, minilm, uniform):
     from course_lib.widgets.masking import MaskSampler
 
@@ -71,7 +79,7 @@ def test_mask_sampler(name, minilm, uniform):
     check_contract(w, "text", ["tokens"], FUZZ[name], name)
 
 
-@pytest.mark.parametrize("name", list(FUZZ))
+@pytest.mark.parametrize("name", texts(runs_a_model=False))
 def test_span_mask_sampler(name, minilm, uniform):
     from course_lib.widgets.spans import SpanMaskSampler
 
@@ -100,7 +108,7 @@ def test_span_mask_sampler_takes_any_seed_typed(seed, minilm, uniform):
     assert sum(w.counts) == 1000 and len(w.counts) == 5  # the new bound's first 1,000 lengths
 
 
-@pytest.mark.parametrize("name", list(FUZZ))
+@pytest.mark.parametrize("name", texts(runs_a_model=True))
 def test_fill_mask_explorer(name):
     from course_lib.widgets.masking import FillMaskExplorer
 
@@ -110,7 +118,7 @@ def test_fill_mask_explorer(name):
         check_contract(w, "text", ["chart"], text, name, ordinary="Jane flew to [MASK] on Monday .")
 
 
-@pytest.mark.parametrize("name", list(FUZZ))
+@pytest.mark.parametrize("name", texts(runs_a_model=True))
 def test_attention_explorer(name, minilm):
     from course_lib.widgets.attention import AttentionExplorer
 
@@ -118,7 +126,7 @@ def test_attention_explorer(name, minilm):
     check_contract(w, "text", _fields(w, exclude={"text", "message"}), FUZZ[name], name)
 
 
-@pytest.mark.parametrize("name", list(FUZZ))
+@pytest.mark.parametrize("name", texts(runs_a_model=True))
 def test_span_enumerator(name, minilm):
     from course_lib.spans.experiments import SpanNERModel, span_scorer
     from course_lib.spans.ner import GUM_TYPES, SpanLabels
@@ -135,7 +143,7 @@ def test_span_enumerator(name, minilm):
         assert "⚠" not in w.message.value, w.message.value  # the invisible characters stay with their word
 
 
-@pytest.mark.parametrize("name", list(FUZZ))
+@pytest.mark.parametrize("name", texts(runs_a_model=True))
 def test_alignment_viewer(name, minilm):
     from course_lib.spans.experiments import build_bio_tagger
     from course_lib.widgets.labelling import AlignmentViewer
@@ -153,7 +161,7 @@ def test_alignment_viewer(name, minilm):
         assert "⚠" not in w.message.value, w.message.value  # as the span widgets: it stays with its word
 
 
-@pytest.mark.parametrize("name", list(FUZZ))
+@pytest.mark.parametrize("name", texts(runs_a_model=True))
 def test_qa_span_viewer(name):
     from course_lib.finetuning.qa_reader import QAReader
     from course_lib.widgets.labelling import QASpanViewer
@@ -169,7 +177,7 @@ def test_qa_span_viewer(name):
     assert QAReader  # the shipped reader, loaded once
 
 
-@pytest.mark.parametrize("name", list(FUZZ))
+@pytest.mark.parametrize("name", texts(runs_a_model=False))
 def test_subword_explorer(name):
     from course_lib.widgets.tokenization import SubwordExplorer
 
@@ -230,7 +238,7 @@ def senses(minilm):
     return data, {"mean": target_states(model, tok, data.examples)}
 
 
-@pytest.mark.parametrize("name", list(FUZZ))
+@pytest.mark.parametrize("name", texts(runs_a_model=True))
 def test_nearest_sense_explorer(name, minilm, senses):
     from course_lib.widgets import NearestSenseExplorer
 
