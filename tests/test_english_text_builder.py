@@ -69,7 +69,7 @@ def test_build_deduplicates_across_sources_caps_holds_out_and_writes_the_card(tm
     held = B_rows(tmp_path / "out" / "heldout.tsv")
     alpha, beta = stats["sources"]["alpha"], stats["sources"]["beta"]
     assert (alpha["duplicates"], beta["duplicates"]) == (0, 1)   # the first source keeps the shared sentence
-    assert beta["dropped"] == {"short": 1, "markup": 1, "symbols": 0}
+    assert beta["dropped"] == {"short": 1, "markup": 1, "symbols": 0, "cloze": 0}
     assert 500 <= beta["words"] < 500 + 11 and beta["dropped_by_cap"] > 0     # capped at 500 words
     assert alpha["pieces"] == 201 and alpha["train_pieces"] + alpha["heldout_pieces"] == 201
     assert all(B.is_heldout(t) for _, t in held) and not any(B.is_heldout(t) for _, t in train)

