@@ -230,3 +230,35 @@ def test_the_readme_states_the_cards_numbers():
         assert f"{value:.1f}" in bullet, f"README's QA reader line lacks {value:.1f} (metrics.json)"
     assert f"({m['null_threshold']:.2f})" in bullet and f"{m['train_questions']:,} questions" in bullet
     assert m["test"]["f1"] < m["always_no_answer"]["f1"] and "barely tells when there is none" in bullet
+
+
+def test_the_viewer_s_scores_are_reused_until_the_weights_change(reader):
+    """A new L, or a (question, context) seen again, is decided on kept scores (the slider stays fast); the same
+    answer as a reader that computes them afresh; any in-place change of the weights computes them again."""
+    import copy
+
+    forwards = []
+    hook = reader.model.register_forward_hook(lambda *_: forwards.append(1))
+    q, c = "Which canyon is Mt. Sanitas in?", "Mt. Sanitas is in Sunshine Canyon, a short drive west of Boulder."
+    old = reader.max_answer_len
+    try:
+        first = reader.answer(q, c)
+        n = len(forwards)
+        assert n >= 1
+        reader.max_answer_len = 1
+        short = reader.answer(q, c)
+        again = reader.answer(q, c)
+        assert len(forwards) == n, "the model ran again for a pair it had scored"
+        fresh = copy.deepcopy(reader)
+        fresh._seen.clear()
+        want = fresh.answer(q, c)
+        assert short["span"] == again["span"] == want["span"] and short["span"][1] - short["span"][0] < 1
+        with torch.no_grad():
+            reader.model.qa_outputs.bias.add_(0.0)  # in place: the weights' version changes, their values do not
+        reader.answer(q, c)
+        assert len(forwards) > n, "the weights changed in place and the kept scores were used"
+        reader.max_answer_len = old
+        assert reader.answer(q, c)["span"] == first["span"]
+    finally:
+        reader.max_answer_len = old
+        hook.remove()

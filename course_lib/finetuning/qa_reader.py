@@ -10,7 +10,7 @@ computed once (:mod:`.frozen`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -33,6 +33,10 @@ class QAReader:
     stride: int = 64
     max_answer_len: int = 30  # an answer holds at most this many tokens (j - i < it: the chapter's limit L)
     null_threshold: float = 0.0  # "no answer" when s_0 + e_0 > best span score + this (chosen on training data)
+    _seen: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # answer()'s forward passes
+
+    SEEN = 16  # answer() keeps the scores of this many (question, context) pairs: a new L or a pair seen again
+    #            is decided without running the model again
 
     @classmethod
     def build(cls, encoder: str | None = None, train_layers: int = 2, seed: int = 0, device: str = "cpu",
@@ -150,6 +154,19 @@ class QAReader:
         t = self.null_threshold if null_threshold is None else null_threshold
         return predict_answers(examples, feats, s, e, self.max_answer_len, t)
 
+    def _scored(self, ex: QAExample):
+        """Features and start/end scores of one example, kept for the last SEEN examples. The key holds the
+        weights' in-place version counters, so any training step or loaded state (both change the weights in
+        place) makes the scores be computed again."""
+        key = (ex.question, ex.context, self.max_length, self.stride,
+               sum(p._version for p in self.model.parameters()), str(self.model.device))
+        if key not in self._seen:
+            feats = self.features([ex])
+            self._seen[key] = (feats, *self.logits(feats))
+            while len(self._seen) > self.SEEN:
+                self._seen.pop(next(iter(self._seen)))
+        return self._seen[key]
+
     @torch.no_grad()
     def answer(self, question: str, context: str) -> dict:
         """What the QA span viewer shows, decided as :meth:`predict` decides: the best span of at most
@@ -162,8 +179,7 @@ class QAReader:
         if not context.strip():
             raise ValueError("type a context (the passage the answer comes from)")
         ex = QAExample("typed", "", question, context)
-        feats = self.features([ex])
-        start, end = self.logits(feats)
+        feats, start, end = self._scored(ex)
         p = predict_answers([ex], feats, start, end, self.max_answer_len, self.null_threshold)[0]
         f = p.feature
         T = int(feats.attention_mask[f].sum())
