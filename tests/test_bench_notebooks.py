@@ -1,4 +1,4 @@
-"""benchmarks/notebook_timings.py (make bench --only notebooks): a notebook's wall time and its kernel's peak
+"""benchmarks/notebook_timings.py (make bench ARGS="--only notebooks"): a notebook's wall time and its kernel's peak
 memory are measured, not guessed: a notebook that holds 300 MB must show a peak of at least that much."""
 from __future__ import annotations
 
