@@ -108,7 +108,7 @@ def edited(function: str, *, cell: str | None = None, prefix: str = "", body: st
 def _dependents(function: str) -> list[str]:
     """The exercises whose answers call ``function`` (notebook 11.2's composing exercise calls mask_tokens and
     masked_lm_loss): when it is broken, they are wrong too."""
-    nb, found = answered(), []
+    nb, found = _answered(), []  # read only: no copy
     for name in NAMES:
         ex = EXERCISES[name]
         if ex.kind == "function" and function not in ex.needs:

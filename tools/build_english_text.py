@@ -39,7 +39,7 @@ import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+sys.path[:0] = [str(ROOT), str(ROOT / "tools")]  # course_lib (the cloze sentences the guard keeps out), the sources
 
 from english_text.base import REGISTERS, Source  # noqa: E402
 from english_text.fetch import FetchError, fetch, source_file  # noqa: E402
@@ -133,7 +133,6 @@ class ClozeGuard:
 
     @classmethod
     def from_course(cls) -> "ClozeGuard":
-        sys.path.insert(0, str(ROOT))
         from course_lib.pretraining.everyday import everyday_cloze
 
         return cls(everyday_cloze("dev") + everyday_cloze("test"))

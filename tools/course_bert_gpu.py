@@ -77,19 +77,24 @@ def xz(src: Path, dst: Path, preset: int = 6) -> None:
         shutil.copyfileobj(f, g, 1 << 20)
 
 
+def unxz_file(src: Path, dst: Path) -> None:
+    """``xz``'s inverse; ``dst`` appears whole or not at all."""
+    part = dst.with_name(dst.name + ".part")
+    with lzma.open(src) as f, open(part, "wb") as g:
+        shutil.copyfileobj(f, g, 1 << 20)
+    part.replace(dst)
+
+
 def unxz(src: Path, dest: Path) -> None:
     """There: the text folder the trainer reads (``dest``), from the staged ``src`` (``<stage>/text``); and the
     staged base's weights, ``<stage>/minilm/model.safetensors``, where the stand-in module looks for them."""
     dest.mkdir(parents=True, exist_ok=True)
     for name in ("train.tsv", "heldout.tsv"):
-        with lzma.open(src / f"{name}.xz") as f, open(dest / name, "wb") as g:
-            shutil.copyfileobj(f, g, 1 << 20)
+        unxz_file(src / f"{name}.xz", dest / name)
     shutil.copy(src / "stats.json", dest / "stats.json")
     model = src.parent / "minilm"
     if (model / MODEL_XZ).exists():
-        with lzma.open(model / MODEL_XZ) as f, open(model / "model.safetensors.part", "wb") as g:
-            shutil.copyfileobj(f, g, 1 << 20)
-        (model / "model.safetensors.part").replace(model / "model.safetensors")
+        unxz_file(model / MODEL_XZ, model / "model.safetensors")
 
 
 def pack(run: Path, out: Path, record_only: bool = False) -> None:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from .base import Source
 from .fetch import Package
+from .registries import _URL  # URLs and e-mail addresses, as the e-mails source removes them
 
 EXAMPLES_PER_PARAGRAPH = 8
-_URL = re.compile(r"(?:https?://|ftp://|www\.)\S+|\S+@\S+\.\S+")
 _LETTER = re.compile(r"[A-Za-z]")
 
 
