@@ -463,6 +463,90 @@ def test_a_submission_s_user_id_owns_only_its_folder_and_its_processes_are_swept
     assert daemon.wait(timeout=10) == -9 and isolation._processes_of(box.uid) == []
 
 
+@pytest.mark.skipif(not (hasattr(os, "geteuid") and os.geteuid() == 0), reason="a user id of its own needs root")
+def test_what_a_user_id_left_where_every_user_may_write_is_removed_and_its_own_folder_kept(tmp_path):
+    """Files in /tmp, /var/tmp and /dev/shm outlive the processes that wrote them (in /dev/shm they hold memory
+    until the machine restarts): the sandbox's cleanup deletes what the submission's user id owns there."""
+    import subprocess
+
+    work = tmp_path / "grade" / "work"
+    work.mkdir(parents=True)
+    box = isolation.Sandbox("uid", work)
+    mark = f"course-leftover-{box.uid}"
+    left = [Path("/tmp") / mark, Path("/var/tmp") / mark, Path("/dev/shm") / mark]
+    code = ("import os, sys\n"
+            "for p in sys.argv[1:]:\n"
+            "    os.makedirs(p + '.d/inner', exist_ok=True)\n"
+            "    open(p, 'w').write('x')\n"
+            "    open(p + '.d/inner/f', 'w').write('x')\n"
+            "open('mine.txt', 'w').write('kept')\n")
+    python = Path("/usr/bin/python3")  # any Python every user may run (the grader's may sit in root's home)
+    if not python.exists():
+        pytest.skip("no /usr/bin/python3 for another user id to run")
+    argv, kwargs = box.popen_args([str(python), "-c", code, *map(str, left)], {"PATH": "/usr/bin:/bin"})
+    subprocess.run(argv, **kwargs, check=True, timeout=60)
+    made = [p for p in left if p.parent.is_dir() and os.access(p.parent, os.W_OK)]
+    assert made and all(p.exists() and p.with_name(p.name + ".d").is_dir() for p in made)
+    try:
+        box.cleanup()
+        assert [p for p in made if p.exists() or p.with_name(p.name + ".d").exists()] == []
+        assert (work / "mine.txt").read_text() == "kept"  # the grader deletes the folder itself, at the end
+    finally:
+        import shutil
+
+        for p in left:
+            shutil.rmtree(p.with_name(p.name + ".d"), ignore_errors=True)
+            p.unlink(missing_ok=True)
+
+
+@pytest.mark.skipif(not BWRAP or not isolation._bwrap_sizes_tmpfs(), reason="needs bubblewrap 0.5 or later")
+def test_under_bubblewrap_every_place_a_submission_may_write_is_small_and_in_memory(tmp_path):
+    """Many files (each under the 256 MB a file may have) filled the disk through the submission's folder, and
+    the 12 GB of memory behind /dev and /dev/shm: now the folder, /tmp and /dev/shm are sized tmpfs, /dev is
+    read-only, and the grader's copy of the notebook is there, read-only, while the folder on disk is not written."""
+    import subprocess
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "nb.ipynb").write_text("the notebook")
+    probe = textwrap.dedent(f"""\
+        import errno, os
+
+        def size(p):
+            s = os.statvfs(p)
+            return s.f_blocks * s.f_frsize
+
+        def fails(errno_, f, *a):
+            try:
+                f(*a)
+            except OSError as e:
+                assert e.errno == errno_, (f, a, e)
+            else:
+                raise AssertionError(f"{{a}} did not fail")
+
+        assert (size("."), size("/tmp"), size("/dev/shm")) == ({isolation.WORK_BYTES}, {isolation.TMP_BYTES},
+                                                               {isolation.SHM_BYTES})
+        assert open("nb.ipynb").read() == "the notebook"
+        fails(errno.EROFS, open, "nb.ipynb", "a")
+        fails(errno.EROFS, open, "/dev/owned", "w")
+        open("/dev/null", "w").write("still a sink")
+
+        def fill(folder, n, mb=1):
+            chunk = b"x" * (mb * 2**20)
+            for i in range(n):
+                with open(os.path.join(folder, f"f{{i}}"), "wb") as f:
+                    f.write(chunk)
+
+        fails(errno.ENOSPC, fill, ".", {isolation.WORK_BYTES // 2**20 + 1})
+        fails(errno.ENOSPC, fill, "/dev/shm", {isolation.SHM_BYTES // 2**20 + 1})
+        print("probed")""")
+    argv = [isolation.shutil.which("bwrap"), *isolation._bwrap_args(work, None), "--", sys.executable, "-c", probe]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "probed", done.stderr[-2000:]
+    assert sorted(p.name for p in work.iterdir()) == ["nb.ipynb"]
+    assert (work / "nb.ipynb").read_text() == "the notebook"
+
+
 def test_what_a_worker_prints_is_capped_whatever_its_size(monkeypatch):
     from course_lib.exercises import channel
 

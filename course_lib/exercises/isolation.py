@@ -24,6 +24,7 @@ import itertools
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -178,7 +179,13 @@ def _python_paths(root: Path) -> list[Path]:
     return keep + [root / "course_lib"]
 
 
-TMP_BYTES = 512 * 2**20  # the sandbox's /tmp lives in memory: a submission gets this much of it
+# Under bubblewrap every place a submission may write lives in memory and has a size: its folder, /tmp and
+# /dev/shm (what multiprocessing and torch's DataLoader use); /dev itself is read-only. Files past a size fail
+# with "No space left on device", so neither many small files nor one large one can fill the grading machine's
+# disk or memory (each file is also capped by RLIMIT_FSIZE, worker.FILE_BYTES).
+TMP_BYTES = 512 * 2**20   # /tmp
+WORK_BYTES = 256 * 2**20  # the submission's own folder (it starts with the notebook's copy, read-only)
+SHM_BYTES = 64 * 2**20    # /dev/shm
 
 
 @functools.cache
@@ -191,10 +198,15 @@ def _bwrap_sizes_tmpfs() -> bool:
         return False
 
 
+def _tmpfs(path: str, size: int) -> list[str]:
+    """A tmpfs at ``path``, ``size`` bytes where bubblewrap can size one (else as large as the kernel allows)."""
+    return [*(["--size", str(size)] if _bwrap_sizes_tmpfs() else []), "--tmpfs", path]
+
+
 def _bwrap_args(work: Path, cache: Path | None) -> list[str]:
-    size = ["--size", str(TMP_BYTES)] if _bwrap_sizes_tmpfs() else []
     args = ["--die-with-parent", "--new-session", "--unshare-all", "--uid", "65534", "--gid", "65534",
-            "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", "/tmp"]
+            "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev", *_tmpfs("/dev/shm", SHM_BYTES),
+            "--remount-ro", "/dev", *_tmpfs("/tmp", TMP_BYTES)]
     for p in SYSTEM:
         args += ["--ro-bind-try", p, p]
     if work != Path("/"):
@@ -205,7 +217,13 @@ def _bwrap_args(work: Path, cache: Path | None) -> list[str]:
             args += ["--ro-bind", str(p), str(p)]
         if cache is not None and cache.is_dir():
             args += ["--ro-bind", str(cache), str(cache)]
-        args += ["--bind", str(work), str(work), "--chdir", str(work)]
+        if _bwrap_sizes_tmpfs():  # a folder of its own size, holding what the grader put in it (read-only)
+            args += _tmpfs(str(work), WORK_BYTES)
+            for f in sorted(work.iterdir()):
+                args += ["--ro-bind", str(f), str(f)]
+        else:  # an old bubblewrap: the folder on disk (each file still capped by RLIMIT_FSIZE)
+            args += ["--bind", str(work), str(work)]
+        args += ["--chdir", str(work)]
     return args
 
 
@@ -256,6 +274,41 @@ def sweep(uid: int) -> None:
                 os._exit(0)
         os.waitpid(pid, 0)
         time.sleep(0.02)
+
+
+SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")  # the folders every user may write
+
+
+def remove_owned(uid: int, roots=SHARED_TMP, keep: Path | None = None) -> int:
+    """Delete what ``uid`` left in the folders every user may write, once its processes are gone: files there
+    outlive a submission (in /dev/shm they hold memory until the machine restarts). Only folders that others may
+    write are entered, since a user id owning nothing can create nothing elsewhere; ``keep`` (the submission's own
+    folder, which the grader deletes itself) is left alone. How many entries went."""
+    gone, stack = 0, [Path(r) for r in roots]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if keep is not None and (path == keep or keep.is_relative_to(path)):
+                continue
+            is_dir = stat.S_ISDIR(st.st_mode)
+            if st.st_uid == uid:
+                try:
+                    shutil.rmtree(path) if is_dir else path.unlink()
+                    gone += 1
+                except OSError:
+                    pass
+            elif is_dir and st.st_mode & 0o002:
+                stack.append(path)
+    return gone
 
 
 # ----------------------------------------------------------------------------- starting the worker
@@ -311,6 +364,8 @@ class Sandbox:
         return -(code - 128) if self.mode == "bwrap" and 128 < code < 128 + 65 else code
 
     def cleanup(self) -> None:
-        """After the worker is stopped: every process the submission started is gone."""
+        """After the worker is stopped: every process the submission started is gone, and (user id) every file it
+        left where every user may write."""
         if self.mode == "uid" and self.uid is not None:
             sweep(self.uid)
+            remove_owned(self.uid, keep=self.work)
