@@ -25,7 +25,7 @@
 #
 # | model | trained by | |
 # |---|---|---|
-# | `course-bert` | masked language modelling (§11.2), the course's BERT | `load_pretrained("course-bert")` |
+# | `course-bert` | all-MiniLM-L6-v2 trained further by masked language modelling (§11.2), the course's BERT | `load_pretrained("course-bert")` |
 # | all-MiniLM-L6-v2 | contrastive sentence-embedding training | `load_pretrained()` |
 # | random init | nothing: the same configuration, seeded random weights | `BertModel(config)` |
 #
@@ -137,7 +137,8 @@ for name, layers in [("L0 (static)", 0), ("last layer L6", "last"), ("mean of L3
 # %%
 import time
 
-from course_lib.embeddings import (MODEL_NAMES, compared_models, heldout_texts, model_states, similarity_pairs)
+from course_lib.embeddings import (MODEL_NAMES, compared_models, heldout_texts, model_states, similarity_pairs,
+                                   word_zscorers, zscoring_words)
 from course_lib.embeddings.senses import load_sense_data
 
 COURSE, MINILM, RANDOM = MODEL_NAMES
@@ -146,11 +147,13 @@ data = load_sense_data()
 score_texts, fit_texts = heldout_texts()
 pairs = {name: similarity_pairs(name) for name in ("wordsim353", "simlex999")}
 sim_words = sorted({w for p in pairs.values() for a, b, _ in p for w in (a, b)})
-states = {}
+other_words = zscoring_words(fit_texts, exclude=sim_words, n=1000)  # z-scoring isolated words (section 6)
+states, word_z = {}, {}
 for name, (m, tok) in models.items():
     t0 = time.perf_counter()
     states[name] = model_states(m, tok, examples=data.examples, words=sim_words,
                                 score_texts=score_texts, fit_texts=fit_texts)
+    word_z[name] = word_zscorers(m, tok, other_words)  # μ, σ per layer of other words, each on its own (section 6)
     print(f"{name:17s} {time.perf_counter() - t0:5.1f} s   tokens scored {tuple(states[name].scored.shape)}, "
           f"fitted {tuple(states[name].fitted.shape)}, sense targets {tuple(states[name].senses.shape)}, "
           f"words {tuple(states[name].words.shape)}")
@@ -559,9 +562,9 @@ fig.tight_layout()
 # What this shows, model by model:
 #
 # - **course-bert (MLM)** rises with depth from 0.04 at L0 to 0.18 at L4, then *drops* to 0.14 at L5 and 0.07
-#   at L6 — not a steady rise, and far below the 0.6-0.7 Ethayarajh measured in bert-base's upper layers
-#   (course-bert is 6 layers deep and trained on a few hundred times fewer tokens; its model card gives the same
-#   numbers). From L0 to L5 three rogue dimensions carry 42-60% of the expected cosine; at L6 they carry about a
+#   at L6 — not a steady rise, and far below the chapter's "quite close to 1" for BERT's final layer and the
+#   rise to about 0.6 that Ethayarajh's (2019) Fig. 1 shows for bert-base (course-bert is 6 layers deep and
+#   trained on a few hundred times fewer tokens; its model card gives the same numbers). From L0 to L5 three rogue dimensions carry 42-60% of the expected cosine; at L6 they carry about a
 #   seventh — there the anisotropy is spread over many dimensions.
 # - **all-MiniLM-L6-v2 (contrastive)** starts a little higher at L0 (0.06; course-bert's embeddings started as
 #   MiniLM's and its MLM training moved them) and rises to L5, but its **last layer is nearly isotropic**. That is not what the chapter reports for BERT's last layer, and not
@@ -592,9 +595,10 @@ AnisotropyExplorer({name: S.scored for name, S in states.items()}, fit_states={n
 # measured the anisotropy of every layer on held-out text each time it evaluated the model
 # (`losses.json` in its folder; 2,000 tokens each time, so the values differ a little from the table above).
 # Left: each line is one evaluation, from the fresh MLM head (dark) to the end of the run (light), the shipped
-# checkpoint thick; the dashed line is the chapter's reference, bert-base's profile as Ethayarajh (2019) plots
-# it (a schematic of his Fig. 1 on its own 12-layer depth, top axis). Right: the held-out MLM loss and the
-# anisotropy of the last layer along the run.
+# checkpoint thick; the dashed line is a *schematic* of bert-base's profile in Ethayarajh's (2019) Fig. 1 — its
+# shape and rough level, not his measured numbers — on its own 12-layer depth (top axis). Right: the held-out MLM
+# loss and the anisotropy of the last layer along the run. Step 0 is all-MiniLM-L6-v2 with a fresh MLM head:
+# course-bert did not start from random weights.
 
 # %%
 # claim: geometry-during-training
@@ -613,6 +617,9 @@ start = min(curve["evaluations"], key=lambda r: r["step"])
 print(f"L{summary['n_blocks']} anisotropy: {start['anisotropy'][-1]:.2f} at step 0, highest {summary['last_layer_peak']:.2f} at step "
       f"{summary['last_layer_peak_step']} (loss {summary['loss_at_last_layer_peak']:.2f}); at the end "
       f"{summary['final_last_layer']:.2f}")
+print("at step 0, per layer:   " + "  ".join(f"L{l} {v:.2f}" for l, v in enumerate(start["anisotropy"])))
+print("moved by the run:       " + "  ".join(f"L{l} {b - a:+.2f}" for l, (a, b) in
+                                           enumerate(zip(start["anisotropy"], summary["final_anisotropy"]))))
 print("at the end, per layer: " + "  ".join(f"L{l} {v:.2f}" for l, v in enumerate(summary["final_anisotropy"])))
 
 # %%
@@ -624,38 +631,46 @@ draw_geometry_during_training(curve, reference=ETHAYARAJH_BERT_BASE)
 # head's gradients push every token's output towards the same few directions that predict frequent tokens. As
 # the model learns to use the context (loss 3.8 by step 1,000, 2.95 at the end of the run, step 10,700), that
 # transient fades and the last layer settles at 0.08; the profile that remains rises from L0 to L4 and falls in
-# the top layers. So, measured honestly on a
-# model this small and this briefly trained:
+# the top layers. But most of that profile is **inherited**: course-bert began as all-MiniLM-L6-v2, and L1-L4 end
+# within 0.03 of where they started. What the MLM run changed is the top — L5 fell from 0.25 to 0.14, L6 rose
+# from 0.04 to 0.08. So, measured honestly on a model this small, this briefly trained and not trained from
+# scratch:
 #
 # - **reproduced**: contextual vectors are anisotropic — every layer above L0 has a clearly positive mean cosine —
 #   and more so in the middle layers than at the embeddings; a few rogue dimensions carry much of it; z-scoring
 #   with other tokens' statistics removes it (eq. 11.10-11.12);
-# - **not reproduced**: the *size* of bert-base's anisotropy and its steady rise to the top layers (0.6-0.7 in
-#   Ethayarajh's plot). That needs bert-base's scale — 12 layers and a million steps on billions of words — and
-#   our run shows the top layers' anisotropy *falling* as MLM training goes on, so a high value early in a
-#   run says nothing about a trained model.
+# - **not reproduced**: the *size* of bert-base's anisotropy and its steady rise to the top layers (about 0.6 in
+#   the schematic). This run cannot say what MLM alone does to a model's geometry, since it started from a
+#   contrastively trained one; what it does show is that the top layers' anisotropy *fell* as MLM training went
+#   on, so a high value early in a run says nothing about a trained model.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6. Word similarity: cosine vs human judgments
 #
 # WordSim-353 and SimLex-999 (shipped with gensim) give human similarity scores for word pairs
 # (*tiger–cat* 7.35 of 10). We embed each word on its own, take the cosine of each pair, and report
-# Spearman's ρ with the human scores at every layer — raw, and z-scored with the held-out tokens' μ and σ of
-# the same layer. (SimLex-999 scores *similarity*, not relatedness: *coffee–cup* is related but not similar.)
+# Spearman's ρ with the human scores at every layer — raw, and z-scored (eq. 11.10-11.12) two ways: with the μ and
+# σ of the held-out *tokens* of section 5 (words in running text), and with those of 1,000 *other words*, each
+# embedded on its own as the pairs' words are (the most frequent words of the held-out text that are in neither
+# set). (SimLex-999 scores *similarity*, not relatedness: *coffee–cup* is related but not similar.)
 
 # %%
 # claim: similarity
 from course_lib.embeddings import similarity_by_layer
 
+print(f"z-scoring of isolated words fitted on {len(other_words)} other words: {', '.join(other_words[:6])}, … "
+      f"(none of the {len(sim_words)} words of the pairs)")
 for name in MODEL_NAMES:
-    S, g = states[name], geometry[name]
+    zscorers = {"tokens": geometry[name].zscorers, "words": word_z[name]}
     for set_name, p in pairs.items():
-        raw = similarity_by_layer(S.words, sim_words, p)
-        z = similarity_by_layer(S.words, sim_words, p, g.zscorers)
-        up = sum(b > a for a, b in zip(raw, z))
-        print(f"{name:17s} {set_name:10s} raw " + " ".join(f"{v:+.3f}" for v in raw))
-        print(f"{'':17s} {'':10s} z   " + " ".join(f"{v:+.3f}" for v in z)
-              + f"   z-scoring raises ρ at {up} of {L + 1} layers, largest change {max(abs(b - a) for a, b in zip(raw, z)):.3f}")
+        raw = similarity_by_layer(states[name].words, sim_words, p)
+        print(f"{name:17s} {set_name:10s} raw        " + " ".join(f"{v:+.3f}" for v in raw))
+        for how, zs in zscorers.items():
+            z = similarity_by_layer(states[name].words, sim_words, p, zs)
+            change = [b - a for a, b in zip(raw, z)]
+            print(f"{'':28s} z, {how:6s}  " + " ".join(f"{v:+.3f}" for v in z)
+                  + f"   raises ρ at {sum(c > 0 for c in change)} of {L + 1} layers, "
+                  f"changes it by {min(change):+.3f} to {max(change):+.3f}")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # (Columns are L0 … L6.) What the numbers say:
@@ -663,11 +678,16 @@ for name in MODEL_NAMES:
 # - Both trained models correlate with the human scores (ρ about 0.7 on WordSim-353, 0.4-0.5 on SimLex-999)
 #   already at L0 — a word on its own is what a static embedding is — and deeper layers do not raise ρ much: MiniLM's
 #   stays about level (within 0.03), course-bert's falls in the top layers (WordSim-353: 0.69 at L1, 0.57 at L6).
-#   The random encoder's ρ is near 0 everywhere: its vectors carry no meaning.
-# - **z-scoring does not reliably help similarity here.** It raises WordSim-353's ρ at six layers of seven for
-#   MiniLM but at only two for course-bert, and lowers SimLex-999's at most layers for both, each time by 0.05
-#   or less. z-scoring fixes the
-#   *geometry* (section 5), but Spearman's ρ depends only on the order of the cosines, and a rogue dimension that
-#   shifts every cosine alike does not change that order much. Words out of context are also not what the
-#   encoder was trained on; the chapter's caution stands — cosine similarity of contextual vectors is a rough
-#   proxy for human similarity judgments.
+#   The random encoder's ρ stays within 0.15 of 0 everywhere: its vectors carry no meaning.
+# - **z-scoring needs statistics of the same kind of vector.** A word embedded on its own (`[CLS] word [SEP]`) is
+#   not a token of running text, and its vectors have a mean and spread of their own. With the tokens' μ and σ,
+#   z-scoring barely moves ρ: it raises WordSim-353's at six layers of seven for MiniLM but at only two for
+#   course-bert. With the other isolated words' μ and σ, it raises WordSim-353's ρ at **every** layer for
+#   course-bert, most where its rogue dimensions are (L6: 0.57 → 0.71), so the top-layer fall is gone; for
+#   MiniLM, whose last layer is nearly isotropic already, the gains are 0.03 or less.
+# - **It helps relatedness, not similarity.** SimLex-999's ρ goes *down* at most layers for both models, with
+#   either statistics, by 0.05 or less. So "z-scoring helps" holds here for relatedness, for the model with rogue
+#   dimensions, with statistics fitted on vectors like the ones compared — not in general.
+# - The chapter's other caution stands, and z-scoring does not address it: cosine underestimates the similarity
+#   of very frequent words (Zhou et al. 2022). Cosine of contextual vectors is a useful but rough proxy for human
+#   similarity judgments.

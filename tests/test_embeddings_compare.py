@@ -134,3 +134,31 @@ def test_anisotropy_explorer_switches_models_with_fitted_statistics():
     assert b"toy text" in bytes(w.chart.value)
     single = AnisotropyExplorer(other, layer=0, n_pairs=1000)
     assert single.model.layout.display == "none" and single.readout.value.startswith("<b>L0 (embeddings)</b>: anisotropy")
+
+
+def test_zscoring_words_are_the_most_frequent_other_words():
+    from course_lib.embeddings import zscoring_words
+
+    texts = ["The cat sat on the mat.", "THE dog and the cat; a cat!", "Dogs, mats and 42 x-rays."]
+    # the 4, cat 3, and 2; then alphabetically: dog dogs mat mats rays sat ("on", "a", "x" too short)
+    assert zscoring_words(texts, n=5) == ["the", "cat", "and", "dog", "dogs"]
+    assert zscoring_words(texts, exclude=["CAT", "the"], n=3) == ["and", "dog", "dogs"]
+    with pytest.raises(ValueError, match="fewer than the 20 asked for"):
+        zscoring_words(texts, n=20)
+    with pytest.raises(ValueError, match="at least 2 words"):
+        zscoring_words(texts, n=1)
+
+
+def test_word_zscorers_fit_each_layer_on_the_words_embedded_on_their_own(tmp_path, monkeypatch):
+    from course_lib import load_pretrained
+    from course_lib.embeddings import isolated_word_states, word_zscorers
+
+    monkeypatch.setenv("COURSE_LIB_CACHE", str(tmp_path))
+    model, tok = load_pretrained()
+    words = ["river", "money", "table", "green", "run"]
+    zs = word_zscorers(model, tok, words)
+    W = isolated_word_states(model, tok, words).half().float()  # the cache keeps states as float16
+    assert len(zs) == W.size(1) == model.config.num_hidden_layers + 1
+    for layer, z in enumerate(zs):
+        torch.testing.assert_close(z.mu, W[:, layer].double().mean(0), rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(z.sigma, W[:, layer].double().std(0, unbiased=False), rtol=1e-5, atol=1e-6)

@@ -6,6 +6,7 @@ a randomly initialised encoder of the same configuration, measured on the same t
     S = model_states(model, tok, examples=data.examples, words=words, score_texts=score, fit_texts=fit)
     die_examples()                                       # Fig. 11.7's *die*: dice, to die, the German article
     sense_cosine_table(vectors, labels); silhouette(vectors, labels)
+    word_zscorers(model, tok, zscoring_words(fit, exclude=words))  # μ, σ of other isolated words
 
 Every forward goes through :func:`.cache.cached_states`, so a second run reads the states from the cache.
 """
@@ -114,6 +115,34 @@ def model_states(model, tokenizer, *, examples, words, score_texts, fit_texts, n
         cached_states(model, "targets", ex, lambda: target_states(model, tokenizer, list(examples)), fingerprint=fp),
         cached_states(model, "words", list(words), lambda: isolated_word_states(model, tokenizer, list(words)),
                       fingerprint=fp))
+
+
+def zscoring_words(texts, exclude=(), n: int = 1000) -> list[str]:
+    """The ``n`` most frequent words of ``texts`` (letters only, three or more, lower-cased; ties alphabetical)
+    that are not in ``exclude``: *other* words, each to be embedded on its own, whose μ and σ z-score isolated
+    words (the similarity sets') with statistics of the same kind of vector and without using the scored words."""
+    import collections
+    import re
+
+    if n < 2:
+        raise ValueError(f"z-scoring needs at least 2 words to fit on, got n={n}")
+    skip = {w.lower() for w in exclude}
+    counts = collections.Counter(w.lower() for t in texts for w in re.findall(r"[A-Za-z]{3,}", t))
+    ranked = sorted((w for w in counts if w not in skip), key=lambda w: (-counts[w], w))
+    if len(ranked) < n:
+        raise ValueError(f"the texts have {len(ranked)} words outside the excluded ones, fewer than the {n} asked for")
+    return ranked[:n]
+
+
+def word_zscorers(model, tokenizer, words) -> list:
+    """Per layer (L0 first), a :class:`.geometry.ZScorer` fitted on ``words``, each embedded on its own as
+    :func:`.states.isolated_word_states` does (read from the cache when computed before)."""
+    from .geometry import ZScorer
+
+    words = list(words)
+    W = cached_states(model, "words", words, lambda: isolated_word_states(model, tokenizer, words),
+                      fingerprint=model_fingerprint(model))
+    return [ZScorer().fit(W[:, layer]) for layer in range(W.size(1))]
 
 
 def _cosines(vectors: torch.Tensor) -> torch.Tensor:
