@@ -116,7 +116,8 @@ for name, model, tok in ((MLM_MODEL, mlm_model, tokenizer), (OTHER_MLM, other_mo
 # training text made likely: a sentence from a novel is easier for a model that has read novels.
 #
 # The model outputs a distribution over the whole vocabulary at every position. Type your own sentences
-# (several `[MASK]`s work too):
+# (several `[MASK]`s work too, but each is filled on its own: the model does not choose the words together).
+# course-bert read English only, so text in another language gives it little to go on.
 
 # %%
 # claim: everyday
@@ -128,16 +129,22 @@ for name, model, tok in ((MLM_MODEL, mlm_model, tokenizer), (OTHER_MLM, other_mo
     print(f"--- {name}\n{scores}")
     for row in scores.rows[:6]:
         print(f"  {row['text']} | {', '.join(row['top'])} | {'ok' if row['topk_ok'] else '--'}")
+bert_base = 1_000_000 * 256 * (0.9 * 128 + 0.1 * 512)  # Devlin et al. (2019), App. A.2: 90% of the steps at 128 tokens
+course_tokens = card_run["steps_run"] * card_run["batch_size"] * card_run["block_size"]
+print(f"BERT-base trained on {bert_base / 1e9:.1f} B token positions, {bert_base / course_tokens:.0f} times "
+      f"course-bert's {course_tokens / 1e6:.0f} M")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # course-bert puts an acceptable word in its top five for more than half of the sentences (58%) and first for
 # about one in four (24%); minilm-wordnet-mlm for about a quarter (27%) and one in twenty (5%). When they miss,
-# they miss differently: course-bert guesses a word of the right kind that this sentence does not want (*night*,
-# *street*, *moon* for where we watched a movie; *wrapped*, *buried* for the baby in her crib; and for where mom
-# cooks dinner, *morning* and *afternoon* before *kitchen*), while minilm-wordnet-mlm copies a word of the
-# sentence (*dinner* for the cooking, *baby* in *The baby is ___ in her crib*). BERT-base saw about 400 times
-# as many tokens in training (a million steps of 256 sequences of up to 512 tokens, against course-bert's 10,700
-# of 256 × 128); no BERT-base is installable offline, so how many of these it fills is not measured here.
+# they miss differently: course-bert guesses a word of the right kind (*night*, *street*, *moon* for where we
+# watched a movie; *wrapped*, *buried* for the baby in her crib; and for where mom cooks dinner, *morning* and
+# *afternoon* before *kitchen*), while minilm-wordnet-mlm copies a word of the sentence (*dinner* for the
+# cooking, *baby* in *The baby is ___ in her crib*). Not every miss is wrong: each sentence's list of acceptable
+# words is short on purpose, so a fill a reader would accept, like *afternoon* for the cooking, still counts as a
+# miss, and these scores are strict. BERT-base saw about 120 times as many tokens in training (printed above:
+# a million steps of 256 sequences, 90% of them 128 tokens long and the rest 512, against course-bert's 10,700
+# steps of 256 × 128); no BERT-base is installable offline, so how many of these it fills is not measured here.
 
 # %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets import FillMaskExplorer
@@ -234,8 +241,10 @@ print(f"{'an untied output matrix would add':55s} {bert_base.vocab_size * bert_b
 #
 # BERT selects 15% of the input tokens. Of the selected tokens, 80% are replaced by
 # `[MASK]`, 10% by a random token, and 10% are left unchanged. Random tokens are drawn from the **unigram**
-# distribution of a corpus. `[CLS]`, `[SEP]` and padding are never selected. Here the corpus is the prose of
-# the Python reference manual, which ships with every Python:
+# distribution of a corpus, as the chapter describes it (BERT's released code, and Hugging Face's MLM collator,
+# draw them uniformly from the vocabulary instead; this notebook and its exercise follow the chapter).
+# `[CLS]`, `[SEP]` and padding are never selected. Here the corpus is the prose of the Python reference manual,
+# which ships with every Python:
 
 # %%
 from course_lib.pretraining.training import python_reference_documents
@@ -331,8 +340,12 @@ for name, model, tok, texts, uni in ((OTHER_MLM, other_model, other_tokenizer, g
 # course-bert, trained longer and on every layer, copies more firmly still: where it sees a real token its first
 # guess is that token 98 or 99 times in 100. At random tokens it trusts the context more than minilm-wordnet-mlm does:
 # it copies the token shown in one case in five and recovers the original in one in three. At `[MASK]` it gets
-# more than four in ten right, minilm-wordnet-mlm about a quarter. Copying is learnt from the selected tokens
-# left unchanged — 1.5% of the text — yet both heads learnt it: the 10% is there for a reason.
+# more than four in ten right, minilm-wordnet-mlm about a quarter. Both copy what they see at real tokens,
+# although only the selected tokens left unchanged — 1.5% of the text — ask for it in training (elsewhere there
+# is no loss). How much of the copying those 1.5% taught, this run cannot say: that needs a run without them,
+# every selected token `[MASK]`ed. Devlin et al. (2019) made that comparison (their masking-strategy ablation):
+# with `[MASK]` at every selected position, results fell, most of all when the vectors were used as features
+# without fine-tuning — the model had never been asked for good vectors of the real tokens it sees later.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4. The MLM loss (§11.2.1)
@@ -507,6 +520,10 @@ print(f"ln|V| = {math.log(run.tokenizer.vocab_size):.2f}; unigram entropy of the
 print(f"MLM loss at step 0: {first['train_mlm']:.2f} (held-out {first['heldout_mlm']:.2f})")
 print(f"MLM loss at step {last['step']}: training pairs {last['train_mlm']:.2f}, held-out {last['heldout_mlm']:.2f}; "
       f"held-out top-1 {last['heldout_top1']:.1%}")
+lowest = min(run.evals, key=lambda e: e["heldout_mlm"])
+print(f"held-out MLM loss at its lowest at step {lowest['step']} ({lowest['heldout_mlm']:.2f}); the gap to the training "
+      f"pairs at the end: {last['heldout_mlm'] - last['train_mlm']:.2f} nats, the unigram guess's own gap "
+      f"{run.heldout_unigram_loss - run.unigram_entropy:.2f}")
 near = [e["step"] for e in run.evals if abs(e["train_mlm"] - run.unigram_entropy) < 0.5]
 print(f"cloze loss on training pairs within half a nat of the unigram entropy: from step {near[0]} to step {near[-1]}")
 running = next(s for s, x in enumerate(run.smoothed("mlm", 50), 1) if x < run.unigram_entropy)
@@ -529,9 +546,13 @@ print(f"NSP accuracy at step {last['step']}: held-out pairs {last['heldout_nsp_a
 # the same story in words: noise, then frequent tokens, then words that fit.
 #
 # Look at the end of the plot: the held-out loss stays about a nat and a half above the loss on the training
-# pairs. That gap is **overfitting**: 3,000 steps of 32 pairs go through the same small manual again and again,
-# and the model starts to remember its training sentences instead of learning what generalises to the held-out
-# documents. BERT also saw its text many times over, but its text was billions of words.
+# pairs. That is a **generalisation gap**, and about half of it is there without any learning: the unigram
+# guess, which knows nothing but word counts, is already 0.76 nats worse on the held-out documents than on the
+# training text it was counted on (printed above), since they use words the manual rarely has. The rest is the
+# model fitting the pairs it trains on better than new ones — 3,000 steps of 32 pairs go through the same small
+# manual again and again. It is not (yet) overfitting in the strict sense: the held-out loss is still at its
+# lowest at the last evaluation, so training longer has not started to hurt. BERT also saw its text many times
+# over, but its text was billions of words.
 
 # %%
 # claim: probes
@@ -637,8 +658,9 @@ for before, after in zip(rows_before, rows_after):
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 8. RoBERTa and BART: other ways to corrupt and train
 #
-# **RoBERTa** (lecture) keeps MLM but drops NSP, trains longer on more data, and uses **dynamic
-# masking**: a new mask every epoch instead of one fixed mask computed once during preprocessing.
+# **RoBERTa** (§11.2.3 and the lecture) keeps MLM but drops NSP, trains longer on more data, and uses **dynamic
+# masking**: a new mask every time a sequence is seen, instead of masks fixed once during preprocessing (BERT
+# softened that by copying its data 10 times with different masks, so each mask came back every 10th epoch).
 # Inputs are **packed**: consecutive documents fill every 512-token block, separated by `[SEP]`.
 
 # %%
@@ -667,11 +689,18 @@ print(f"{'sentence_permute':15s} {sentence_permute(['It rained.', 'We stayed in.
 #
 # Training data is very unevenly spread over languages. Sampling sentences in proportion to their
 # share $p_i$ would starve the small languages, so language *i* is sampled with probability
-# $q_i = \frac{p_i^\alpha}{\sum_j p_j^\alpha}$; α = 1 keeps the data proportions, α → 0 samples every
+# $q_i = \frac{p_i^\alpha}{\sum_j p_j^\alpha}$ (the chapter's printed eq. 11.7 has $p_i$ in the denominator's
+# sum, a typo: the sum runs over every language *j*); α = 1 keeps the data proportions, α → 0 samples every
 # language equally often. The chapter uses eq. 11.7 for the text a multilingual tokenizer's vocabulary is
 # learnt from, so that small languages get pieces of their own (Lample and Conneau, 2019), with the α = 0.3 of
 # Conneau et al. (2020); that paper (XLM-R) also samples the languages of its training batches this way. The
 # sizes below are illustrative.
+#
+# The scale, from §11.2.3: BERT read about 3.3 billion words (English Wikipedia and BooksCorpus); XLM-R about 300
+# billion tokens in 100 languages of filtered web text. One model for 100 languages is practical and lends the
+# small languages what the large ones teach, but past some number of languages each one does worse than in a
+# model of fewer languages (the **curse of multilinguality**), and the large languages' structures bleed into
+# the small ones' representations (the model "has an accent").
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `language_sampling`

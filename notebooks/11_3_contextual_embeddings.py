@@ -225,8 +225,9 @@ for name in MODEL_NAMES:
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # In course-bert and MiniLM each sense is closest to itself, and the German article is the farthest from both
-# English senses: as in Fig. 11.7, the widest gap is between the languages, the next between the English
-# senses. In the random
+# English senses: the widest gap is between the languages, the next between the English senses (Fig. 11.7 shows
+# the three clusters apart; the order of the gaps is what this table measures, and our German sentences are German
+# throughout, so every word around *die* differs too). In the random
 # encoder every cosine is about the same, about 0.7, whatever the sense: the instances share the word's and the
 # segment's embeddings, which its blocks pass through almost unchanged, and differ only by position.
 #
@@ -410,7 +411,9 @@ print(f"largest weight: L{max(range(L + 1), key=weights.__getitem__)}; test accu
 #
 # **Nearest-neighbour WSD.** Type a sentence, pick the target word: the bars are the cosines to each
 # sense centroid of that word (with WordNet's glosses), and below are the training sentences nearest
-# to your word (all-MiniLM-L6-v2).
+# to your word (all-MiniLM-L6-v2). The senses are a fixed list, and eq. 11.9 always picks one of them, even when
+# none fits (try the German article in *Die Bank ist geschlossen.*): a nearest-centroid classifier has no
+# "none of these", so read the bars' margin, not only the winner.
 
 # %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets import NearestSenseExplorer
@@ -445,8 +448,9 @@ def anisotropy_estimate(X, n_pairs=10000, generator=None):
 check("anisotropy")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# Timkey & van Schijndel (2021) found the cause in a few **rogue dimensions** with a huge mean and
-# variance: they dominate every dot product. The cure is to **standardize** each dimension with
+# Timkey & van Schijndel (2021) found one cause in a few **rogue dimensions** with a huge mean and
+# variance: they dominate every dot product. The cure is to **standardize** each dimension — subtract its mean and
+# divide by its standard deviation σ (the chapter's text says "the variance", but eq. 11.11-11.12 divide by σ) — with
 # statistics of a corpus C: $\boldsymbol{\mu} = \frac{1}{|C|}\sum_{\mathbf{x} \in C} \mathbf{x}$
 # (eq. 11.10), $\boldsymbol{\sigma} = \sqrt{\frac{1}{|C|}\sum_{\mathbf{x} \in C}(\mathbf{x}-\boldsymbol{\mu})^2}$
 # (eq. 11.11), $\mathbf{z} = (\mathbf{x}-\boldsymbol{\mu})/\boldsymbol{\sigma}$ (eq. 11.12).

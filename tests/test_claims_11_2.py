@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from notebook_runs import claims_in, executed_ok, number, output
+from notebook_runs import claims_in, executed_ok, number, output, prose
 
 NOTEBOOK = ROOT / "notebooks" / "11_2_masked_language_modeling.py"
 FREQUENT = {'"', "the", "a", ".", ",", "is", "of", "*", "-", "_", "to", "and", "in"}  # the corpus's most frequent
@@ -129,6 +129,16 @@ def test_everyday_sentences_half_against_a_quarter_and_two_ways_to_fail(run):
     assert {"wrapped", "buried"} <= set(row("course-bert", "The baby is"))
     mom = row("course-bert", "My mom is cooking")
     assert mom.index("morning") < mom.index("kitchen") and mom.index("afternoon") < mom.index("kitchen"), mom
+    assert re.search(r"\*afternoon\* for the cooking, still counts as a\s+miss", prose(run))
+
+
+@pytest.mark.slow
+def test_bert_base_saw_about_120_times_as_many_tokens(run):
+    m = re.search(r"BERT-base trained on ([\d.]+) B token positions, (\d+) times course-bert's (\d+) M",
+                  output(run, "everyday"))
+    assert m, output(run, "everyday")
+    assert (m.group(1), m.group(3)) == ("42.6", "351") and 115 <= int(m.group(2)) <= 125, m.groups()
+    assert "about 120 times as many tokens" in prose(run) and "400 times" not in prose(run)
 
 
 @pytest.mark.slow
@@ -271,7 +281,21 @@ def test_mlm_loss_starts_at_ln_v_and_ends_far_below_the_unigram_lines(run):
     assert n["train_end"] < n["entropy"] - 1.5, "far below the unigram entropy"
     assert n["held_end"] < n["held_unigram"] - 1.0, "on held-out text as well"
     assert n["held_unigram"] > n["entropy"], "the unigram guess does worse on held-out text"
-    assert 1.2 <= n["held_end"] - n["train_end"] <= 1.8, "held-out about a nat and a half above training: overfitting"
+    assert 1.2 <= n["held_end"] - n["train_end"] <= 1.8, "held-out about a nat and a half above training"
+
+
+@pytest.mark.slow
+def test_half_the_generalisation_gap_is_the_unigram_guess_s_and_held_out_loss_still_falls(run):
+    n, text = pretraining_numbers(run), output(run, "pretraining-numbers")
+    m = re.search(r"held-out MLM loss at its lowest at step (\d+) \(([\d.]+)\); the gap to the training pairs at the "
+                  r"end: ([\d.]+) nats, the unigram guess's own gap ([\d.]+)", text)
+    assert m, text
+    lowest_step, gap, unigram_gap = int(m.group(1)), float(m.group(3)), float(m.group(4))
+    assert lowest_step == number(r"MLM loss at step (\d+): training pairs", text), "lowest at the last evaluation"
+    assert gap == pytest.approx(n["held_end"] - n["train_end"], abs=0.011)
+    assert unigram_gap == pytest.approx(n["held_unigram"] - n["entropy"], abs=0.011)
+    assert round(unigram_gap, 2) == 0.76 and 0.4 <= unigram_gap / gap <= 0.6, "about half of it"
+    assert "0.76 nats worse" in prose(run) and "**overfitting**" not in prose(run)
 
 
 @pytest.mark.slow

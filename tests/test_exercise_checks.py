@@ -150,3 +150,18 @@ def anisotropy_estimate(X, n_pairs=10000, generator=None):
 def test_other_correct_answers_pass(case):
     result = run_exercise(case.split()[0], answer(NOTEBOOK_11_3, OTHER_CORRECT_ANSWERS[case]))
     assert result.correct, result
+
+
+@pytest.mark.parametrize("typed", ["ln |V|", "  LN|v| ", "ln | V |"])
+def test_a_prediction_typed_with_other_case_or_spaces_is_the_choice(typed):
+    from course_lib.exercises.core import EXERCISES, run_check
+
+    assert run_check(EXERCISES["loss_at_start"], {"loss_at_start": typed}).correct
+    assert not run_check(EXERCISES["loss_at_start"], {"loss_at_start": "the unigram"}).correct
+
+
+def test_choices_that_differ_only_in_case_or_spaces_are_refused():
+    from course_lib.exercises.core import question
+
+    with pytest.raises(ValueError, match="differ only in case or spaces"):
+        question("twins", variable="twins", choices=["ln|V|", "ln |V|"], answer="ln|V|", why="w", hint="h")

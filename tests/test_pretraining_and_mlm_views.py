@@ -88,6 +88,17 @@ def test_language_sampler_redraws_with_alpha():
     assert q[1] > 1e6 / (1e9 + 1e6) * 50  # the small language is sampled far above its share
 
 
+@pytest.mark.parametrize("names, counts, message", [
+    (["en", "sw"], [0, 0], "not all 0"),
+    (["en", "sw"], [1e9], "one count per language: got 2 name\\(s\\) and 1 count\\(s\\)"),
+    ([], [], "one count per language"),
+    (["en", "sw"], [1e9, -3], "non-negative"),
+])
+def test_language_sampler_refuses_counts_it_cannot_draw(names, counts, message):
+    with pytest.raises(ValueError, match=message):
+        LanguageSampler(names, counts)
+
+
 def test_fill_mask_explorer_shows_top_k_and_errors(tiny_mlm_dir, embedded):
     import course_lib
     from course_lib.widgets import FillMaskExplorer
@@ -100,6 +111,8 @@ def test_fill_mask_explorer_shows_top_k_and_errors(tiny_mlm_dir, embedded):
     assert len(w.predictions[0].tokens) == 6 and w.chart.value != first
     w.text.value = "no mask in this one"
     assert "there is no [MASK]" in w.message.value and w.chart.layout.display == "none"
+    w.text.value = "The capital of France is [mask]."
+    assert "in capitals, with square brackets: &#x27;[mask]&#x27; is read as ordinary text" in w.message.value
     w.text.value = ""
     assert "empty" in w.message.value
     no_head = FillMaskExplorer(*embedded, "The capital of France is [MASK].")

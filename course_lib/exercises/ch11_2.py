@@ -195,8 +195,9 @@ def _check_masking_run(mask_tokens, select_prob: float | None, seed: int):
         elif k < 0.02:
             hint += ": leave 10% of the selected tokens unchanged"
         else:
-            hint += (": each selected token needs its own fate, decided by a second uniform number per token: 80% "
-                     "of its range means [MASK], 10% a random token, 10% unchanged")
+            hint += (": the three fates are shares of the selected tokens, so each selected token needs exactly "
+                     "one fate of its own, [MASK] with probability 0.8, a random token 0.1, unchanged 0.1; decided "
+                     "by separate draws, the fates overlap and their shares come out wrong")
         raise Wrong(hint)
 
     # the random tokens come from unigram
@@ -506,7 +507,8 @@ def _diagnose_q(q, p, alpha, expected, case):
     if abs(total - 1) > 1e-5:
         hint = f"your q sums to {fmt_num(total, near=1) if total < 1e4 else f'{total:.3g}'}, expected 1"
         if close(q, P.pow(alpha)) or close(q, torch.as_tensor(p, dtype=torch.float64).pow(alpha)):
-            hint += ": you computed p^α; now divide by Σ_j p_j^α"
+            hint += (": you computed p^α (dividing by Σ_j p_j changes nothing when p already sums to 1); eq. 11.7 "
+                     "normalises by the sum of the exponentiated values")
         elif close(q, alpha * P):
             hint += ": you computed α·p; eq. 11.7 raises each p_i to the power α, then normalises"
         else:
@@ -765,8 +767,8 @@ question(
         "observed token is usually right: where it sees a real token, it mostly predicts that very token. That "
         "keeps its output at real tokens meaningful, which matters because a pretrained model is then used on "
         "text without a single [MASK]",
-    hint="think about what the 10% unchanged tokens teach: the model is asked to predict a token it can see. "
-         "Which answer is right there most of the time?",
+    hint="think about what the 10% unchanged tokens teach. At such a position, what is the target, and what does "
+         "the model's input hold there?",
     giveaways=["predict a token it can see — which is usually right", "it mostly predicts that very token"])
 
 question(

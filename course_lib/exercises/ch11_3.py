@@ -73,7 +73,9 @@ def _layer_variants(n: int) -> list[tuple[torch.Tensor, str | None]]:
     L = n - 1
     last4 = torch.zeros(n, dtype=torch.float64)
     last4[-4:] = 1
-    out = [(last4 / 4, None), (last4, "you summed the last four layers: average them (mean, not sum)")]
+    out = [(last4 / 4, None), (last4, "you summed the last four layers: this exercise asks for their mean — summing "
+                                      "is common too and gives the same cosines, since the sum is 4 × the mean, but "
+                                      "not the same vector")]
     for k in range(n):
         w = torch.zeros(n, dtype=torch.float64)
         w[k] = 1
@@ -391,15 +393,17 @@ def check_nearest_sense(nearest_sense):
 # and lemmas. The test vector of 'mouse' lies nearest (cosine) to a centroid of 'bank'; a long centroid wins on the
 # dot product; the most frequent sense of each word is not the right answer for every test vector; the vectors of
 # mouse.n.04 differ in length (6 and 0.6) and in direction (180° and 252°), so that their centroid points at 185°
-# but that of the same vectors normalised first at 216°, and the last test vector (143°) changes sense with it.
+# but that of the same vectors normalised first at 216°, and the test vector at 143° changes sense with it. The last
+# test vector (bank, 67.1°) is nearest to the centroid of bank.n.09 (133°, against bank.n.01's 0°) but to a single
+# training vector of bank.n.01 (5.7°, against 129.5°): 1-nearest *instance* would choose otherwise.
 WSD_CASE = (
     [(1.0, 0.1), (0.9, -0.1), (-8.0, 9.0), (-9.0, 8.0), (-7.0, 8.5), (0.2, 1.0), (-0.1, 1.2), (0.1, 0.9),
      (-6.0, 0.0), (-0.2, -0.6)],
     ["bank.n.01", "bank.n.01", "bank.n.09", "bank.n.09", "bank.n.09", "mouse.n.01", "mouse.n.01", "mouse.n.01",
      "mouse.n.04", "mouse.n.04"],
     ["bank"] * 5 + ["mouse"] * 5,
-    [(1.0, 0.05), (0.5, 0.866), (-0.57, 0.82), (-1.0, 0.1), (-0.7, 0.7), (-0.8, 0.6)],
-    ["bank", "bank", "mouse", "mouse", "bank", "mouse"],
+    [(1.0, 0.05), (0.5, 0.866), (-0.57, 0.82), (-1.0, 0.1), (-0.7, 0.7), (-0.8, 0.6), (0.389, 0.921)],
+    ["bank", "bank", "mouse", "mouse", "bank", "mouse", "bank"],
 )
 
 
@@ -413,6 +417,13 @@ def _wsd_reference(train_v, senses, lemmas, test_v, test_lemmas, score: str = "c
         allowed = [j for j, k in enumerate(order) if not restrict or lemma_of[k] == lemma]
         out.append(order[max(allowed, key=lambda j: float(row[j]))])
     return out
+
+
+def _nearest_instance(train_v, senses, lemmas, test_v, test_lemmas):
+    """1-nearest neighbour over the training vectors themselves (by cosine, among the word's own): not eq. 11.8-11.9."""
+    C = cosine_matrix(test_v, train_v)
+    return [senses[max((i for i in range(len(senses)) if lemmas[i] == lemma), key=lambda i: float(row[i]))]
+            for row, lemma in zip(C, test_lemmas)]
 
 
 @exercise("wsd_predict", needs=["wsd_predict"])
@@ -436,8 +447,8 @@ def check_wsd_predict(wsd_predict):
     want = _wsd_reference(train_v, senses, lemmas, test_v, xl)
     if got == want:
         return (f"1-nearest centroid by cosine among each word's own senses, on {len(xl)} test vectors where the "
-                "senses of another word, the dot product, centroids of normalised vectors and the most frequent "
-                "sense would each choose otherwise")
+                "senses of another word, the dot product, centroids of normalised vectors, the nearest single "
+                "training vector and the most frequent sense would each choose otherwise")
     for k, (label, lemma) in enumerate(zip(got, xl)):
         if isinstance(label, str) and label in senses and lemmas[senses.index(label)] != lemma:
             raise Wrong(f"test vector {k} is an occurrence of {lemma!r} but got {label!r}, a sense of another word "
@@ -446,6 +457,10 @@ def check_wsd_predict(wsd_predict):
         raise Wrong(f"your predictions are those of centroids of unit-length training vectors, normalised before "
                     f"averaging ({case}): eq. 11.8 averages the vectors as they are, so that a long vector weighs "
                     "more; the cosine of eq. 11.9 normalises only when it compares a test vector with a centroid")
+    if got == _nearest_instance(train_v, senses, lemmas, test_v, xl):
+        raise Wrong(f"your predictions are those of the nearest single training vector ({case}): eq. 11.8 first "
+                    "averages all the training vectors of a sense into one centroid, and eq. 11.9 compares the test "
+                    "vector with the centroids, so that one odd training sentence cannot decide on its own")
     if got == _wsd_reference(train_v, senses, lemmas, test_v, xl, score="dot"):
         raise Wrong(f"your predictions are those of the largest dot product ({case}): compare by cosine, so that a "
                     "centroid does not win only because it is longer")

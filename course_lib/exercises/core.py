@@ -140,6 +140,11 @@ def exercise(name: str, needs: tuple[str, ...] | list[str], points: float = 1):
     return register
 
 
+def _fold(text: str) -> str:
+    """A choice as typed, compared without case or spaces: "ln |V|" is "ln|V|", "The unigram entropy" the choice."""
+    return "".join(text.lower().split())
+
+
 def question(name: str, variable: str, choices, answer, why: str, hint: str, module: str | None = None,
              points: float = 1, giveaways=()) -> Exercise:
     """Register a graded prediction question, asked before the cell that reveals the answer.
@@ -155,6 +160,8 @@ def question(name: str, variable: str, choices, answer, why: str, hint: str, mod
         raise ValueError(f"question {name!r}: the answer {answer!r} is not one of the choices {choices}")
     if not why or not hint:
         raise ValueError(f"question {name!r} needs both a `why` (shown when right) and a `hint` (shown when wrong)")
+    if len({_fold(str(c)) for c in choices}) != len(choices):
+        raise ValueError(f"question {name!r}: two choices differ only in case or spaces: {choices}")
 
     def run(**given):
         value = given[variable]
@@ -162,8 +169,8 @@ def question(name: str, variable: str, choices, answer, why: str, hint: str, mod
             raise NotAttempted(f"set `{variable}` to your prediction, one of {_choices(choices)}, before the reveal")
         if isinstance(value, str):
             value = value.strip()
-            folded = {str(c).lower(): c for c in choices}
-            value = folded.get(value.lower(), value)
+            folded = {_fold(str(c)): c for c in choices}
+            value = folded.get(_fold(value), value)
         if value not in choices:
             raise Wrong(f"`{variable}` is {value!r}; choose one of {_choices(choices)}")
         if value != answer:

@@ -35,7 +35,9 @@ def fill_mask(model, tokenizer, text: str, top_k: int = 5) -> list[MaskPredictio
     enc = tokenizer(text, device=model.device)
     positions = (enc.input_ids[0] == tokenizer.mask_token_id).nonzero().flatten().tolist()
     if not positions:
-        raise ValueError(f"there is no [MASK] in {text!r}: write [MASK] where the model should fill in a word")
+        spelt = next((w for w in ("[mask]", "<mask>", "[ mask ]") if w in text.lower()), None)
+        raise ValueError(f"there is no [MASK] in {text!r}: write [MASK] where the model should fill in a word"
+                         + (f" (in capitals, with square brackets: {spelt!r} is read as ordinary text)" if spelt else ""))
     if not 1 <= top_k <= tokenizer.vocab_size:
         raise ValueError(f"top_k must be between 1 and {tokenizer.vocab_size}, not {top_k}")
     logits = model(**enc).logits[0]  # (T, |V|)

@@ -129,6 +129,13 @@ class LanguageSampler(W.VBox):
     """Eq. 11.7 with a slider for α: how much more often small languages are sampled than their data share."""
 
     def __init__(self, names: list[str], counts: list[float], alpha: float = 0.3):
+        from ..pretraining.multilingual import language_sampling_probs
+
+        names, counts = list(names), list(counts)
+        if len(names) != len(counts) or not names:
+            raise ValueError(f"LanguageSampler needs one count per language: got {len(names)} name(s) and "
+                             f"{len(counts)} count(s)")
+        language_sampling_probs(counts, alpha)  # counts that eq. 11.7 cannot use are refused here, with why
         self.names, self.counts = names, counts
         self.alpha = W.FloatSlider(value=alpha, min=0.05, max=1.0, step=0.05, description="α",
                                    continuous_update=False, readout_format=".2f")

@@ -90,9 +90,9 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
         "randomized = selected & (fate >= 0.8) & (fate < 0.9)",
         "randomized = selected & ~masked & (torch.rand(input_ids.shape, generator=generator) < 0.1)"),
         '80% of the selected tokens became [MASK], 2% random tokens and 18% stayed unchanged; expected about '
-        '80%, 10% and 10%: each selected token needs its own fate, decided by a second uniform number per '
-        'token: 80% of its range means [MASK], 10% a random token, 10% unchanged (with the default '
-        'select_prob=0.15)'),
+        '80%, 10% and 10%: the three fates are shares of the selected tokens, so each selected token needs '
+        'exactly one fate of its own, [MASK] with probability 0.8, a random token 0.1, unchanged 0.1; decided by '
+        'separate draws, the fates overlap and their shares come out wrong (with the default select_prob=0.15)'),
     "random tokens uniform over the vocabulary": ("mlm_masking", masking(
         MULTINOMIAL, "torch.randint(len(unigram), (n_random,), generator=generator)"),
         'position (0, 77) became token 1685 as a random replacement, but unigram gives that token probability '
@@ -249,7 +249,10 @@ def build_nsp_input(ids_a, ids_b, cls_id, sep_id):
         '9], B = [4, 5], cls_id = 101, sep_id = 102): the ids go in as lists and come out as one list'),
     # ------------------------------------------------------------------ language_sampling
     "not normalised": ("language_sampling", PROBS + "    return p ** alpha",
-        "your q sums to 2.43, expected 1: you computed p^α; now divide by Σ_j p_j^α" + PROB_CASE),
+        "your q sums to 2.43, expected 1: you computed p^α (dividing by Σ_j p_j changes nothing when p already "
+        "sums to 1); eq. 11.7 normalises by the sum of the exponentiated values" + PROB_CASE),
+    "divided by the sum of p": ("language_sampling", PROBS + "    return p ** alpha / p.sum()",
+        "you computed p^α (dividing by Σ_j p_j changes nothing when p already sums to 1)"),
     "alpha ignored": ("language_sampling", PROBS + "    return p",
         'your q is p normalised, as if α were 1 (α·p normalised is p again) (p = [0.6, 0.25, 0.1, 0.05] '
         '(probabilities, a torch.float32 tensor), α = 0.3): each p_i must be raised to the power α before '
@@ -371,7 +374,7 @@ CASES.update({
     "[MASK] where a real token is seen": ("unchanged_prediction", 'at_unchanged = "[MASK]"',
         "not '[MASK]'. think about what the 10% unchanged tokens teach"),
     "the most frequent token": ("unchanged_prediction", 'at_unchanged = "the most frequent token"',
-        "the model is asked to predict a token it can see"),
+        "At such a position, what is the target, and what does the model's input hold there?"),
     "only the [MASK]ed tokens": ("share_in_loss", 'share_in_loss = "12%"',
         "not '12%'. the loss runs over the set M of selected tokens"),
     "every token": ("share_in_loss", 'share_in_loss = "100%"', "Are the selected tokens that were not replaced"),

@@ -61,7 +61,8 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
         "you used only the last layer, hidden_states[-1]: the feature is the average of the last four layers' "
         "vectors of the word, one vector per layer, averaged element by element" + WV_CASE),
     "last four layers summed": ("word_vector", WV + "    return torch.stack(hidden_states[-4:]).sum(0)[idx].mean(0)",
-        "you summed the last four layers: average them (mean, not sum)" + WV_CASE),
+        "you summed the last four layers: this exercise asks for their mean — summing is common too and gives the "
+        "same cosines, since the sum is 4 × the mean, but not the same vector" + WV_CASE),
     "four layers before the last": ("word_vector",
                                     WV + "    return torch.stack(hidden_states[-5:-1]).mean(0)[idx].mean(0)",
         "you averaged hidden_states[2:6] (layers 2…5): average the last four, hidden_states[-4:] (layers 3…6; "
@@ -308,8 +309,8 @@ def z_score(X, corpus, eps=1e-6):
 # wsd_predict runs after the setup cells only: its cases bring correct sense_centroids and nearest_sense
 WSD_HELPERS = SC + f"    return {{s: {MEMBERS}.mean(0) for s in senses}}\n\n" + NS + f"    return max(centroids, key=lambda s: {COS})\n\n"
 WSD = "def wsd_predict(train_vectors, train_senses, train_lemmas, test_vectors, test_lemmas):\n"
-WSD_CASE = (" (10 training vectors of 'bank' and 'mouse', 6 test vectors ('bank', 'bank', 'mouse', 'mouse', 'bank', "
-            "'mouse'))")
+WSD_CASE = (" (10 training vectors of 'bank' and 'mouse', 7 test vectors ('bank', 'bank', 'mouse', 'mouse', 'bank', "
+            "'mouse', 'bank'))")
 CASES.update({
     "senses of every word": ("wsd_predict", WSD_HELPERS + WSD + "    c = sense_centroids(train_vectors, train_senses)\n"
                              "    return [nearest_sense(v, c) for v in test_vectors]",
@@ -331,6 +332,13 @@ CASES.update({
         out.append(nearest_sense(v, c))
     return out""", "your predictions are those of centroids of unit-length training vectors, normalised before "
                    "averaging" + WSD_CASE + ": eq. 11.8 averages the vectors as they are"),
+    "nearest single training vector": ("wsd_predict", WSD_HELPERS + WSD + """\
+    out = []
+    for v, lemma in zip(test_vectors, test_lemmas):
+        idx = [i for i, l in enumerate(train_lemmas) if l == lemma]
+        cos = F.cosine_similarity(train_vectors[idx], v[None], dim=-1)
+        out.append(train_senses[idx[int(cos.argmax())]])
+    return out""", "your predictions are those of the nearest single training vector" + WSD_CASE),
     "most frequent sense": ("wsd_predict", WSD_HELPERS + WSD + """\
     from collections import Counter
     mfs = {l: Counter(s for s, m in zip(train_senses, train_lemmas) if m == l).most_common(1)[0][0] for l in train_lemmas}
