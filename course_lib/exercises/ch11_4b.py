@@ -18,6 +18,7 @@ tests/test_labelling_eval.py proves equal to ``seqeval`` on the whole wikigold t
 """
 from __future__ import annotations
 
+import itertools
 import random
 
 import torch
@@ -26,7 +27,7 @@ from ..finetuning.labelling import IGNORE_INDEX, align_labels
 from ..finetuning.labelling import decode_first_subword as reference_decode
 from ..finetuning.ner_eval import entity_scores, get_entities
 from ..finetuning.qa import best_span
-from .core import Wrong, exercise, question
+from .core import Stopped, Wrong, exercise, question
 
 X = IGNORE_INDEX
 # word ids of real sentences, as the embedded tokenizer gives them
@@ -39,6 +40,17 @@ ALIGN_CASES = [
     (["O", "B-MISC"], [None, 0, 1, 1, 1, 1, None]),
     ([0, 3, 4], [None, 0, 0, 1, 2, 2, None]),  # class ids work the same
 ]
+
+
+def _quietly(fn, *args):
+    """``fn(*args)``, or None when it raises: a diagnosis that looks at the answers to later cases must not fail on
+    one the student's function cannot handle (a stopped process, a time limit, still ends the check)."""
+    try:
+        return fn(*args)
+    except Stopped:
+        raise
+    except Exception:  # the grader has turned what the student's code raised into Wrong
+        return None
 
 
 def _show(xs) -> str:
@@ -82,13 +94,60 @@ DECODE_CASES = [
     (["B-LOC", "B-LOC", "I-LOC", "O", "O", "O", "B-LOC", "I-LOC", "O"], MT_WIDS),
     (["B-PER", "O", "I-PER", "I-PER", "O", "B-ORG", "B-ORG", "I-ORG"], [None, 0, 0, 1, 2, 3, 3, 4, 5, None]),
     (["O", "B-PER", "I-PER", "I-PER"], [None, 0, 1, 1, 1, None, None]),
+    # first piece, last piece, first piece that is not O and the majority of the pieces all differ: the first
+    # word's pieces say B-PER I-ORG I-ORG O, the second's O B-LOC
+    (["B-PER", "I-ORG", "I-ORG", "O", "O", "B-LOC", "O"], [None, 0, 0, 0, 0, 1, 1, 2, None]),
 ]
+
+
+def _pieces(subword_tags, word_ids) -> list[list]:
+    """The tags of each word's subwords, in order, one list per word."""
+    out: dict = {}
+    for tag, w in zip(subword_tags, word_ids):
+        if w is not None:
+            out.setdefault(w, []).append(tag)
+    return [out[w] for w in sorted(out)]
+
+
+def _majorities(tags: list) -> set:
+    """The most frequent tags of a word's pieces (all of them when several tie)."""
+    counts = {t: tags.count(t) for t in tags}
+    return {t for t, n in counts.items() if n == max(counts.values())}
+
+
+# decoders a student may write instead of the chapter's, as the tags each allows per word (a set, for ties)
+WRONG_DECODERS = {
+    "last": (lambda ts: {ts[-1]},
+             "you took the tag of each word's last subword; the chapter takes the first one ('Mt' decides for "
+             "'Mt.', 'San' for 'Sanitas')"),
+    "first non-O": (lambda ts: {next((t for t in ts if t != "O"), "O")},
+                    "you skipped a word's pieces tagged O and took its first tag that is not O; the chapter's rule "
+                    "reads the first subword only, whatever it says: when the first piece says O, the word is O"),
+    "majority": (_majorities,
+                 "you took a majority vote over each word's pieces; the chapter's rule reads the first subword "
+                 "only, and the later pieces are ignored however many of them agree"),
+}
+
+
+def _wrong_decoders(pairs) -> list[str]:
+    """The names of the WRONG_DECODERS that explain every (subword tags, word ids, answer) of ``pairs``."""
+    def explains(name):
+        rule = WRONG_DECODERS[name][0]
+        for sub, wids, got in pairs:
+            allowed = [rule(ts) for ts in _pieces(sub, wids)]
+            if len(got) != len(allowed) or not all(any(g == x for x in a) for g, a in zip(got, allowed)):
+                return False
+        return True
+    return [name for name in WRONG_DECODERS if explains(name)]
 
 
 @exercise("decode_first_subword", needs=["decode_first_subword"])
 def check_decode_first_subword(decode_first_subword):
+    def subword_tags(sub, inner):  # one entry per subword, specials None
+        return [None] + list(sub) + [None] * (len(inner) - len(sub) - 1)
+
     for sub, inner in DECODE_CASES:
-        tags = [None] + list(sub) + [None] * (len(inner) - len(sub) - 1)  # one entry per subword, specials None
+        tags = subword_tags(sub, inner)
         want = reference_decode(tags, inner)
         got = decode_first_subword(list(tags), list(inner))
         got = list(got) if not isinstance(got, list) else got
@@ -100,11 +159,13 @@ def check_decode_first_subword(decode_first_subword):
                 raise Wrong(f"you returned one tag per subword ({len(got)}); decoding gives one tag per word "
                             f"({n_words}): keep only the first subword of each word")
             raise Wrong(f"word ids {inner} name {n_words} words; return {n_words} tags, you returned {len(got)}")
-        last = [tags[max(i for i, w in enumerate(inner) if w == k)] for k in range(n_words)]
-        if got == last:
-            raise Wrong("you took the tag of each word's last subword; the chapter takes the first one "
-                        "('Mt' decides for 'Mt.', 'San' for 'Sanitas')")
-        raise Wrong(f"subword tags {sub}, word ids {inner}: expected {want}, got {got}")
+        answers = [(tags_, inner_, _quietly(lambda t, i: list(decode_first_subword(list(t), list(i))), tags_, inner_)
+                    or []) for tags_, inner_ in ((subword_tags(a, b), b) for a, b in DECODE_CASES)]
+        named = _wrong_decoders(answers)  # the rule that explains the answers to every case, not this one only
+        if len(named) == 1:
+            raise Wrong(WRONG_DECODERS[named[0]][1])
+        raise Wrong(f"subword tags {sub}, word ids {inner}: expected {want}, got {got} (each word takes the tag of "
+                    "its first subword, and only that one)")
     return "each word takes its first subword's tag"
 
 
@@ -149,6 +210,17 @@ def check_entity_f1(entity_f1):
         if abs(p - want[1]) < 1e-9 and abs(r - want[0]) < 1e-9 and want[0] != want[1]:
             raise Wrong("precision and recall are swapped: precision divides the exact matches by the "
                         "*predicted* entities, recall by the *gold* ones")
+        n_gold = sum(len(get_entities(s)) for s in gold)
+        n_pred = sum(len(get_entities(s)) for s in pred)
+        if n_gold == 0 and n_pred == 0:  # before token accuracy, which is 1 here too
+            raise Wrong(f"gold {gold}, predicted {pred}: no gold and no predicted entities, so precision and recall "
+                        f"both divide by zero: P = R = F1 = 0 by convention (you returned {p:.3f}/{r:.3f}/{f:.3f})")
+        if n_pred == 0 and abs(p - want[0]) > 1e-9:
+            raise Wrong(f"gold {gold}, predicted {pred}: no predicted entities, so precision divides by zero: "
+                        f"P = 0 by convention (you returned P = {p:.3f})")
+        if n_gold == 0 and abs(r - want[1]) > 1e-9:
+            raise Wrong(f"gold {gold}, predicted {pred}: no gold entities, so recall divides by zero: R = 0 by "
+                        f"convention (you returned R = {r:.3f})")
         tok = sum(a == b for gs, ps in zip(gold, pred) for a, b in zip(gs, ps)) / sum(len(s) for s in gold)
         if all(abs(x - tok) < 1e-9 for x in (p, r, f)):
             raise Wrong("that is token accuracy; score whole entities: read (type, first, last) spans from the "
@@ -186,6 +258,23 @@ def _diagnose_f1(got, gold, pred, want):
 
 # ----------------------------------------------------------------------------- best_span
 
+def _best_allowed(s, e, L, i, j) -> bool:
+    """Is (i, j) an allowed span (i <= j < i + L, inside the T tokens) with the best score?"""
+    if not (0 <= i <= j < len(s) and j - i < L):
+        return False
+    best = best_span(s, e, L)[2]
+    return float(s[i] + e[j]) >= best - 1e-5 * max(1.0, abs(best))
+
+
+def _exclusive_everywhere(best_span_under_limit, cases) -> bool:
+    """Does the answer return (i, j + 1), a best span with a slice's exclusive end, on every case?"""
+    for s, e, L, _ in cases:
+        got = _quietly(lambda: tuple(int(x) for x in best_span_under_limit(s.clone(), e.clone(), L)))
+        if got is None or len(got) != 2 or not _best_allowed(s, e, L, got[0], got[1] - 1):
+            return False
+    return True
+
+
 @exercise("best_span", needs=["best_span_under_limit"])
 def check_best_span(best_span_under_limit):
     g = torch.Generator().manual_seed(5)
@@ -206,6 +295,11 @@ def check_best_span(best_span_under_limit):
         except (TypeError, ValueError):
             raise Wrong(f"return the pair (i, j) of token positions, not {got!r}") from None
         T = len(s)
+        if not _best_allowed(s, e, L, gi, gj) and _best_allowed(s, e, L, gi, gj - 1) and \
+                _exclusive_everywhere(best_span_under_limit, cases):
+            raise Wrong(f"you returned ({gi}, {gj}) where ({gi}, {gj - 1}) is the best span: j is the last token of "
+                        f"the span, included (the span i..j holds j - i + 1 tokens), not one past it as the end of "
+                        f"a Python slice")
         if not (0 <= gi < T and 0 <= gj < T):
             raise Wrong(f"you returned ({gi}, {gj}) for {T} tokens: i and j are positions 0 … {T - 1}")
         separately = (int(s.argmax()), int(e.argmax())) == (gi, gj)
@@ -244,6 +338,16 @@ def _logits_for(subword_tags, tags, g):
     return out
 
 
+def _entities_decoded_by(name, words, word_ids, sub_tags) -> list[list[tuple[str, str]]]:
+    """The entities a wrong decoder of WRONG_DECODERS reads (one list for each way it may break a tie)."""
+    real = [w for w in word_ids if w is not None]
+    options = [sorted(WRONG_DECODERS[name][0](ts)) for ts in _pieces(sub_tags, real)]
+    out = []
+    for word_tags in itertools.islice(itertools.product(*options), 64):
+        out.append([(" ".join(words[a:b + 1]), t) for t, a, b in get_entities(list(word_tags))])
+    return out
+
+
 @exercise("predicted_entities", needs=["predicted_entities"])
 def check_predicted_entities(predicted_entities):
     g = torch.Generator().manual_seed(7)
@@ -254,21 +358,43 @@ def check_predicted_entities(predicted_entities):
          ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "O", "B-ORG", "I-ORG", "I-ORG", "O", "O"]),
         (["Visit", "Boulder"], [None, 0, 1, None], ["O", "O", "I-LOC", "O"]),  # I- without B-
         (["It", "rained"], [None, 0, 1, None], ["O", "O", "O", "O"]),
+        # a word whose first piece says O and its second B-LOC: the word is O (not its first tag that is not O)
+        (["Visit", "Sanitas", "today"], [None, 0, 1, 1, 2, None], ["O", "O", "O", "B-LOC", "O", "O"]),
+        # a word whose pieces say B-PER I-ORG I-ORG: the word is B-PER (not the pieces' majority)
+        (["Ask", "Villanueva", "now"], [None, 0, 1, 1, 1, 2, None], ["O", "O", "B-PER", "I-ORG", "I-ORG", "O", "O"]),
+        # pieces B-LOC B-LOC O: the last piece and the majority disagree, so each wrong decoder is told apart
+        (["In", "Sanitas"], [None, 0, 1, 1, 1, None], ["O", "O", "B-LOC", "B-LOC", "O", "O"]),
     ]
+
+    def answer(words, wids, logits):
+        got = predicted_entities(list(words), list(wids), logits.clone(), TAGS9)
+        return [tuple(x) for x in got] if isinstance(got, (list, tuple)) else got
+
+    inputs = []
     for words, wids, sub in cases:
         logits = _logits_for(sub, TAGS9, g)
+        real = [i for i, w in enumerate(wids) if w is not None]
+        inputs.append((words, wids, [TAGS9[int(logits[i].argmax())] for i in real], logits))
+
+    def explained_by(name, answers):  # a wrong decoder that gives the answers to every case, not to one only
+        return all(isinstance(got, list) and got in _entities_decoded_by(name, words, wids, sub_tags)
+                   for (words, wids, sub_tags, _), got in zip(inputs, answers))
+
+    for words, wids, sub_tags, logits in inputs:
         want = _entities(words, wids, logits, TAGS9)
-        got = predicted_entities(list(words), list(wids), logits.clone(), TAGS9)
-        got = [tuple(x) for x in got] if isinstance(got, (list, tuple)) else got
+        got = answer(words, wids, logits)
         if got == want:
             continue
         if not isinstance(got, list):
             raise Wrong(f"return a list of (entity text, type) pairs, not {type(got).__name__}")
         real = [i for i, w in enumerate(wids) if w is not None]
-        sub_tags = [TAGS9[int(logits[i].argmax())] for i in real]
         sub_entities = get_entities(sub_tags)
         sub_level = [(" ".join(words[wids[real[a]]:wids[real[b]] + 1]), t) for t, a, b in sub_entities]
         sub_as_words = [(" ".join(words[a:b + 1]), t) for t, a, b in sub_entities]
+        answers = [_quietly(answer, w, i, x) for w, i, _, x in inputs]
+        decoded = [name for name in WRONG_DECODERS if explained_by(name, answers)]
+        if len(decoded) == 1:
+            raise Wrong(f"words {words}: expected {want}, got {got}: " + WRONG_DECODERS[decoded[0]][1])
         if got in (sub_level, sub_as_words):
             raise Wrong("you read entities from the subword tags; decode to one tag per word first (each word "
                         "takes its first subword's tag), then read entities from the word tags")

@@ -64,6 +64,23 @@ def predicted_entities(words, word_ids, subword_logits, tags):
     return [(" ".join(words[a:b + 1]), t) for t, a, b in read_entities(word_tags)]
 """
 
+FIRST_NOT_O = """\
+def decode_first_subword(subword_tags, word_ids):
+    first = {}
+    for tag, w in zip(subword_tags, word_ids):
+        if w is not None and (w not in first or first[w] == "O"):
+            first[w] = tag
+    return [first[w] for w in sorted(first)]
+"""
+MAJORITY = """\
+def decode_first_subword(subword_tags, word_ids):
+    pieces = {}
+    for tag, w in zip(subword_tags, word_ids):
+        if w is not None:
+            pieces.setdefault(w, []).append(tag)
+    return [max(ts, key=ts.count) for w, ts in sorted(pieces.items())]
+"""
+
 
 def edit(source: str, old: str, new: str) -> str:
     """The reference answer with one mistake: ``old`` (which must be there) replaced by ``new``."""
@@ -85,6 +102,8 @@ WRONG_ANSWERS = {
          "    for tag, w in zip(subword_tags, word_ids):\n        if w is not None:\n            last[w] = tag\n"
          "    return [last[w] for w in sorted(last)]\n", "last subword"),
         (edit(DECODE, "if w is not None and w not in seen:", "if w not in seen:"), "return 7 tags, you returned 8"),
+        (FIRST_NOT_O, "took its first tag that is not O"),
+        (MAJORITY, "you took a majority vote over each word's pieces"),  # was told "last subword"
     ],
     "entity_f1": [
         (edit(F1, 'if prefix == "B" or (prefix == "I" and start is None):', 'if prefix == "B":'),
@@ -106,6 +125,10 @@ WRONG_ANSWERS = {
          "    per = [_f1([keep(s, k) for s in y_true], [keep(s, k) for s in y_pred]) for k in types]\n"
          "    return tuple(sum(x[i] for x in per) / len(per) for i in range(3)) if per else (0.0, 0.0, 0.0)\n",
          "that is the macro average"),
+        (edit(F1, "    p = hit / len(pred) if pred else 0.0\n    r = hit / len(gold) if gold else 0.0",
+              "    p = hit / len(pred) if pred else 1.0\n    r = hit / len(gold) if gold else 1.0"),
+         "no gold and no predicted entities, so precision and recall both divide by zero: P = R = F1 = 0 by "
+         "convention"),  # was told "that is token accuracy"
         (edit(F1, "{(n, *e) for n, s in enumerate(y_true) for e in read_entities(s)}",
               "{(n, e[1], e[2]) for n, s in enumerate(y_true) for e in read_entities(s)}").replace(
             "{(n, *e) for n, s in enumerate(y_pred) for e in read_entities(s)}",
@@ -121,6 +144,8 @@ WRONG_ANSWERS = {
          "a span holds at most max_len tokens, so j - i < max_len"),  # j <= i + max_len: one token too many
         (edit(SPAN, "range(i, min(T, i + max_len))", "range(i, min(T, i + max_len - 1))"),
          "a span of exactly max_len tokens is allowed"),
+        (edit(SPAN, "    return best\n", "    return best[0], best[1] + 1\n"),
+         "j is the last token of the span, included"),  # a slice's end; was told "more than the limit max_len"
     ],
     "predicted_entities": [
         (F1 + DECODE + edit(COMPOSE, "word_tags = decode_first_subword([tags[i] for i in ids], word_ids)",
@@ -131,7 +156,9 @@ WRONG_ANSWERS = {
          "argmax per subword"),  # the wrong axis
         (F1 + DECODE + edit(COMPOSE, "word_tags = decode_first_subword([tags[i] for i in ids], word_ids)",
                             "word_tags = decode_first_subword([tags[i] for i in ids][::-1], word_ids[::-1])[::-1]"),
-         "then first-subword decoding"),  # decoded from each word's last subword
+         "you took the tag of each word's last subword"),  # decoded from each word's last subword
+        (F1 + FIRST_NOT_O + COMPOSE, "took its first tag that is not O"),  # a word tagged O B-LOC is O
+        (F1 + MAJORITY + COMPOSE, "you took a majority vote"),  # a word tagged B-PER I-ORG I-ORG is B-PER
     ],
     "every_subword_entities": [('subword_entities = "2"', "B- tag right after another B- tag")],
     "all_o_accuracy": [('all_o_token_accuracy = "below 50%"', "What share of the words")],
