@@ -126,6 +126,9 @@ def check_cls_head(cls_head):
         want_p, want_l = cls_reference(encoder, tok, sentences, W, b, labels)
         expect_shape(probs, (B, C), "probs: one row of class probabilities per sentence" + case)
         if not close(probs.sum(-1), torch.ones(B)):
+            if bool((probs <= 0).all()) and close(probs.exp().sum(-1), torch.ones(B)):
+                raise Wrong("your probs are log-probabilities (every entry ≤ 0, their exponentials sum to 1): "
+                            "return the probabilities themselves, the softmax over the classes" + case)
             raise Wrong("each row of probs should sum to 1: apply the softmax over the classes (the last axis)" + case)
         if not close(probs, want_p):
             for name, alt in _cls_alternatives(encoder, tok, sentences, W, b):  # one more encoding, not one each
@@ -203,8 +206,12 @@ def check_freeze_last_k(freeze_all_but_last):
                 raise Wrong("the pooler should be frozen: this classifier reads z_CLS, not the pooler" + case)
             want_layers = list(range(L - k, L))
             if layers == list(range(k)) and k not in (0, L):
-                raise Wrong(f"blocks {layers} train: those are the first {k}; train the last {k}, "
-                            f"model.bert.encoder.layer[-{k}:] (blocks {want_layers})" + case)
+                raise Wrong(f"blocks {layers} train: those are the first {k}, nearest the embeddings; train the "
+                            f"last {k}, nearest the output (blocks {want_layers})" + case)
+            if k == 0 and layers == list(range(L)):
+                raise Wrong(f"with k = 0 no block trains, only the head, but all {L} blocks train after your call: a "
+                            "slice that starts at -0 starts at 0, so it is the whole list, not an empty one"
+                            + case)
             if layers != want_layers:
                 raise Wrong(f"blocks {layers} train; expected the last {k}: {want_layers} (set requires_grad on every "
                             "parameter of every block, True or False -- they may start either way)" + case)
@@ -298,7 +305,10 @@ question(
 question(
     "all_pairs_prediction", variable="passes_guess", choices=["1,000", "499,500", "1,000,000"], answer="499,500",
     why="a cross-encoder must read every unordered pair [CLS] A [SEP] B [SEP] once: n(n−1)/2 = 1,000 × 999 / 2 = "
-        "499,500 passes, against 1,000 for a bi-encoder that encodes each sentence once.",
-    hint="a cross-encoder reads two sentences together in one pass; count the pairs of different sentences, "
-         "each pair once.",
+        "499,500 passes, against 1,000 for a bi-encoder that encodes each sentence once. That counts A with B "
+        "and B with A as one pair; a cross-encoder reads its two sentences in order, so its score for "
+        "[CLS] B [SEP] A [SEP] may differ, and a task that cares about order needs both: twice as many passes.",
+    hint="a cross-encoder reads two sentences together, so nothing it computes for one sentence can be reused "
+         "with another: every pair it compares costs a pass of its own. Does the number of pairs grow like the "
+         "number of sentences, or faster? And which pairs does finding the most similar pair really need?",
 )

@@ -190,15 +190,15 @@ def check_sbo_input(build_sbo_input):
             raise Wrong(f"{where}: the first two parts are z_(s-1) (left boundary) and z_(e+1) (right boundary)")
         if e - i != i - s and close(pos, P[e - i]):
             raise Wrong(f"{where}: you counted the position from the span's right end (e - i = {e - i}); the position "
-                        f"is relative to the left boundary s - 1, counted from the left: i - s + 1 = {i - s + 1}, "
-                        f"which is row {i - s} of P")
+                        "is relative to the left boundary s - 1, counted from the left")
         if i - s + 1 < P.size(0) and close(pos, P[i - s + 1]):
             raise Wrong(f"{where}: its relative position is i - s + 1 = {i - s + 1}, and p_k is row k - 1 of P; you "
                         f"took row {i - s + 1}")
         if close(pos, P[i - 1]) or close(pos, P[i]):
             raise Wrong(f"{where}: the position embedding is *relative* to the span (i - s + 1 = {i - s + 1}), "
                         "not the token's position in the sentence")
-        raise Wrong(f"{where}: the last part should be p_(i-s+1), row i - s of P")
+        raise Wrong(f"{where}: the last part is the embedding of token i's position inside the span, counted from "
+                    "the left boundary s - 1 (the span's first token is position 1); P's rows are counted from 0")
     return "[z_(s-1); z_(e+1); p_(i-s+1)] for five tokens"
 
 

@@ -45,6 +45,9 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
     "softmax over the batch": ("cls_head", HEAD + ENCODE + "    logits = hidden[:, 0] @ W.T + b\n"
                                "    return logits.softmax(0), F.cross_entropy(logits, labels)",
                                "each row of probs should sum to 1"),
+    "log-softmax as probs": ("cls_head", HEAD + ENCODE + "    logits = hidden[:, 0] @ W.T + b\n"
+                             "    return logits.log_softmax(-1), F.cross_entropy(logits, labels)",
+                             "your probs are log-probabilities"),  # was told "each row should sum to 1"
     "softmax twice": ("cls_head", HEAD + ENCODE + "    probs = (hidden[:, 0] @ W.T + b).softmax(-1)\n"
                       "    return probs, F.cross_entropy(probs, labels)", "you applied the softmax twice"),
     "summed loss": ("cls_head", HEAD + ENCODE + "    logits = hidden[:, 0] @ W.T + b\n"
@@ -75,7 +78,7 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
     "layer[-k:] with k = 0": ("freeze_last_k", FREEZE + "    model.requires_grad_(False)\n"
                               "    model.classifier.requires_grad_(True)\n"
                               "    for block in model.bert.encoder.layer[-k:]:\n        block.requires_grad_(True)",
-                              "expected the last 0: []"),
+                              "a slice that starts at -0 starts at 0, so it is the whole list"),
     # ------------------------------------------------------------------ sbert_features
     "signed difference": ("sbert_features", FEAT + "    return torch.cat([u, v, u - v], dim=-1)",
                           "the absolute difference"),
@@ -103,7 +106,7 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
     # ------------------------------------------------------------------ questions
     "cls guess": ("pooling_prediction", "pooling_guess = '[CLS]'", "which vector the embedded model's own training"),
     "not a choice": ("pooling_prediction", "pooling_guess = 'max'", "choose one of"),
-    "n squared": ("all_pairs_prediction", "passes_guess = '1,000,000'", "count the pairs of different sentences"),
+    "n squared": ("all_pairs_prediction", "passes_guess = '1,000,000'", "every pair it compares costs a pass"),
 }
 
 WRONG_ANSWERS: dict[str, list[tuple[str, str]]] = {}

@@ -81,6 +81,8 @@ WRONG_ANSWERS = {
         (edit(SBO, "P[i - s]", "P[i - 1]"), "relative* to the span"),
         (edit(SBO, "z[s - 1], z[e + 1]", "z[e + 1], z[s - 1]"), "z_(s-1) (left boundary)"),
         (edit(SBO, "P[i - s]", "P[e - i]"), "relative to the left boundary s - 1, counted from the left"),
+        (edit(SBO, "P[i - s]", "P[i - s - 1]"),  # was told "p_(i-s+1), row i - s of P": the answer itself
+         "counted from the left boundary s - 1 (the span's first token is position 1); P's rows are counted from 0"),
     ],
     "span_ner_decode": [
         (edit(COMPOSE, "        if k != 0:\n            out.append((i, j, names[k]))", "        out.append((i, j, names[k]))"),
