@@ -263,3 +263,16 @@ def test_classifier_and_bi_encoder_train_on_cuda(embedded):
     assert run.device.startswith("cuda") and run.finished
     vecs = encode_sentences(bi.bert, tok, ["A man sleeps.", "Nobody sleeps."])
     assert vecs.shape == (2, TINY.hidden_size)
+
+
+def test_classify_texts_refuses_an_empty_list_and_unmatched_pairs_in_plain_words(embedded):
+    """classify_texts(model, tok, []) once failed inside torch.cat ("expected a non-empty list of Tensors")."""
+    from course_lib.finetuning.classify import classify_texts
+
+    _, tok = embedded
+    model = tiny_classifier()
+    with pytest.raises(ValueError, match="no texts to classify"):
+        classify_texts(model, tok, [])
+    with pytest.raises(ValueError, match="2 texts but 1 pairs"):
+        classify_texts(model, tok, ["a", "b"], ["c"])
+    assert classify_texts(model, tok, "a gorgeous film").shape == (1, 2)

@@ -112,6 +112,14 @@ def test_the_span_viewer_s_first_question_is_answered_and_the_notebook_s_contras
     assert where["text"] == "Sunshine Canyon" and where["no_answer"]
 
 
+def test_a_question_or_context_without_tokens_is_refused_in_plain_words(reader):
+    """A context of one zero-width space passed the "type a context" test and failed with "no span is allowed"."""
+    with pytest.raises(ValueError, match="the context has no tokens"):
+        reader.answer("Which canyon is Mt. Sanitas in?", "\u200b")
+    with pytest.raises(ValueError, match="the question has no tokens"):
+        reader.answer("\u200b\u200b", "Mt. Sanitas is in Sunshine Canyon.")
+
+
 LONG_CONTEXT = (" ".join(["The weather in the region is usually mild and the hills are green in spring."] * 40)
                 + " Mt. Sanitas is in Sunshine Canyon, a short drive west of Boulder, Colorado.")  # 613 words
 

@@ -101,6 +101,9 @@ def test_best_span_respects_order_and_length():
     s[0], e[T - 1] = 5.0, 5.0
     i, j, _ = best_span(s, e, 30)
     assert j - i + 1 <= 30  # the reader's max_answer_len = 30: at most 30 tokens, never 31
+    import course_lib.finetuning.qa as qa  # the module's summary once said i ≤ j ≤ i + L: one token too many
+
+    assert "i ≤ j < i + L" in qa.__doc__ and "j ≤ i + L" not in qa.__doc__
 
 
 def test_best_span_bad_input():

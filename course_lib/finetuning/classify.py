@@ -136,6 +136,10 @@ def classify_texts(model: BertForSequenceClassification, tokenizer, texts: Seque
     """Class probabilities softmax(W_C z) (N, C) for sentences, or for pairs ``[CLS] text [SEP] pair [SEP]``."""
     texts = [texts] if isinstance(texts, str) else list(texts)
     pairs = [pairs] if isinstance(pairs, str) else (list(pairs) if pairs is not None else None)
+    if not texts:
+        raise ValueError("no texts to classify: pass a list of at least one sentence (or premise)")
+    if pairs is not None and len(pairs) != len(texts):
+        raise ValueError(f"{len(texts)} texts but {len(pairs)} pairs: give one second sentence (hypothesis) per text")
     was_training = model.training
     model.eval()
     out = []

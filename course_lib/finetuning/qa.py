@@ -4,7 +4,7 @@
 * :func:`make_features` -- ``[CLS] question [SEP] context window [SEP]`` with the character offsets of
   every context token, long contexts cut into overlapping windows, gold start/end token positions
   (0, the [CLS] token, when the answer is not in the window or there is none).
-* :func:`best_span` -- argmax of start_i + end_j over i ≤ j ≤ i + L (the length limit L).
+* :func:`best_span` -- argmax of start_i + end_j over i ≤ j < i + L (spans of at most L tokens, the length limit L).
 * :func:`predict_answers` -- from the logits of all windows of a question to its answer text, or "" when
   [CLS] scores higher than every span ("no answer").
 

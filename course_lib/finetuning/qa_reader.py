@@ -178,6 +178,10 @@ class QAReader:
             raise ValueError("type a question")
         if not context.strip():
             raise ValueError("type a context (the passage the answer comes from)")
+        for what, text in (("question", question), ("context", context)):  # e.g. only zero-width spaces
+            if not self.tokenizer.backend.encode(text, add_special_tokens=False).ids:
+                raise ValueError(f"the {what} has no tokens: the tokenizer drops every character of {text!r} "
+                                 f"(invisible or control characters); type words")
         ex = QAExample("typed", "", question, context)
         feats, start, end = self._scored(ex)
         p = predict_answers([ex], feats, start, end, self.max_answer_len, self.null_threshold)[0]
