@@ -387,49 +387,62 @@ print("the chapter's sentence:", " ".join(f"{w}/{t}" for w, t in zip(chapter_wor
 # **recall** (it finds entities the dictionary never saw), while its **precision** stays well below the
 # dictionary's (most spans it tags are wrong), and ORG is its weakest type. On the chapter's own sentence it tags *Mt.* as I-LOC and *Sanitas* as
 # B-MISC: one place split into two entities of two types, the first opened by an I- tag that follows no B-
-# (the CRF below rules that out). Its token accuracy is high, but so was the all-O tagger's: entity F1 is the
+# (the constrained decoding below rules that out). Its token accuracy is high, but so was the all-O tagger's: entity F1 is the
 # number that tells them apart.
 #
 # Decoding by combining the distributions of all pieces of a word, instead of the first piece only:
 
 # %%
+# claim: decoding-rules
 decoding_f1 = {d: entity_scores(gold_tags, tagger.predict(test_sents, d)).micro.f1 for d in ("first", "mean", "product")}
 {d: round(f, 3) for d, f in decoding_f1.items()}
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
+# Neither combination helps this probe: the mean of the pieces ends about a point below first-subword decoding,
+# the product a fraction of a point below it.
+#
 # And the chapter's alignment for training — every piece gets its word's tag — against first-subword-only,
 # with the same encoder, head initialisation and settings, both decoded from first subwords:
 
 # %%
+# claim: alignment-policy
 tagger_every = NerTagger.build(train_layers=TRAIN_LAYERS, policy="every")
 run_every = tagger_every.fit(train_sents, config, eval_sentences=test_sents, name="wikigold-ner-every")
 pred_every = tagger_every.predict(test_sents, "first")
 policy_f1 = {"first": tagger_f1, "every": entity_scores(gold_tags, pred_every).micro.f1}
 {p: round(f, 3) for p, f in policy_f1.items()}
 
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# The chapter's alignment does not help it either: trained on every piece, the probe ends a fraction of a point
+# below the one trained on first pieces only. For this head on a frozen encoder, how the pieces are aligned and
+# decoded moves entity F1 by a point at most.
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### Optional: a CRF layer
+# ### Optional: BIO-constrained Viterbi decoding (a CRF whose transitions are fixed)
 # Greedy decoding tags each word on its own, so it can produce sequences BIO forbids, such as I-PER right
-# after O (a lenient reader turns it into an entity, a strict one drops it). The chapter's alternative passes
-# the tag distributions to a **CRF**, which scores whole sequences: emission scores plus a score for every
-# tag-to-tag transition. Viterbi finds the best sequence, the forward algorithm the normaliser
-# (`course_lib.finetuning.crf`, checked against brute force by the tests). Here the transitions are only BIO's
-# hard rules — I-X may follow only B-X or I-X — on the tagger's word-level log-probabilities:
+# after O (a lenient reader turns it into an entity, a strict one drops it). The chapter's alternative is a
+# **CRF** layer, which scores whole sequences: emission scores plus a learned score for every tag-to-tag
+# transition, trained together with the tagger. Viterbi finds the best sequence, the forward algorithm the
+# normaliser (`course_lib.finetuning.crf`, checked against brute force by the tests). What runs here is *not* a
+# trained CRF: it is the CRF's Viterbi decoding with its transitions fixed at 0 where BIO allows them and at
+# −∞ where it forbids them (I-X may follow only B-X or I-X), run on the word-level log-probabilities of the
+# softmax tagger above, which was trained without it:
 
 # %%
 from course_lib.finetuning.crf import LinearChainCRF, invalid_transitions
 
 # claim: crf
-crf = LinearChainCRF(tagger.labels.tags, constrained=True)
+crf = LinearChainCRF(tagger.labels.tags, constrained=True)  # transitions 0 or -inf, not learned
 pred_crf = tagger.predict_crf(test_sents, crf)
 invalid_greedy = sum(invalid_transitions(t) for t in pred_first)
 invalid_crf = sum(invalid_transitions(t) for t in pred_crf)
 crf_f1 = entity_scores(gold_tags, pred_crf).micro.f1
-print(f"I-X tags that follow neither B-X nor I-X: {invalid_greedy} with greedy decoding, {invalid_crf} with the CRF")
-print(f"entity F1: {tagger_f1:.3f} greedy, {crf_f1:.3f} with the CRF")
+print(f"I-X tags that follow neither B-X nor I-X: {invalid_greedy} with greedy decoding, {invalid_crf} with "
+      "constrained Viterbi")
+print(f"entity F1: {tagger_f1:.3f} greedy, {crf_f1:.3f} with constrained Viterbi")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# Greedy decoding leaves some I- tags where BIO forbids them, none with the CRF: Viterbi only considers
+# Greedy decoding leaves some I- tags where BIO forbids them, none with constrained Viterbi: it only considers
 # sequences that obey the rules, and here entity F1 rises with it. A CRF with *learned* transitions (trained
 # with `crf.nll`, the forward algorithm's log Z minus the gold sequence's score) would also learn which
 # tags tend to follow which.
@@ -553,14 +566,17 @@ from course_lib.finetuning.qa_eval import with_threshold
 
 head_spans = head_only.predict(qa_test, null_threshold=float("inf"))  # the best span of every question, and scores
 always_no_answer = squad_scores(qa_test, [""] * len(qa_test))
-head_only_scores = squad_scores(qa_test, with_threshold(head_spans, head_only.null_threshold))  # its own threshold
+head_answers = with_threshold(head_spans, head_only.null_threshold)  # its own threshold: "" = no answer
+head_only_scores = squad_scores(qa_test, head_answers)
 show_scores("always 'no answer'", always_no_answer)
 show_scores("S and E alone", head_only_scores)
+print(f"S and E alone give an answer to {sum(a != '' for a in head_answers)} of the {len(qa_test)} questions")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# $S$ and $E$ on a frozen encoder find nothing: their scores are exactly those of "always no answer", because
-# the vectors of a sentence encoder do not say where an answer starts, and the safest thing the head can learn
-# is to point at [CLS] for every question. Span extraction needs the
+# $S$ and $E$ on a frozen encoder find nothing: their scores are exactly those of "always no answer" — with its
+# threshold, the head says "no answer" to every question. A linear probe on these frozen vectors could not learn
+# where an answer starts, at least not from this sample of questions in four epochs; that is one small probe,
+# not a proof that the vectors hold nothing about it. Here span extraction needs the
 # encoder itself to learn. `tools/train_qa_model.py` fine-tunes all six layers with $S$ and $E$ (the same loop),
 # which takes longer than a lecture on two CPU cores, so the course ships the result (`MODEL_CARD.md` in
 # `course_lib/data/models/minilm-squad-qa/`). Its no-answer threshold — answer "no answer" when $s_0 + e_0$ beats
@@ -747,10 +763,24 @@ for name, recipe in (("MiniLM", card["recipe"]), ("course-bert v2", "course-bert
 # The shipped reader on a question and a passage: $P(\text{start}=i)$ and $P(\text{end}=j)$ over the passage's
 # tokens as two aligned strips ([CLS] first), the best span of at most $L$ tokens ($j - i < L$) shaded; "no
 # answer" when [CLS] beats the best span by more than the reader's threshold. A passage longer than one window is
-# decided over all its windows, as `reader.predict` decides, and the window holding the chosen span is shown. Its
-# first question is answered. Then ask *Where is Mt. Sanitas?*: the best span is the same, but the answerability
-# decision says "no answer" — the two steps above, on one passage. Try the slider for $L$, a question the passage
-# cannot answer, or one of the held-out questions.
+# decided over all its windows, as `reader.predict` decides, and the window holding the chosen span is shown.
+#
+# Its first question, *Which canyon is Mt. Sanitas in?*, is answered: *Sunshine Canyon*. Ask *Where is Mt.
+# Sanitas?* and the best span is the same, and the passage does answer the question, yet the reader says "no
+# answer". That is a **false "no answer"**: the answerability weakness measured above (ROC AUC 0.61), on one
+# passage. [CLS] beats the span by more here than for *Who is the president of France?*, which the passage cannot
+# answer and where "no answer" is right. The three questions, decided as the viewer decides them:
+
+# %%
+# claim: qa-viewer
+viewer_passage = "Mt. Sanitas is in Sunshine Canyon, a short drive west of Boulder, Colorado."
+for q in ("Which canyon is Mt. Sanitas in?", "Where is Mt. Sanitas?", "Who is the president of France?"):
+    v = reader.answer(q, viewer_passage)
+    print(f"{q:34s} best span {v['text']!r:18} [CLS] minus best span {v['null_score'] - v['span_score']:6.2f} "
+          f"(threshold {v['null_threshold']:.2f}): {'no answer' if v['no_answer'] else 'answer'}")
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# Try the slider for $L$, other questions the passage can or cannot answer, or one of the held-out questions.
 
 # %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets.labelling import QASpanViewer

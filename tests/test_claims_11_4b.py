@@ -110,13 +110,43 @@ def test_the_tagger_is_called_a_probe_and_its_numbers_are_discussed(run):
     assert "*Mt.* as I-LOC and *Sanitas* as B-MISC" in " ".join(prose(run).split())
 
 
+def test_decoding_rules(run):
+    """Combining a word's pieces (mean, product) does not help the probe: the mean ends about a point below the
+    first piece, the product a fraction of a point below it (the numbers were shown and never read)."""
+    import ast
+
+    f1 = ast.literal_eval(output(run, "decoding-rules").strip())
+    assert round(100 * (f1["first"] - f1["mean"])) == 1  # "about a point below"
+    assert 0 < f1["first"] - f1["product"] < 0.01  # "a fraction of a point below"
+    assert "Neither combination helps this probe" in " ".join(prose(run).split())
+
+
+def test_alignment_policy(run):
+    """Training on every piece (the chapter's alignment) ends a fraction of a point below first pieces only, and no
+    alignment or decoding moves the probe's F1 by more than about a point."""
+    import ast
+
+    f1 = ast.literal_eval(output(run, "alignment-policy").strip().splitlines()[-1])
+    assert 0 < f1["first"] - f1["every"] < 0.01
+    rules = ast.literal_eval(output(run, "decoding-rules").strip())
+    assert max(abs(x - f1["first"]) for x in [*rules.values(), f1["every"]]) <= 0.0105  # "by a point at most"
+    p = " ".join(prose(run).split())
+    assert "The chapter's alignment does not help it either" in p and "by a point at most" in p
+
+
 def test_crf(run):
+    """The optional section is BIO-constrained Viterbi with fixed transitions on the softmax tagger's emissions, and
+    says so: it was titled "a CRF layer" and read as if a CRF had been trained."""
     text = output(run, "crf")
     greedy = number(r"(\d+) with greedy decoding", text)
-    with_crf = number(r"(\d+) with the CRF", text)
-    assert with_crf == 0 < greedy
-    assert number(r"greedy, ([\d.]+) with the CRF", text) > number(r"entity F1: ([\d.]+) greedy", text)
-    assert "none with the CRF" in prose(run) and "entity F1 rises" in prose(run)
+    constrained = number(r"(\d+) with\s+constrained Viterbi", text)
+    assert constrained == 0 < greedy
+    assert number(r"greedy, ([\d.]+) with constrained Viterbi", text) > number(r"entity F1: ([\d.]+) greedy", text)
+    p = " ".join(prose(run).split())
+    assert "none with constrained Viterbi" in p and "entity F1 rises" in p
+    assert "### Optional: BIO-constrained Viterbi decoding (a CRF whose transitions are fixed)" in prose(run)
+    assert "*not* a trained CRF" in p and "fixed at 0 where BIO allows them and at −∞ where it forbids them" in p
+    assert "A CRF with *learned* transitions" in p and "Optional: a CRF layer" not in p
 
 
 def test_qa_head_only(run):
@@ -124,7 +154,13 @@ def test_qa_head_only(run):
     base, head = scores(text, "always 'no answer'"), scores(text, "S and E alone")
     assert base["NoAns_exact"] == 100 and base["HasAns_f1"] == 0
     assert head == base  # "find nothing: their scores are exactly those of always no answer"
-    assert "find nothing: their scores are exactly those of" in " ".join(prose(run).split())
+    assert number(r"S and E alone give an answer to (\d+) of", text) == 0  # "says 'no answer' to every question"
+    p = " ".join(prose(run).split())
+    assert "find nothing: their scores are exactly those of" in p
+    assert "the head says \"no answer\" to every question" in p
+    # what one small linear probe shows, not a claim about what sentence-encoder vectors hold
+    assert "A linear probe on these frozen vectors could not learn where an answer starts" in p
+    assert "do not say where an answer starts" not in p
 
 
 def test_qa_reader_training(run):
@@ -234,6 +270,32 @@ def test_qa_threshold(run):
     assert f'"always no answer" (F1 {always:.1f} here)' in p
     assert 0.5 < auc < 0.7 and "only a little better than chance" in p
     assert "No threshold rescues this reader" in p
+
+
+def test_qa_viewer(run):
+    """The viewer's second question is answered by its passage: the reader's "no answer" is a false one (the weakness
+    the ROC AUC measures), and a question the passage cannot answer gets a right "no answer" with a smaller gap. The
+    prose once called the false "no answer" simply "the answerability decision"."""
+    import inspect
+
+    from course_lib.widgets.labelling import QASpanViewer
+
+    rows = {q: (span, float(gap), decision) for q, span, gap, decision in re.findall(
+        r"^(.+?\?)\s+best span '([^']*)'\s+\[CLS\] minus best span\s+(-?[\d.]+) \(threshold -?[\d.]+\): (no answer|answer)$",
+        output(run, "qa-viewer"), re.M)}
+    which, where, france = (rows["Which canyon is Mt. Sanitas in?"], rows["Where is Mt. Sanitas?"],
+                            rows["Who is the president of France?"])
+    assert which[0] == where[0] == "Sunshine Canyon" and which[2] == "answer"
+    assert where[2] == "no answer" and france[2] == "no answer"  # a false "no answer", then a right one
+    assert where[1] > france[1]  # "[CLS] beats the span by more here than for ... France?"
+    auc = number(r"ROC AUC ([\d.]+)", output(run, "qa-threshold"))
+    p = " ".join(prose(run).split())
+    assert f"That is a **false \"no answer\"**: the answerability weakness measured above (ROC AUC {auc:.2f})" in p
+    assert "*Who is the president of France?*, which the passage cannot answer and where \"no answer\" is right" in p
+    assert "[CLS] beats the span by more here than for" in p
+    defaults = {k: v.default for k, v in inspect.signature(QASpanViewer).parameters.items()}
+    assert f'viewer_passage = "{defaults["context"]}"' in NOTEBOOK.read_text()  # the viewer's own passage
+    assert defaults["question"] == "Which canyon is Mt. Sanitas in?"
 
 
 def test_the_head_only_runs_are_the_shipped_ones(run):

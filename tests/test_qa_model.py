@@ -99,8 +99,9 @@ def test_answers_span_from_the_context(reader):
 
 
 def test_the_span_viewer_s_first_question_is_answered_and_the_notebook_s_contrast_holds(reader):
-    """11.4b's span viewer opens on a question the reader answers; 'Where is Mt. Sanitas?' finds the same span, but
-    the answerability decision says 'no answer' (the prose asks the student to try it)."""
+    """11.4b's span viewer opens on a question the reader answers; 'Where is Mt. Sanitas?' finds the same span, which
+    the passage does answer, but the reader says 'no answer': a false one, which the prose names as such, beside
+    'Who is the president of France?', where 'no answer' is right (the prose asks the student to try them)."""
     import inspect
 
     from course_lib.widgets.labelling import QASpanViewer
@@ -110,6 +111,7 @@ def test_the_span_viewer_s_first_question_is_answered_and_the_notebook_s_contras
     where = reader.answer("Where is Mt. Sanitas?", defaults["context"])
     assert not first["no_answer"] and first["text"] == "Sunshine Canyon"
     assert where["text"] == "Sunshine Canyon" and where["no_answer"]
+    assert reader.answer("Who is the president of France?", defaults["context"])["no_answer"]
 
 
 def test_a_question_or_context_without_tokens_is_refused_in_plain_words(reader):
