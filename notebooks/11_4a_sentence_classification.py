@@ -371,7 +371,8 @@ for (a, b, gold_label), p in zip(chapter_pairs, probs):
 #
 # $$\text{softmax}\big(\mathbf{W}\,[u;\, v;\, |u - v|]\big), \qquad \mathbf{W} \in \mathbb{R}^{C \times 3d}$$
 #
-# For similarity it drops $\mathbf{W}$ and uses $\cos(u, v)$.
+# The paper's third feature is the element-wise absolute difference $|u - v|$; the L004 slide, which says "u, v,
+# and u–v", abbreviates it. For similarity, SentenceBERT drops $\mathbf{W}$ and uses $\cos(u, v)$.
 #
 # ### Exercise `sbert_features`
 # Write `sbert_features(u, v)`: (B, d) and (B, d) → the (B, 3d) features $[u; v; |u - v|]$.

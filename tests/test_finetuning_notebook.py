@@ -144,3 +144,13 @@ def test_the_runs_that_train_part_of_the_model_are_the_shipped_ones(out):
                  "NLI bi-encoder"):
         assert origin[name] == "shipped with the course", (name, "run tools/ship_runs.py --only finetuning")
     assert origin["full, cls, lr 1e-2"] != "shipped with the course"  # every row moved: 45 MB as a delta
+
+
+def test_sentencebert_s_third_feature_is_the_paper_s_and_the_slide_s_abbreviation_is_named():
+    """The notebook uses [u; v; |u − v|] (Reimers & Gurevych 2019) and cited lecture L004, whose slide says "u, v, and
+    u–v": the prose says which is which."""
+    text = " ".join(line.removeprefix("# ") for line in SOURCE.read_text().splitlines())
+    text = " ".join(text.split())
+    assert "SentenceBERT (Reimers & Gurevych 2019; lecture L004)" in text
+    assert ("The paper's third feature is the element-wise absolute difference $|u - v|$; the L004 slide, which says "
+            "\"u, v, and u–v\", abbreviates it.") in text
