@@ -29,7 +29,7 @@
 # 2. the span boundary objective (eq. 11.17-11.20), and a short live SpanBERT run on CPU;
 # 3. span representations (eq. 11.21-11.26);
 # 4. span-based NER (eq. 11.27) on real nested entities, against a BIO tagger — and the question whether BIO tags
-#    can hold *United Airlines* inside *United Airlines Holding* (eq. 11.28); the **span enumerator**.
+#    can hold *United Airlines* inside *United Airlines Holding* (§11.5.2, after eq. 11.28); the **span enumerator**.
 #
 # Five exercises and two predictions are graded with `check("…")`.
 
@@ -141,13 +141,19 @@ model, tokenizer = course_lib.load_pretrained()  # the embedded all-MiniLM-L6-v2
 train_sentences = load_gum_spans("train")
 unigram = unigram_distribution([" ".join(s.words) for s in train_sentences[:1000]], tokenizer=tokenizer)
 enc = tokenizer("So long and thanks for all the fish, said the dolphins as they left the Earth for good.")
+# claim: span-demo
 masking = span_mask(enc.input_ids, enc.word_ids, special_ids=tokenizer.special_ids,
-                    mask_token_id=tokenizer.mask_token_id, unigram=unigram, generator=4)
+                    mask_token_id=tokenizer.mask_token_id, unigram=unigram, generator=7)
+masked_view = tokenizer.convert_ids_to_tokens(masking.input_ids[0])
 print("spans (first, last token):", masking.spans[0], "  fates:", masking.fates[0])
-HTML(span_mask_html(enc.tokens[0], tokenizer.convert_ids_to_tokens(masking.input_ids[0]), masking.spans[0],
-                    masking.fates[0]))
+for (first, last), fate in zip(masking.spans[0], masking.fates[0]):
+    print(f"{fate:10s} {' '.join(enc.tokens[0][first:last + 1])!r} -> {' '.join(masked_view[first:last + 1])!r}")
+display(HTML(span_mask_html(enc.tokens[0], masked_view, masking.spans[0], masking.fates[0])))
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
+# Here one span becomes [MASK] throughout and the other becomes random tokens: one fate per span, whatever its
+# length.
+#
 # On all 2,983 training sentences of the NER data used below, masked twice: the share of tokens covered, the
 # fates counted per span, and how many spans start or end inside a word.
 
@@ -442,14 +448,20 @@ from course_lib.spans import bio_sequences_containing
 both, total = bio_sequences_containing(6, [(3, 4, "ORG"), (3, 5, "ORG")], ["ORG", "PER"])
 one, _ = bio_sequences_containing(6, [(3, 5, "ORG")], ["ORG", "PER"])
 eq_11_28 = ["B-PER", "I-PER", "O", "I-ORG", "I-ORG", "I-ORG", "O"]  # the first ORG tag is wrong
+holding_o = ["B-PER", "I-PER", "O", "B-ORG", "I-ORG", "O", "O"]  # the last ORG word is tagged O
 {"sequences": total, "holding both ORG spans": both, "holding 'United Airlines Holding'": one,
  "eq. 11.28, strict reading": get_entities(eq_11_28, "strict"),
- "eq. 11.28, lenient reading": get_entities(eq_11_28, "lenient")}
+ "eq. 11.28, lenient reading": get_entities(eq_11_28, "lenient"),
+ "'Holding' tagged O, strict reading": get_entities(holding_o, "strict"),
+ "'Holding' tagged O, lenient reading": get_entities(holding_o, "lenient")}
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # None of the 15,625 sequences holds both, so no BIO tagger can output them. Eq. 11.28 shows BIO's other
-# weakness: one wrong tag (I-ORG where B-ORG belongs) and a strict reader loses the whole organisation — a
-# span model makes one decision per span.
+# weakness: one wrong tag (I-ORG where B-ORG belongs) and a **strict** reader, which needs an entity to open
+# with B-, loses the whole organisation — the chapter's "judged entirely wrong". The lenient reading of
+# `conlleval` and `seqeval` (notebook 11.4b), where an I- after O starts an entity, recovers *United Airlines
+# Holding* here. Other wrong tags break the entity under both readings: with *Holding* tagged O, both find
+# *United Airlines* instead of *United Airlines Holding*. A span model makes one decision per span.
 #
 # **Real nested entities.** `course_lib/data/gum_spans` holds sentences from the GUM corpus (news, interviews,
 # biographies, travel guides, academic and court texts) with their names of people (PER), places (LOC) and
@@ -472,8 +484,8 @@ display(HTML(nested_spans_svg(example.words, example.entities)))
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # **Training.** Both models read the same frozen vectors: the output of the first four of the encoder's six
-# blocks (its last layer was tuned for sentence similarity; notebook 11.3 showed how layers differ), computed
-# once and cached. The **span model** learns start/end FFNs and the classifier of eq. 11.27 over all spans of
+# blocks (all-MiniLM-L6-v2 was fine-tuned for sentence similarity as a whole, not only in its last layer; we
+# read layer 4, and notebook 11.3 showed how layers differ), computed once and cached. The **span model** learns start/end FFNs and the classifier of eq. 11.27 over all spans of
 # at most L = 8 words (with a 30% sample of the NULL spans in each batch); the **BIO tagger** is notebook
 # 11.4b's `NerTagger` — one linear layer per token (eq. 11.14) — trained on the outermost entities, the only
 # layer BIO can hold. Both runs ship with the course and the cells load them (the frozen vectors are computed
@@ -622,4 +634,5 @@ SpanEnumerator(span_scorer(span_model, tokenizer, max_len=10), max_len=MAX_LEN)
 # * The span boundary objective predicts each masked token from the two tokens just outside its span and a
 #   relative position; $L = L_{MLM} + L_{SBO}$.
 # * A span is represented by its boundaries and a summary of its contents (eq. 11.21-11.26); classifying every
-#   span up to a length limit (eq. 11.27) handles nested entities that BIO tags cannot express (eq. 11.28).
+#   span up to a length limit (eq. 11.27) handles nested entities that BIO tags cannot express (§11.5.2, after
+#   eq. 11.28).

@@ -14,7 +14,7 @@ from conftest import ROOT
 from course_lib.spans import clipped_mean_span_length, load_gum_spans, mean_span_length, nesting_depths
 
 SOURCE = ROOT / "notebooks" / "11_5_span_based.py"
-CLAIMS = ("lengths", "masking", "sbo", "positions", "bio-limit", "data", "ner", "capacity", "jane")
+CLAIMS = ("lengths", "span-demo", "masking", "sbo", "positions", "bio-limit", "data", "ner", "capacity", "jane")
 
 pytestmark = pytest.mark.slow
 
@@ -48,6 +48,20 @@ def test_mean_falls_from_5_to_3_8_and_cutting_would_give_4_46(facts):
     assert f["mean if long draws were cut to 10"] == pytest.approx(4.46, abs=0.01) == pytest.approx(
         clipped_mean_span_length(), abs=0.01)
     assert f["P(1)"] > f["P(10)"] > 0  # short spans most likely; 10 keeps a share
+
+
+def test_the_span_mask_demo_shows_a_masked_span_and_one_fate_per_span(facts):
+    """The demo's seed once drew one span whose fate was 'kept': no [MASK] on screen in the section on masking."""
+    text = facts["span-demo"]
+    rows = re.findall(r"^(masked|randomized|kept)\s+'([^']*)' -> '([^']*)'$", text, flags=re.M)
+    assert sorted(fate for fate, _, _ in rows) == ["masked", "randomized"], rows  # "one ... [MASK], the other random"
+    for fate, before, after in rows:
+        n = len(before.split())
+        if fate == "masked":
+            assert after.split() == ["[MASK]"] * n  # "[MASK] throughout"
+        else:
+            assert len(after.split()) == n and not set(after.split()) & {"[MASK]"} and after != before
+    assert "Here one span becomes [MASK] throughout and the other becomes random tokens" in SOURCE.read_text()
 
 
 def test_masking_covers_15_percent_splits_no_word_and_80_10_10_per_span(facts):
@@ -100,10 +114,40 @@ def test_edge_tokens_are_easiest_and_both_heads_drop_further_in(facts):
 
 
 def test_no_bio_sequence_holds_both_organisations_and_strict_reading_loses_the_org(facts):
+    """Eq. 11.28's mislabelled organisation is lost by a strict reader only; the lenient one (conlleval, seqeval,
+    taught in 11.4b) recovers it, which the prose once left out. 'Holding' tagged O breaks it under both."""
     f = facts["bio-limit"]
     assert f["sequences"] == 15_625 and f["holding both ORG spans"] == 0 and f["holding 'United Airlines Holding'"] > 0
     assert f["eq. 11.28, strict reading"] == [("PER", 0, 1)]
     assert ("ORG", 3, 5) in f["eq. 11.28, lenient reading"]
+    for reading in ("strict", "lenient"):
+        found = f[f"'Holding' tagged O, {reading} reading"]
+        assert ("ORG", 3, 4) in found and ("ORG", 3, 5) not in found, reading  # United Airlines, not ... Holding
+    prose = " ".join(SOURCE.read_text().replace("# ", "").split())
+    assert "a **strict** reader, which needs an entity to open with B-, loses the whole organisation" in prose
+    assert "where an I- after O starts an entity, recovers *United Airlines Holding* here" in prose
+    assert ("with *Holding* tagged O, both find *United Airlines* instead of *United Airlines Holding*" in prose)
+
+
+def test_nesting_is_cited_as_the_paragraph_after_eq_11_28():
+    """In the chapter eq. 11.28 is the mislabelled example; nesting is the paragraph after it. The intro, the
+    summary and bio_tags's error cited "(eq. 11.28)" for nesting."""
+    from course_lib.spans import bio_tags
+
+    text = SOURCE.read_text()
+    assert "(eq. 11.28)" not in text
+    assert text.count("(§11.5.2, after eq. 11.28)") == 1 and "(§11.5.2, after\n#   eq. 11.28)" in text
+    with pytest.raises(ValueError, match=r"\(SLP3 §11\.5\.2, after eq\. 11\.28\)"):
+        bio_tags(6, [(3, 4, "ORG"), (3, 5, "ORG")])
+
+
+def test_the_encoder_is_not_said_to_be_tuned_in_its_last_layer_only():
+    """all-MiniLM-L6-v2 was fine-tuned for sentence similarity as a whole; the prose said "its last layer was tuned"."""
+    from course_lib.spans.experiments import truncated_encoder
+
+    for text in (" ".join(SOURCE.read_text().replace("# ", "").split()), " ".join(truncated_encoder.__doc__.split())):
+        assert "last layer was tuned" not in text and "last layer of all-MiniLM-L6-v2 was tuned" not in text
+        assert "fine-tuned for sentence similarity as a whole, not only in its last layer" in text
 
 
 def test_data_counts_match_the_shipped_files(facts):

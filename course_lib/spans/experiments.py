@@ -41,8 +41,9 @@ FEATURE_LAYER = 4  # the heads read the states after block 4 of the embedded enc
 def truncated_encoder(encoder, layers: int = FEATURE_LAYER):
     """The first ``layers`` blocks of ``encoder`` as an encoder of its own (parameters shared, not copied).
 
-    Both NER models read frozen states; the last layer of all-MiniLM-L6-v2 was tuned for sentence similarity,
-    the middle ones keep more about each word (notebook 11.3), and stopping early halves the encoding time.
+    Both NER models read frozen states of a middle layer: all-MiniLM-L6-v2 was fine-tuned for sentence similarity
+    as a whole, not only in its last layer (notebook 11.3 shows how its layers differ), and stopping early saves
+    the time of the blocks above.
     """
     encoder = getattr(encoder, "bert", encoder)
     n = len(encoder.encoder.layer)

@@ -12,9 +12,9 @@ Instead of one BIO tag per word, *every span* of the sentence is classified: y_i
   optionally above a threshold, or the greedy non-overlapping variant for flat NER (:func:`decode_flat`);
 * span-level evaluation: an entity counts when its first word, last word and type are all right
   (:func:`span_scores`), with gold entities split by nesting depth (:func:`nesting_depths`);
-* BIO for contrast (eq. 11.28): :func:`bio_tags` writes one tag per word and refuses nested entities,
-  :func:`outermost` keeps what a BIO tagger can learn from nested data, :func:`bio_sequences_containing`
-  searches all tag sequences of a sentence for one that holds a set of entities.
+* BIO for contrast (§11.5.2, eq. 11.28 and the paragraph after it): :func:`bio_tags` writes one tag per word and
+  refuses nested entities, :func:`outermost` keeps what a BIO tagger can learn from nested data,
+  :func:`bio_sequences_containing` searches all tag sequences of a sentence for one that holds a set of entities.
 
 Word-level spans are mapped to subword tokens with the encoder's ``word_ids``: span (a, b) over words reads
 from the first subword of word a to the last subword of word b.
@@ -144,7 +144,7 @@ def span_labels(sentence: SpanSentence, labels: SpanLabels, max_len: int | None 
     return spans, [gold.get(sp, 0) for sp in spans]
 
 
-# ----------------------------------------------------------------------------- nesting and BIO (eq. 11.28)
+# ------------------------------------------------------------------ nesting and BIO (§11.5.2, after eq. 11.28)
 
 def nesting_depths(entities: Sequence[tuple[int, int, str]]) -> list[int]:
     """1 for an entity inside no other; 2 inside one; … (contained = within its words, not the same words)."""
@@ -175,7 +175,7 @@ def bio_tags(n_words: int, entities: Sequence[tuple[int, int, str]]) -> list[str
             if w in owner:
                 o = owner[w]
                 raise ValueError(f"entities ({o[0]}, {o[1]}, {o[2]}) and ({s}, {e}, {t}) share word {w}: BIO gives each "
-                                 "word one tag, so it cannot express both (eq. 11.28)")
+                                 "word one tag, so it cannot express both (SLP3 §11.5.2, after eq. 11.28)")
             owner[w] = (s, e, t)
             tags[w] = ("B-" if w == s else "I-") + t
     return tags
@@ -186,7 +186,7 @@ def bio_sequences_containing(n_words: int, entities: Sequence[tuple[int, int, st
     """Brute force over every BIO tag sequence of ``n_words`` words with the given types: how many decode
     (``ner_eval.get_entities``) to a set that contains all ``entities``? Returns (how many, how many in all).
 
-    For two nested entities the answer is 0: a proof by enumeration of eq. 11.28's point.
+    For two nested entities the answer is 0: a proof by enumeration of the point §11.5.2 makes after eq. 11.28.
     """
     from ..finetuning.ner_eval import get_entities
 
