@@ -21,3 +21,7 @@ __all__ = [
     "pack_sequences", "DynamicMasker", "StaticMasker", "language_sampling_probs",
 ]
 __version__ = "0.2.0"
+
+from .kernel import trim_after_each_cell as _trim_after_each_cell  # noqa: E402
+
+_trim_after_each_cell()  # in a notebook's kernel: freed memory goes back to the system after every cell

@@ -152,6 +152,37 @@ def test_predictions_by_fate_partition_the_eligible_positions(short_run):
     assert predictions_by_fate(model, tok, texts, uni, seed=0) == stats, "seeded"
 
 
+def test_predictions_by_fate_score_a_few_rows_at_a_time_with_the_same_result(short_run, monkeypatch):
+    """The head's |V| scores are held for HEAD_ROWS positions at a time (3,000 rows of a batch took 0.7 GB of
+    notebook 11.2's peak): any chunk size gives the softmax's own numbers."""
+    import importlib
+
+    fill_mask = importlib.import_module("course_lib.pretraining.fill_mask")
+    tok, model = short_run.tokenizer, short_run.model
+    texts = [s for d in python_reference_documents()[:6] for s in d if len(tok.tokenize(s)) <= 30][:40]
+    uni = unigram_distribution(texts, tokenizer=tok)
+    whole = predictions_by_fate(model, tok, texts, uni, seed=0, batch_size=8)
+    monkeypatch.setattr(fill_mask, "HEAD_ROWS", 3)
+    chunked = predictions_by_fate(model, tok, texts, uni, seed=0, batch_size=8)
+    for fate in FATES:
+        a, b = whole[fate], chunked[fate]
+        assert (a.n, a.top1_original, a.top1_shown) == (b.n, b.top1_original, b.top1_shown)
+        assert a.p_original == pytest.approx(b.p_original, abs=1e-6)
+    # and both are the softmax's: P(original) at the [MASK]ed positions, recomputed here from the full softmax
+    from course_lib.pretraining.masking import mlm_mask
+
+    one = predictions_by_fate(model, tok, texts, uni, seed=0, batch_size=len(texts))["[MASK]"]
+    enc = tok(texts)
+    b = mlm_mask(enc.input_ids, special_ids=tok.special_ids, mask_token_id=tok.mask_token_id, unigram=uni,
+                 generator=torch.Generator().manual_seed(0), attention_mask=enc.attention_mask)
+    with torch.no_grad():
+        hidden = model.bert.last_hidden_by_length(b.input_ids, enc.attention_mask, enc.token_type_ids)
+        probs = model.cls.predictions(hidden[b.masked]).softmax(-1)
+    p_orig = probs.gather(1, enc.input_ids[b.masked][:, None])[:, 0]
+    assert one.n == int(b.masked.sum()) and one.p_original == pytest.approx(float(p_orig.double().mean()), abs=1e-6)
+    assert one.top1_original == pytest.approx(float((probs.argmax(-1) == enc.input_ids[b.masked]).double().mean()))
+
+
 def test_cloze_table_ranks_the_word_as_the_softmax_does(short_run):
     tok, model = short_run.tokenizer, short_run.model
     rows = cloze_table(model, tok, [("the [MASK] statement is [MASK].", ["if", "zzzz"])], top_k=4)

@@ -149,6 +149,9 @@ class FateStats:
                 f"mean P(original) {self.p_original:.3f}, top-1 = the token shown {self.top1_shown:6.1%}")
 
 
+HEAD_ROWS = 512  # positions whose |V| scores are held at once (512 x 30,522 floats: 62 MB)
+
+
 @torch.no_grad()
 def predictions_by_fate(model, tokenizer, texts, unigram: torch.Tensor, *, seed: int = 0,
                         batch_size: int = 64) -> dict[str, FateStats]:
@@ -188,12 +191,14 @@ def predictions_by_fate(model, tokenizer, texts, unigram: torch.Tensor, *, seed:
         for fate, where in groups.items():
             if not where.any():
                 continue
-            p = model.cls.predictions(hidden[where]).softmax(-1)  # (n, |V|)
-            orig, seen = original[where], shown[where]
-            top1 = p.argmax(-1)
-            sums[fate] += torch.tensor([where.sum().item(), (top1 == orig).sum().item(),
-                                        p.gather(1, orig[:, None]).sum().item(), (top1 == seen).sum().item()],
-                                       dtype=torch.float64)
+            h, orig, seen = hidden[where], original[where], shown[where]
+            for j in range(0, len(h), HEAD_ROWS):  # (rows, |V|) scores a chunk at a time: 3,000 rows are 0.4 GB
+                logits = model.cls.predictions(h[j:j + HEAD_ROWS])
+                o, s = orig[j:j + HEAD_ROWS], seen[j:j + HEAD_ROWS]
+                top1 = logits.argmax(-1)
+                p_orig = (logits.gather(1, o[:, None])[:, 0] - logits.logsumexp(-1)).exp()  # softmax at the original
+                sums[fate] += torch.tensor([len(o), (top1 == o).sum().item(), p_orig.double().sum().item(),
+                                            (top1 == s).sum().item()], dtype=torch.float64)
     stats = {}
     for fate, (n, t1, po, ts) in ((f, s.tolist()) for f, s in sums.items()):
         n = int(n)
