@@ -322,6 +322,42 @@ def test_z_scoring_helps_relatedness_not_similarity(run):
     assert "z-scoring does not reliably help" not in prose(run)
 
 
+def in_context(run) -> dict[str, dict[str, list[float]]]:
+    text = output(run, "in-context")
+    m = re.match(r"([\d,]+) pairs of sentences that share their ambiguous word, ([\d,]+) of them in the same sense",
+                 text)
+    assert m and int(m.group(1).replace(",", "")) > int(m.group(2).replace(",", "")) > 0, text
+    out, name = {}, None
+    for line in [l for l in text.splitlines()[1:] if l.strip()]:
+        if not line.startswith(" "):
+            name = line.strip()
+            out[name] = {}
+            continue
+        label, values = line.strip().split("  L0 ", 1)
+        out[name][label.strip()] = per_layer(r"([\d.]+)", "L0 " + values)
+    assert list(out) == [COURSE, MINILM, RANDOM] and all(
+        set(v) == {"same sense", "other senses", "AUC", "AUC, z-scored"} for v in out.values()), out
+    return out
+
+
+def test_the_same_word_in_two_contexts(run):
+    r = in_context(run)
+    for name, rows in r.items():
+        assert abs(rows["AUC"][0] - 0.5) <= 0.02, (name, rows["AUC"])  # L0: no model tells the senses apart
+    for name in TRAINED:
+        same, other, auc = r[name]["same sense"], r[name]["other senses"], r[name]["AUC"]
+        assert all(a > b for a, b in zip(same[1:], other[1:])), name       # same sense more similar above L0
+        assert auc[6] == max(auc) == 0.66 and auc[1] < auc[6], (name, auc)  # rises with depth to 0.66 at L6
+        assert min(other) >= 0.6, (name, other)                            # every cosine is high
+        z = r[name]["AUC, z-scored"]
+        assert max(abs(a - b) for a, b in zip(auc, z)) <= 0.035, (name, auc, z)  # "0.03 or less" (2-decimal values)
+    assert max(r[RANDOM]["AUC"]) <= 0.52
+    cb = r[COURSE]
+    assert (cb["same sense"][4], cb["other senses"][4]) == (0.77, 0.73)
+    assert re.search(r"An AUC of 0\.66 ranks a same-sense pair above a\s+different-sense pair two times in three",
+                     prose(run))
+
+
 def test_seven_exercises_and_two_predictions(run):
     from course_lib.exercises import EXERCISES
 
@@ -358,6 +394,9 @@ def test_the_outline_lists_the_sections_as_the_headings_number_them():
 SECTION_REFERENCES = [  # every reference of the notebook's text to one of its own sections, and a word of its heading
     (r"held-out \*tokens\* of section (\d+)", "Anisotropy"),
     (r"\(section (\d+)\)$", "Word similarity"),
+    (r"sentences of section (\d+) give pairs", "Word-sense disambiguation"),
+    (r"anisotropy of section (\d+)", "Anisotropy"),
+    (r"a harder test than section (\d+)'s", "Word-sense disambiguation"),
     (r"Section (\d+) disambiguates word senses", "Word-sense disambiguation"),
     (r"your prediction of section (\d+)", "Three models"),
 ]
@@ -377,5 +416,5 @@ def test_every_section_reference_names_the_section_meant():
 def test_every_claim_cell_has_a_test_and_every_test_its_cell():
     marked = set(claims_in(NOTEBOOK))
     tested = {"bank-cosines", "die-silhouette", "die-table", "wsd-by-layer", "scalar-mix", "geometry", "similarity",
-              "geometry-during-training"}
+              "geometry-during-training", "in-context"}
     assert marked == tested, f"claim cells without a test: {marked - tested}; tests without a cell: {tested - marked}"

@@ -3,6 +3,7 @@ other tokens), similarity_by_layer, cached_states, the *die* sentences, silhouet
 and the anisotropy widget switching between models."""
 import re
 
+import numpy as np
 import pytest
 import torch
 
@@ -162,3 +163,43 @@ def test_word_zscorers_fit_each_layer_on_the_words_embedded_on_their_own(tmp_pat
     for layer, z in enumerate(zs):
         torch.testing.assert_close(z.mu, W[:, layer].double().mean(0), rtol=1e-5, atol=1e-6)
         torch.testing.assert_close(z.sigma, W[:, layer].double().std(0, unbiased=False), rtol=1e-5, atol=1e-6)
+
+
+def test_same_word_pairs_pair_each_lemma_s_examples_once():
+    from course_lib.embeddings import SenseExample, same_word_pairs
+
+    ex = [SenseExample("a bank", 2, 6, "bank", s) for s in ("bank.1", "bank.2", "bank.1")]
+    ex.insert(1, SenseExample("a mouse", 2, 7, "mouse", "mouse.1"))
+    i, j, same = same_word_pairs(ex)  # bank at rows 0, 2, 3; mouse alone at 1 pairs with no one
+    assert list(zip(i.tolist(), j.tolist(), same.tolist())) == [(0, 2, False), (0, 3, True), (2, 3, False)]
+    with pytest.raises(ValueError, match="at least 2 examples"):
+        same_word_pairs(ex[:1])
+
+
+def test_in_context_similarity_is_the_cosine_and_the_auc_of_the_pairs():
+    from sklearn.metrics import roc_auc_score
+
+    from course_lib.embeddings import SenseExample, ZScorer, in_context_similarity
+
+    g = torch.Generator().manual_seed(5)
+    senses = ["b1", "b1", "b2", "b2", "b1", "m1", "m2", "m1"]
+    ex = [SenseExample("x", 0, 1, s[0], s) for s in senses]
+    centre = {"b1": torch.randn(8, generator=g), "b2": torch.randn(8, generator=g),
+              "m1": torch.randn(8, generator=g), "m2": torch.randn(8, generator=g)}
+    states = torch.stack([torch.stack([torch.randn(8, generator=g), centre[s] + 0.3 * torch.randn(8, generator=g)])
+                          for s in senses])  # L0 noise, L1 sense clusters
+    res = in_context_similarity(states, ex)
+    assert len(res) == 2 and res[1].auc == 1.0 and res[1].same > res[1].different
+    pairs = [(a, b) for a in range(8) for b in range(a + 1, 8) if senses[a][0] == senses[b][0]]
+    cos = [float(torch.nn.functional.cosine_similarity(states[a, 0], states[b, 0], dim=0)) for a, b in pairs]
+    same = [senses[a] == senses[b] for a, b in pairs]
+    assert res[0].auc == pytest.approx(roc_auc_score(same, cos))
+    assert res[0].same == pytest.approx(np.mean([c for c, s in zip(cos, same) if s]))
+    assert res[0].different == pytest.approx(np.mean([c for c, s in zip(cos, same) if not s]))
+    zs = [ZScorer().fit(torch.randn(50, 8, generator=g)) for _ in range(2)]
+    z = in_context_similarity(states, ex, zs)
+    zc = [float(torch.nn.functional.cosine_similarity(zs[0](states[a, 0][None])[0], zs[0](states[b, 0][None])[0], dim=0))
+          for a, b in pairs]
+    assert z[0].auc == pytest.approx(roc_auc_score(same, zc))
+    with pytest.raises(ValueError, match="both same-sense and different-sense"):
+        in_context_similarity(states[:2], ex[:2])

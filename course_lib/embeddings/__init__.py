@@ -21,8 +21,8 @@ from .geometry import DimensionReport, LayerGeometry, ZScorer, anisotropy, dimen
 from .layers import LAYER_CHOICES, ScalarMix, combine_layers, layer_name
 from .projection import UMAP_CACHE, Projection, ProjectionCache, import_umap, umap_project, warm_umap
 from .senses import Sense, SenseData, SenseExample, load_sense_data, parse_marked, sense_examples
-from .similarity import (gensim_test_data, lee_corpus, similarity_by_layer, similarity_correlation, similarity_pairs,
-                         spearman)
+from .similarity import (InContext, gensim_test_data, in_context_similarity, lee_corpus, same_word_pairs,
+                         similarity_by_layer, similarity_correlation, similarity_pairs, spearman)
 from .states import POOLINGS, corpus_states, isolated_word_states, target_states, word_states
 from .wsd import (NearestSenseWSD, SenseScore, WSDResult, accuracy, cosine_matrix, fit_scalar_mix, sense_centroids,
                   wsd_by_layer)
@@ -31,7 +31,7 @@ __all__ = [
     "cached_states", "model_fingerprint", "DIE_SENTENCES", "MODEL_NAMES", "ModelStates", "compared_models",
     "die_examples", "heldout_texts", "model_states", "sense_cosine_table", "silhouette", "word_zscorers",
     "zscoring_words", "LayerGeometry",
-    "layer_geometry", "similarity_by_layer",
+    "layer_geometry", "similarity_by_layer", "InContext", "in_context_similarity", "same_word_pairs",
     "DimensionReport", "ZScorer", "anisotropy", "dimension_report", "pair_cosines", "LAYER_CHOICES", "ScalarMix",
     "combine_layers", "layer_name", "UMAP_CACHE", "Projection", "ProjectionCache", "import_umap", "umap_project",
     "warm_umap", "Sense", "SenseData", "SenseExample", "load_sense_data", "parse_marked", "sense_examples",

@@ -1,9 +1,11 @@
-"""Word similarity against human judgments (SLP3 §11.3): WordSim-353 and SimLex-999 from gensim's test
-data, Spearman ρ of model cosines, raw or z-scored; the Lee corpus as running text.
+"""Word similarity (SLP3 §11.3.2): against human judgments (WordSim-353 and SimLex-999 from gensim's test data,
+Spearman ρ of model cosines, raw or z-scored), and of the same word in two contexts (same sense or not); the Lee
+corpus as running text.
 """
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -73,4 +75,53 @@ def similarity_by_layer(word_states: torch.Tensor, words, pairs, zscorers=None) 
             X = zscorers[layer](X)
         cos = torch.nn.functional.cosine_similarity(X[a].double(), X[b].double(), dim=-1)
         out.append(spearman(cos.tolist(), human))
+    return out
+
+
+# ----------------------------------------------------------------------------- the same word in two contexts
+
+@dataclass
+class InContext:
+    """One layer's similarity of two instances of the same word: mean cosine of the pairs in the same sense and in
+    different senses, and the AUC (the chance that a same-sense pair has the higher cosine of the two, ties half)."""
+
+    same: float
+    different: float
+    auc: float
+
+
+def same_word_pairs(examples) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(i, j, same sense) for every pair i < j of ``examples`` (:class:`.senses.SenseExample`) of the same lemma."""
+    lemmas = [e.lemma for e in examples]
+    if len(lemmas) < 2:
+        raise ValueError(f"need at least 2 examples to make a pair, got {len(lemmas)}")
+    ids = {x: k for k, x in enumerate(dict.fromkeys(lemmas))}
+    senses = {x: k for k, x in enumerate(dict.fromkeys(e.sense for e in examples))}
+    lem = torch.tensor([ids[x] for x in lemmas])
+    sen = torch.tensor([senses[e.sense] for e in examples])
+    i, j = torch.triu_indices(len(lemmas), len(lemmas), 1)
+    keep = lem[i] == lem[j]
+    i, j = i[keep], j[keep]
+    return i, j, sen[i] == sen[j]
+
+
+def in_context_similarity(states: torch.Tensor, examples, zscorers=None) -> list[InContext]:
+    """Per layer of (N, L+1, d) ``states`` (row k = ``examples[k]``'s target word): how much more similar two
+    instances of a word are in the same sense than in different senses (SLP3 §11.3.2), raw or z-scored."""
+    from sklearn.metrics import roc_auc_score
+
+    if states.dim() != 3 or len(states) != len(examples):
+        raise ValueError(f"need (N, L+1, d) states, one row per example ({len(examples)}), got {tuple(states.shape)}")
+    i, j, same = same_word_pairs(examples)
+    if same.all() or not same.any():
+        raise ValueError("the pairs must include both same-sense and different-sense pairs")
+    out = []
+    for layer in range(states.size(1)):
+        X = states[:, layer]
+        if zscorers is not None:
+            X = zscorers[layer](X)
+        X = torch.nn.functional.normalize(X.double(), dim=-1)
+        cos = (X[i] * X[j]).sum(-1)
+        out.append(InContext(float(cos[same].mean()), float(cos[~same].mean()),
+                             float(roc_auc_score(same.numpy(), cos.numpy()))))
     return out
