@@ -712,14 +712,31 @@ from course_lib.embeddings import in_context_similarity, same_word_pairs
 _, _, same_sense = same_word_pairs(data.examples)
 print(f"{len(same_sense):,} pairs of sentences that share their ambiguous word, {int(same_sense.sum()):,} of them "
       "in the same sense")
+in_context = {}
 for name in MODEL_NAMES:
     raw = in_context_similarity(states[name].senses, data.examples)
     z = in_context_similarity(states[name].senses, data.examples, geometry[name].zscorers)
+    in_context[name] = (raw, z)
     print(f"{name}")
     print("   same sense      " + "  ".join(f"L{l} {r.same:.2f}" for l, r in enumerate(raw)))
     print("   other senses    " + "  ".join(f"L{l} {r.different:.2f}" for l, r in enumerate(raw)))
     print("   AUC             " + "  ".join(f"L{l} {r.auc:.2f}" for l, r in enumerate(raw)))
     print("   AUC, z-scored   " + "  ".join(f"L{l} {r.auc:.2f}" for l, r in enumerate(z)))
+
+# %%
+fig, ax = plt.subplots(figsize=(7.5, 4))
+for (name, colour, marker) in zip(MODEL_NAMES, ["#0072B2", "#009E73", "#999999"], "os^"):
+    raw, z = in_context[name]
+    ax.plot(range(L + 1), [r.auc for r in raw], marker + "-", color=colour, label=f"{name}, raw")
+    ax.plot(range(L + 1), [r.auc for r in z], marker + ":", color=colour, alpha=0.7, label=f"{name}, z-scored")
+ax.axhline(0.5, color="black", lw=0.6, ls="--", label="a coin (AUC 0.5)")
+ax.set_xticks(range(L + 1), [f"L{l}" for l in range(L + 1)])
+ax.set_xlabel("layer (L0 = embedding output)")
+ax.set_ylabel("AUC: same-sense pair more similar")
+ax.set_ylim(0.45, 0.75)
+ax.set_title("the same word in two sentences: does the cosine see the sense?")
+ax.legend(loc="upper left", fontsize=8, ncol=2)
+fig.tight_layout()
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # What the pairs say:
