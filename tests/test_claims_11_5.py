@@ -14,7 +14,8 @@ from conftest import ROOT
 from course_lib.spans import clipped_mean_span_length, load_gum_spans, mean_span_length, nesting_depths
 
 SOURCE = ROOT / "notebooks" / "11_5_span_based.py"
-CLAIMS = ("lengths", "span-demo", "masking", "sbo", "positions", "bio-limit", "data", "ner", "capacity", "jane")
+CLAIMS = ("lengths", "span-demo", "masking", "sbo", "positions", "bio-limit", "data", "ner", "capacity", "jane",
+          "threshold")
 
 pytestmark = pytest.mark.slow
 
@@ -211,6 +212,34 @@ def test_the_chapters_sentence_is_discussed_as_it_comes_out(facts):
     assert "greedy flat decoding: PER Jane Villanueva; ORG United Airlines" in text  # the crossing span dropped
     prose = SOURCE.read_text()
     assert "*United Airlines Holding* is NULL (0.997)" in prose and "as PER (0.65)" in prose
+
+
+def _prf(line: str) -> tuple[float, float, float]:
+    m = re.search(r"P ([\d.]+)%  R ([\d.]+)%  F1 ([\d.]+)%", line)
+    assert m, line
+    return tuple(float(v) for v in m.groups())
+
+
+def test_a_calibrated_threshold_buys_precision_with_recall(facts):
+    text = facts["threshold"]
+    sweep = {m.group(1): _prf(m.group(0)) for m in re.finditer(
+        r"^calibration, (argmax|threshold [\d.]+) +P .*$", text, flags=re.M)}
+    assert list(sweep) == ["argmax"] + [f"threshold {t}" for t in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]
+    above = [v for k, v in sweep.items() if k != "argmax" and float(k.split()[1]) >= 0.5]
+    assert all(a[0] < b[0] and a[1] > b[1] for a, b in zip(above, above[1:])), "precision up, recall down"
+    chosen = float(re.search(r"^chosen: ([\d.]+)$", text, flags=re.M).group(1))
+    assert chosen == 0.7 and sweep["threshold 0.6"][0] < 60 <= sweep["threshold 0.7"][0]  # the lowest with P >= 60%
+    p0, r0, f0 = sweep["argmax"]
+    p1, r1, f1 = sweep["threshold 0.7"]
+    assert (round(p0), p1, round(r0), round(r1)) == (48, 60.5, 50, 36) and f1 < f0  # "48% to 60.5%", "50% to 36%"
+    assert f0 == max(v[2] for v in sweep.values()), "argmax has the best F1 of the thresholds tried"
+    tp0, _, _ = _prf(re.search(r"^test, argmax .*$", text, flags=re.M).group(0))
+    tp1, tr1, _ = _prf(re.search(r"^test, threshold 0.7 .*$", text, flags=re.M).group(0))
+    assert (tp0, tp1) == (46.5, 55.3) and tp1 - tp0 < p1 - p0  # a smaller gain on the test documents
+    jane = re.search(r"^the chapter's sentence, threshold 0.7 -> (.*)$", text, flags=re.M).group(1)
+    assert jane == "PER Jane Villanueva (0.95); ORG United Airlines (0.84)"
+    prose = " ".join(SOURCE.read_text().replace("# ", "").split())
+    assert "from 48% to 60.5% while recall falls from 50% to 36%" in prose and "(46.5% to 55.3%)" in prose
 
 
 def test_the_spanbert_span_and_bio_runs_are_the_shipped_ones():
