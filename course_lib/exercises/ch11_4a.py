@@ -213,8 +213,15 @@ def check_freeze_last_k(freeze_all_but_last):
                             "slice that starts at -0 starts at 0, so it is the whole list, not an empty one"
                             + case)
             if layers != want_layers:
-                raise Wrong(f"blocks {layers} train; expected the last {k}: {want_layers} (set requires_grad on every "
-                            "parameter of every block, True or False -- they may start either way)" + case)
+                if layers == list(range(L - k - 1, L)) or layers == list(range(L - k + 1, L)):
+                    why = (f"one block {'too many' if len(layers) > k else 'too few'}: the last {k} of blocks "
+                           f"0 … {L - 1} start at block {L - k}")
+                elif start == "all trainable" and set(want_layers) <= set(layers):
+                    why = ("blocks that started trainable were left so: set requires_grad on every parameter of every "
+                           "block, True or False, since they may start either way")
+                else:
+                    why = f"expected the last {k}: {want_layers}"
+                raise Wrong(f"blocks {layers} train; {why}" + case)
             raise Wrong(f"{got:,} parameters train, expected {want:,}" + case)
     return "the last k blocks and the head train, nothing else, whatever the starting state"
 

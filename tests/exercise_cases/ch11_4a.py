@@ -75,6 +75,11 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
                           "    for block in model.bert.encoder.layer[:len(model.bert.encoder.layer) - k]:\n"
                           "        block.requires_grad_(False)",
                           "they may start either way"),
+    "one block too many": ("freeze_last_k", FREEZE + "    model.requires_grad_(False)\n"
+                           "    model.classifier.requires_grad_(True)\n"
+                           "    n = len(model.bert.encoder.layer)\n"
+                           "    for block in model.bert.encoder.layer[max(n - k - 1, 0):]:\n        block.requires_grad_(True)",
+                           "train; one block too many: the last 1 of blocks 0 … 3 start at block 3"),
     "layer[-k:] with k = 0": ("freeze_last_k", FREEZE + "    model.requires_grad_(False)\n"
                               "    model.classifier.requires_grad_(True)\n"
                               "    for block in model.bert.encoder.layer[-k:]:\n        block.requires_grad_(True)",
