@@ -193,3 +193,94 @@ def test_the_ratio_and_the_gain_rank_pairs_differently():
     by_ratio = max(scores, key=lambda s: (s.ratio, s.count))
     assert by_gain.token in {"th", "##he"} and by_ratio.token == "q7", (by_gain, by_ratio)  # frequent vs never apart
     assert by_ratio.gain < by_gain.gain / 10
+
+
+def _greedy_gain_recount(word_counts: dict[str, int], num_merges: int) -> list[tuple[str, str, str, int]]:
+    """WordPiece training by the likelihood gain, brute force: before every merge, recount every pair, every
+    symbol and the total from scratch and score every pair (ties: the larger count, then vocabulary order)."""
+    from collections import Counter
+
+    from course_lib.tokenization.wordpiece import likelihood_gain, wordpiece_symbols
+
+    words = [(wordpiece_symbols(w), n) for w, n in word_counts.items()]
+    vocab = sorted({s for seq, _ in words for s in seq}, key=lambda s: (s.startswith("##"), s))
+    merges = []
+    for _ in range(num_merges):
+        symbols, pairs = Counter(), Counter()
+        for seq, n in words:
+            for x in seq:
+                symbols[x] += n
+            for p in zip(seq, seq[1:]):  # a pair of two different symbols: at every position
+                if p[0] != p[1]:
+                    pairs[p] += n
+            i = 0
+            while i < len(seq) - 1:  # one symbol twice: left to right without overlap, as the merge replaces them
+                if seq[i] == seq[i + 1]:
+                    pairs[(seq[i], seq[i])] += n
+                    i += 2
+                else:
+                    i += 1
+        if not pairs:
+            break
+        total = sum(symbols.values())
+
+        def key(p):
+            token = p[0] + p[1].removeprefix("##")
+            gain = likelihood_gain(pairs[p], symbols[p[0]], symbols[p[1]], total, p[0] == p[1], symbols.get(token, 0))
+            return (-gain, -pairs[p], vocab.index(p[0]), vocab.index(p[1]))
+
+        a, b = min(pairs, key=key)
+        token = a + b.removeprefix("##")
+        merges.append((a, b, token, pairs[(a, b)]))
+        if token not in vocab:
+            vocab.append(token)
+        words = [(_merge(seq, a, b), n) for seq, n in words]
+    return merges
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_training_by_the_gain_equals_a_brute_force_greedy_recount(seed):
+    """Small random corpora over a few letters: runs of one letter (##s ##s ##s), and merges that make a string
+    an earlier merge made already (##a ##bc and ##ab ##c), are common."""
+    import random
+
+    rng = random.Random(seed)
+    corpus = {"".join(rng.choice("abcs") for _ in range(rng.randint(1, 7))): rng.randint(1, 9) for _ in range(40)}
+    ours = [(m.left, m.right, m.token, m.count) for m in train_wordpiece(corpus, 30, score="gain")]
+    assert ours == _greedy_gain_recount(corpus, 30)
+
+
+def test_training_by_the_gain_on_real_words_equals_the_recount_and_raises_the_likelihood_most():
+    counts = corpora.word_counts(corpora.lee("test"), split=pretokenize.basic_tokenize)
+    counts = dict(sorted(counts.items(), key=lambda wc: -wc[1])[:400])
+    merges = train_wordpiece(counts, 25, score="gain")
+    assert [(m.left, m.right, m.token, m.count) for m in merges] == _greedy_gain_recount(counts, 25)
+    seqs = [(wordpiece.wordpiece_symbols(w), n) for w, n in counts.items()]
+    for m in merges:  # each merge's score is the change of the corpus log-likelihood it brings
+        merged = [(_merge(seq, m.left, m.right), n) for seq, n in seqs]
+        assert m.score == pytest.approx(_log_likelihood(merged) - _log_likelihood(seqs), rel=1e-9, abs=1e-6)
+        seqs = merged
+
+
+def test_training_by_the_gain_is_fast_enough_for_a_notebook_cell():
+    import time
+
+    counts = corpora.word_counts(corpora.lee("train"), split=pretokenize.basic_tokenize)
+    start = time.perf_counter()
+    merges = train_wordpiece(counts, 1000, score="gain")
+    assert time.perf_counter() - start < 20 and len(merges) == 1000
+    assert [m.token for m in merges[:7]] == ["th", "the", "of", "to", "in", "##ng", "##ing"]
+    with pytest.raises(ValueError, match="score must be 'ratio' or 'gain'"):
+        train_wordpiece(counts, 3, score="likelihood")
+
+
+def test_likelihood_gain_when_the_merged_string_is_already_a_symbol():
+    """Two merges can make one string (##ab ##c and ##a ##bc): the gain then counts the symbol's earlier
+    occurrences too (``existing``)."""
+    from course_lib.tokenization.wordpiece import likelihood_gain
+
+    seqs = [(["x", "##abc"], 3), (["y", "##ab", "##c"], 2), (["##ab", "##c", "##c"], 4), (["z", "##c"], 1)]
+    merged = [(_merge(seq, "##ab", "##c"), n) for seq, n in seqs]
+    gain = likelihood_gain(6, 6, 11, 26, existing=3)  # ##ab ##c 6 times, ##ab 6, ##c 11, 26 symbols, ##abc 3
+    assert gain == pytest.approx(_log_likelihood(merged) - _log_likelihood(seqs), abs=1e-9)
+    assert gain != pytest.approx(likelihood_gain(6, 6, 11, 26))

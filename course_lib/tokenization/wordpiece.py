@@ -10,10 +10,12 @@ becomes ``[UNK]`` (not just the part that failed), and so does a word longer tha
 Special tokens typed in the text (``[MASK]``, ``[SEP]``, …) are kept whole, before any
 normalisation, as the ``tokenizers`` library does with a checkpoint's added tokens.
 
-**Training** (:func:`train_wordpiece`). Like BPE it merges pairs of symbols, but it picks the pair
-that raises the likelihood of the corpus most under a unigram model of symbols, which comes down to
-the score ``count(ab) / (count(a) · count(b))``: a pair whose parts rarely occur apart wins over a
-pair of frequent symbols that merely happen to meet often. Symbols inside a word carry ``##``.
+**Training** (:func:`train_wordpiece`). Like BPE it merges pairs of symbols, but it picks the pair whose merge
+raises the likelihood of the corpus most under a unigram model of its symbols (``score="gain"``,
+:func:`likelihood_gain`: exact, from the counts of a, b, ab and the total). Hugging Face's course uses a shortcut,
+the ratio ``count(ab) / (count(a) · count(b))`` (``score="ratio"``): a pair whose parts rarely occur apart wins
+over a pair of frequent symbols that merely happen to meet often. The two pick very different merges
+(:func:`first_merge_scores`). Symbols inside a word carry ``##``.
 """
 from __future__ import annotations
 
@@ -113,7 +115,8 @@ class WordPiece:
 
 @dataclass
 class WordPieceMerge:
-    """One learnt merge, its likelihood score count(ab) / (count(a)·count(b)) and the pair's count."""
+    """One learnt merge, its score (the likelihood gain, or the ratio count(ab) / (count(a)·count(b))) and the
+    number of occurrences it merged."""
 
     left: str
     right: str
@@ -127,14 +130,57 @@ def wordpiece_symbols(word: str, prefix: str = PREFIX) -> list[str]:
     return [ch if i == 0 else prefix + ch for i, ch in enumerate(word)]
 
 
-def train_wordpiece(word_counts: dict[str, int], num_merges: int, prefix: str = PREFIX) -> list[WordPieceMerge]:
-    """Learn ``num_merges`` WordPiece merges by the score count(ab) / (count(a) count(b)) (ties: the larger pair
-    count, then vocabulary order): the shortcut Hugging Face's course uses, not the exact likelihood gain
-    (:func:`likelihood_gain`; :func:`first_merge_scores` shows where the two disagree).
+class _SymbolTotals(PairCounts):
+    """PairCounts that also keeps the number of symbols in the corpus (the likelihood gain needs it)."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.total = sum(self.symbol_counts.values())
+
+    def merge(self, pair, new_symbol):
+        before = self.symbol_counts[new_symbol]
+        grown = super().merge(pair, new_symbol)
+        self.total -= self.symbol_counts[new_symbol] - before  # each merged occurrence: two symbols become one
+        return grown
+
+    def occurrences(self, pair) -> int:
+        """How many occurrences a merge of ``pair`` replaces: a pair of one symbol twice counts left to right
+        without overlap (``##s ##s ##s`` holds one), any other pair all its occurrences."""
+        if pair[0] != pair[1]:
+            return self.pairs[pair]
+        n = 0
+        for i in self.where.get(pair, ()):
+            word, j = self.words[i], 0
+            while j < len(word) - 1:
+                if word[j] == word[j + 1] == pair[0]:
+                    n += self.freqs[i]
+                    j += 2
+                else:
+                    j += 1
+        return n
+
+
+def train_wordpiece(word_counts: dict[str, int], num_merges: int, prefix: str = PREFIX,
+                    score: str = "ratio") -> list[WordPieceMerge]:
+    """Learn ``num_merges`` WordPiece merges, greedily, by one of two scores:
+
+    * ``score="gain"``: the pair whose merge raises the corpus log-likelihood most under a unigram model of
+      its symbols (:func:`likelihood_gain`, exact; the gain may turn negative late in training, the best pair
+      is still taken);
+    * ``score="ratio"``: the shortcut Hugging Face's course uses, count(ab) / (count(a) count(b)).
+
+    Ties: the larger pair count, then vocabulary order. Only the pairs a merge changes are rescored (a lazy
+    max-heap, :func:`~.merges.best_pairs`): a pair that contains a merged symbol, or the new one; every other
+    pair's gain can only fall as the corpus shrinks, so its stale entry is an upper bound and is rescored when
+    it reaches the top.
 
     >>> [m.token for m in train_wordpiece({"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5}, 2)]
     ['##gs', 'pu']
+    >>> [m.token for m in train_wordpiece({"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5}, 2, score="gain")]
+    ['##ug', '##un']
     """
+    if score not in ("ratio", "gain"):
+        raise ValueError(f"score must be 'ratio' or 'gain', not {score!r}")
     if num_merges < 0:
         raise ValueError(f"num_merges must be 0 or more, got {num_merges}")
     counts = {w: int(c) for w, c in Counter(word_counts).items() if w and c > 0}
@@ -143,34 +189,40 @@ def train_wordpiece(word_counts: dict[str, int], num_merges: int, prefix: str = 
     split = [wordpiece_symbols(w, prefix) for w in counts]
     alphabet = sorted({s for w in split for s in w}, key=lambda s: (s.startswith(prefix), s))
     ids = {s: i for i, s in enumerate(alphabet)}
-    pc = PairCounts(alphabet, [[ids[s] for s in w] for w in split], list(counts.values()))
-
-    def score(pair):  # ties broken by the pair count: the heap compares (score, count) tuples
-        return (pc.pairs[pair] / (pc.symbol_counts[pair[0]] * pc.symbol_counts[pair[1]]), pc.pairs[pair])
+    pc = _SymbolTotals(alphabet, [[ids[s] for s in w] for w in split], list(counts.values()))
 
     def merged(pair):
         a, b = pc.symbols[pair[0]], pc.symbols[pair[1]]
         return a + b[len(prefix):]
 
-    def volatile(pair, new_id):  # the parts occur less often now: every pair containing one scores higher
-        return pc.by_symbol[pair[0]] | pc.by_symbol[pair[1]]
+    def ratio(pair):  # ties broken by the pair count: the heap compares (score, count) tuples
+        return (pc.pairs[pair] / (pc.symbol_counts[pair[0]] * pc.symbol_counts[pair[1]]), pc.pairs[pair])
+
+    def gain(pair):
+        n, (a, b) = pc.occurrences(pair), pair
+        existing = pc.symbol_counts.get(pc.ids.get(merged(pair), -1), 0)  # two merges may make one string
+        return (likelihood_gain(n, pc.symbol_counts[a], pc.symbol_counts[b], pc.total, a == b, existing), n)
+
+    def volatile(pair, new_id):  # the parts occur less often now (and the new symbol more): rescore their pairs
+        return pc.by_symbol[pair[0]] | pc.by_symbol[pair[1]] | (pc.by_symbol[new_id] if score == "gain" else set())
 
     merges: list[WordPieceMerge] = []
     if num_merges == 0:
         return merges
-    for pair, new_id, (s, c), _ in best_pairs(pc, priority=score, merged_string=merged, volatile=volatile):
+    priority = gain if score == "gain" else ratio
+    for pair, new_id, (s, c), _ in best_pairs(pc, priority=priority, merged_string=merged, volatile=volatile):
         merges.append(WordPieceMerge(pc.symbols[pair[0]], pc.symbols[pair[1]], pc.symbols[new_id], s, c))
         if len(merges) == num_merges:
             break
     return merges
 
 
-def likelihood_gain(n_ab: int, n_a: int, n_b: int, total: int, same: bool = False) -> float:
+def likelihood_gain(n_ab: int, n_a: int, n_b: int, total: int, same: bool = False, existing: int = 0) -> float:
     """The change in the corpus log-likelihood, under a unigram model of its symbols with p(x) = count(x) / total,
-    when the ``n_ab`` occurrences of the pair (a, b) each become one new symbol ab (``same``: a and b are one
-    symbol, as in *##s ##s*). The log-likelihood is sum_x count(x) log count(x) - total log total, so only the
-    counts of a, b, ab and the total change. This is the score WordPiece's likelihood training maximises;
-    ``train_wordpiece`` uses the shortcut count(ab) / (count(a) count(b)) instead.
+    when the ``n_ab`` occurrences of the pair (a, b) each become one symbol ab (``same``: a and b are one
+    symbol, as in *##s ##s*; ``existing``: how often ab already occurs, when an earlier merge made the same
+    string). The log-likelihood is sum_x count(x) log count(x) - total log total, so only the counts of a, b,
+    ab and the total change. The score of ``train_wordpiece(..., score="gain")``.
     """
     def f(x):
         return x * math.log(x) if x > 0 else 0.0
@@ -178,9 +230,9 @@ def likelihood_gain(n_ab: int, n_a: int, n_b: int, total: int, same: bool = Fals
     if n_ab <= 0:
         return 0.0
     if same:
-        before, after = f(n_a), f(n_a - 2 * n_ab) + f(n_ab)
+        before, after = f(n_a) + f(existing), f(n_a - 2 * n_ab) + f(existing + n_ab)
     else:
-        before, after = f(n_a) + f(n_b), f(n_a - n_ab) + f(n_b - n_ab) + f(n_ab)
+        before, after = f(n_a) + f(n_b) + f(existing), f(n_a - n_ab) + f(n_b - n_ab) + f(existing + n_ab)
     return (after - f(total - n_ab)) - (before - f(total))
 
 
