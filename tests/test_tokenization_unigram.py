@@ -156,3 +156,32 @@ def test_bad_input_gives_clear_results_or_errors():
         train_unigram({"abcdef": 3}, 3)
     with pytest.raises(TypeError, match="expected a string"):
         model.tokenize(None)
+
+
+def test_whitespace_is_normalised_as_sentencepiece_nmt_nfkc_does():
+    """The explorer showed a tab, a newline or a no-break space as an unlabelled unknown piece: the course's
+    Unigram reads them as spaces, as SentencePiece's default normalisation (nmt_nfkc) does -- on every code
+    point it turns into a space."""
+    from course_lib.tokenization.unigram import SPACE_LIKE, normalize_whitespace
+
+    proto = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(corpora.lee("train")[:80]), model_writer=proto,
+                                   vocab_size=600, model_type="unigram", normalization_rule_name="nmt_nfkc",
+                                   minloglevel=2, num_threads=1)
+    sp = spm.SentencePieceProcessor(model_proto=proto.getvalue())
+    to_space = {chr(c) for c in range(0x3100) if sp.normalize(f"a{chr(c)}b") == "▁a▁b"} | {
+        c for c in "\ufeff\ufffd" if sp.normalize(f"a{c}b") == "▁a▁b"}
+    assert SPACE_LIKE == to_space - {" ", "\u2581", "\ufffd"}   # a space already; the ▁ mark; the replacement char
+    ours = from_sentencepiece(sp)
+    ours.normalize_whitespace = True
+    for c in sorted(SPACE_LIKE):
+        text = f"the{c}government  said\t\n"
+        assert ours.tokenize(text) == sp.encode_as_pieces(text), f"U+{ord(c):04X}"
+    assert normalize_whitespace("a\tb\u00a0c\nd") == "a b c d"
+
+
+def test_the_trained_model_reads_tabs_and_newlines_as_spaces():
+    model = train_unigram({"the": 30, "cat": 20, "sat": 10}, 20).model
+    assert model.normalize_whitespace and not Unigram(TOY).normalize_whitespace
+    assert model.tokenize("the\tcat\nsat\u00a0the") == model.tokenize("the cat sat the")
+    assert "\t" in "".join(Unigram(TOY).tokenize("▁un\trelated"))   # identity: as SentencePiece's identity rule

@@ -179,3 +179,20 @@ def test_explorer_shows_byte_level_bpe_with_gpt2_characters_and_no_unknown(small
     assert "⚠" in w.rows.value.split("class='pieces-row'")[1]  # character-level BPE: ☃ and ü are unknown there
     w.merges.value = 0  # the slider moves character-level BPE only
     assert w.segmentations()[1][1].tokens == seg.tokens
+
+
+def test_explorer_reads_white_space_as_space_and_labels_invisible_unknowns(small):
+    """A tab, a newline or a no-break space showed in the Unigram rows as an unlabelled ⚠ box: the Unigram reads
+    them as spaces (as SentencePiece's nmt_nfkc does), and a character that prints as nothing and is still unknown
+    (a control character) is labelled by its code point."""
+    from course_lib.views.tokenization import visible
+    from course_lib.widgets import SubwordExplorer
+
+    w = SubwordExplorer(small, text="the\tgovernment\nsaid\u00a0so")
+    rows = w.rows.value.split("class='pieces-row'")[1:]
+    plain = SubwordExplorer(small, text="the government said so").segmentations()
+    for (name, seg, _, _), (_, same, _, _), row in zip(w.segmentations()[3:], plain[3:], rows[3:]):
+        assert seg.tokens == same.tokens and "⚠" not in row, name
+    w.text.value = "bell\x07 here"
+    assert "⚠ U+0007" in w.rows.value and "\x07" not in w.rows.value
+    assert visible("a\tb\u200b") == "aU+0009bU+200B" and visible("##itas") == "##itas"

@@ -15,6 +15,10 @@ probability p(x₁)·…·p(x_k). A word has many segmentations; which one to us
 
 Words are cut as SentencePiece cuts them: at spaces only, and each word starts with ``▁`` (the
 space belongs to the word), so punctuation stays attached (``▁Canyon.``) until the pieces separate it.
+With ``normalize_whitespace=True`` (the model :func:`train_unigram` learns, from text split at any white
+space) a tab, a newline, a non-breaking space and the other characters that SentencePiece's default
+``nmt_nfkc`` rule turns into a space (:data:`SPACE_LIKE`) are spaces first; without it the text is taken as
+it is, as SentencePiece's ``identity`` rule does.
 A character with no piece becomes ``<unk>``, scored 10 below the lowest piece (as in SentencePiece),
 and a run of unknown characters is one ``<unk>``.
 
@@ -35,6 +39,17 @@ _FLOAT32 = struct.Struct("f")
 NEAR_TIE = 1e-3   # paths closer than this (nats) may swap under float32 rounding: decided with the running total
 
 
+# the characters SentencePiece's nmt_nfkc normalisation turns into a space (tests/test_tokenization_unigram.py)
+SPACE_LIKE = frozenset("\t\n\x0c\r\u00a0\u061c\u1680\u2028\u2029\u202f\u205f\u3000\ufeff"
+                       + "".join(map(chr, range(0x2000, 0x200D))) + "\u200e\u200f")
+_TO_SPACE = {ord(c): " " for c in SPACE_LIKE}
+
+
+def normalize_whitespace(text: str) -> str:
+    """Every character of :data:`SPACE_LIKE` (tab, newline, no-break and zero-width spaces, …) as a space."""
+    return text.translate(_TO_SPACE)
+
+
 def f32(x: float) -> float:
     """``x`` rounded to float32. SentencePiece keeps its scores and sums the best path in float32; summed in
     float64, two segmentations whose float32 totals differ can tie, and the tie goes the other way ('0 00'
@@ -53,11 +68,11 @@ class Unigram:
     """Pieces with their scores (log-probabilities). ``pieces``: piece → score, in id order."""
 
     def __init__(self, pieces: dict[str, float], unk_token: str = "<unk>", unk_penalty: float = UNK_PENALTY,
-                 ids: dict[str, int] | None = None):
+                 ids: dict[str, int] | None = None, normalize_whitespace: bool = False):
         if not pieces:
             raise ValueError("a unigram model needs at least one piece")
         self.scores = {p: float(s) for p, s in pieces.items() if p and p != unk_token}
-        self.unk_token = unk_token
+        self.unk_token, self.normalize_whitespace = unk_token, normalize_whitespace
         self.unk_score = min(self.scores.values()) - unk_penalty
         self.max_len = max(len(p) for p in self.scores)
         self.ids = dict(ids) if ids is not None else {unk_token: 0, **{p: i + 1 for i, p in enumerate(self.scores)}}
@@ -190,11 +205,13 @@ class Unigram:
         return probs
 
     # ----------------------------------------------------------------- text
-    @staticmethod
-    def words(text: str) -> list[str]:
-        """SentencePiece's words: split at spaces, ``▁`` in front of each: 'Mt. Sanitas' → ['▁Mt.', '▁Sanitas']."""
+    def words(self, text: str) -> list[str]:
+        """SentencePiece's words: split at spaces, ``▁`` in front of each: 'Mt. Sanitas' → ['▁Mt.', '▁Sanitas']
+        (with ``normalize_whitespace``, 'Mt.\tSanitas' too)."""
         if not isinstance(text, str):
             raise TypeError(f"expected a string of text, got {type(text).__name__}")
+        if self.normalize_whitespace:
+            text = normalize_whitespace(text)
         return [WORD_START + w for w in text.split(" ") if w]
 
     def encode(self, text: str, alpha: float | None = None, rng: random.Random | int | None = None) -> Segmentation:

@@ -123,7 +123,9 @@ def prune_losses(pieces: list[str], logp: np.ndarray, counts: np.ndarray, max_le
 
 def train_unigram(word_counts: dict[str, int], vocab_size: int, seed_size: int | None = None, max_piece_len: int = 12,
                   shrink: float = 0.75, em_steps: int = 2) -> UnigramTraining:
-    """Train a unigram LM tokenizer on words (``▁`` is put in front of each, as SentencePiece does)."""
+    """Train a unigram LM tokenizer on words (``▁`` is put in front of each, as SentencePiece does). The model
+    encodes a tab, a newline or a no-break space as a space (``normalize_whitespace``), as SentencePiece's default
+    normalisation does: its words are those of text split at white space."""
     if not 0 < shrink < 1:
         raise ValueError(f"shrink must be between 0 and 1 (the share of pieces kept per round), got {shrink}")
     words: Counter = Counter()
@@ -161,4 +163,5 @@ def train_unigram(word_counts: dict[str, int], vocab_size: int, seed_size: int |
         alive[:] = False
         alive[live[order[:keep]]] = True
     ordered = sorted((k for k in np.flatnonzero(alive)), key=lambda k: (-logp[k], pieces[k]))
-    return UnigramTraining(Unigram({pieces[k]: float(logp[k]) for k in ordered}), history)
+    return UnigramTraining(Unigram({pieces[k]: float(logp[k]) for k in ordered}, normalize_whitespace=True),
+                           history)

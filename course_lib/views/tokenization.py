@@ -26,6 +26,12 @@ UNKNOWN_STYLE = "background:#ffffff;border:2px dashed #222222"
 WORDS_NOTE = "words: the text split at white space, the same count on every row"
 
 
+def visible(piece: str) -> str:
+    """A piece as it can be read in a box: a character that prints as nothing (a tab, a control or zero-width
+    character; a space) is written as its code point, so ``'\t'`` shows as ``U+0009``."""
+    return "".join(c if c.isprintable() and not c.isspace() else f"U+{ord(c):04X}" for c in piece)
+
+
 def pieces_html(seg: Segmentation, name: str = "", unk_id: int | None = None, show_ids: bool = True,
                 note: str = "", words: int | None = None) -> str:
     """One row: the tokenizer's name, the token count, and every piece as a box with its id below it.
@@ -40,9 +46,9 @@ def pieces_html(seg: Segmentation, name: str = "", unk_id: int | None = None, sh
     for k, (t, i, w) in enumerate(zip(seg.tokens, seg.ids, seg.word_ids)):
         unknown = unk_id is not None and i == unk_id
         style = UNKNOWN_STYLE if unknown else f"background:{TINTS[k % len(TINTS)]};border:1px solid #888888"
-        label = ("⚠ " if unknown else "") + t
+        label = ("⚠ " if unknown else "") + visible(t)
         idline = f"<br><small style='color:#444'>{i}</small>" if show_ids else ""
-        groups[w].append(f"<span class='piece' title='piece {k}: {html.escape(t)} (id {i}), word {w}' "
+        groups[w].append(f"<span class='piece' title='piece {k}: {html.escape(visible(t))} (id {i}), word {w}' "
                         f"style='display:inline-block;margin:0 1px;padding:1px 4px;{style};border-radius:3px;"
                         f"font-family:monospace;text-align:center;line-height:1.2'>{html.escape(label)}{idline}</span>")
     body = "".join(f"<span class='word' style='display:inline-block;margin:2px 7px 2px 0;white-space:nowrap'>"
