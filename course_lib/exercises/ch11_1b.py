@@ -3,8 +3,9 @@
 wordpiece_encode    wordpiece_tokenize(word, vocab) -> pieces: greedy longest-match-first with '##', '[UNK]'
                     for the whole word when a position has no match or the word is over 100 characters;
                     graded against the embedded model's real tokenizer on words the notebook never shows
-bpe_merge_step      bpe_merge_step(words) -> (best_pair, new_words): count adjacent pairs weighted by the
-                    word counts, take the most frequent (ties: the smallest pair), merge it everywhere
+bpe_merge_step      bpe_merge_step(words) -> (best_pair, new_words): count adjacent pairs inside each word,
+                    weighted by the word counts, take the most frequent (ties: the smallest pair, a simpler rule
+                    than the learner's vocabulary order), merge it everywhere
 viterbi             viterbi_segment(word, log_probs) -> the pieces of the most probable segmentation
 wordpiece_word_ids  wordpiece_word_ids(text, vocab) -> (tokens, word_ids): BERT's pre-tokenizer, the
                     student's WordPiece and the word index of every piece (composes the ideas above)
@@ -61,6 +62,9 @@ def _diagnose_wordpiece(word: str, got: list[str], expected: list[str]) -> str:
     if len(word) > 100 and expected == [UNK]:
         return (f"a word of {len(word)} characters should give ['[UNK]']: BERT does not even try words longer than "
                 f"100 characters; you returned {len(got)} pieces")
+    if got == [UNK] and expected != [UNK] and len(word) == 100:
+        return (f"a word of exactly 100 characters should still be cut into pieces (the real tokenizer gives "
+                f"{len(expected)}); you returned ['[UNK]']: only words *longer* than 100 characters become '[UNK]'")
     if expected == [UNK] and UNK in got:
         return (f"for {word!r} you returned {got}: when no vocabulary entry matches at some position, the *whole* "
                 "word becomes '[UNK]', not just the part that failed")
@@ -103,6 +107,7 @@ MERGE_CASES = [
     # symbols of several characters, as initial_symbols makes them ('h</w>'): (t, h) is not in ('b', 'o', 't', 'h</w>')
     {("t", "h", "e</w>"): 7, ("b", "o", "t", "h</w>"): 3, ("w", "i", "t", "h</w>"): 2, ("t", "h", "a", "t</w>"): 4},
     {("ne", "w", "</w>"): 5, ("f", "e", "w", "</w>"): 6, ("e", "w"): 9},     # (e, w) is not in ('ne', 'w', '</w>')
+    {(".",): 6, ("a", "b"): 2},   # a word of one symbol ('.', ','): it has no pair, and none runs into the next word
 ]
 
 
@@ -164,6 +169,10 @@ def check_bpe_merge_step(bpe_merge_step):
             raise Wrong(f"the best pair should be a tuple of two symbols such as ('e', 's'), got {pair!r}")
         pair = tuple(pair)
         if pair != best:
+            if pair not in counts:
+                raise Wrong(f"you chose {pair}, but no word of {words} holds {pair[0]!r} and {pair[1]!r} side by "
+                            "side: pairs never cross a word boundary. Count the pairs inside each word, never "
+                            "between the end of one word and the start of the next (a word of one symbol has none)")
             plain = {}
             for w in words:
                 for p in zip(w, w[1:]):
@@ -205,8 +214,9 @@ def check_bpe_merge_step(bpe_merge_step):
                              ": the merged symbol is the two strings joined, e.g. 'e' + 's' → 'es'")
                     raise Wrong(f"after merging {best}, {w} should become {expect}, yours is {mine}{extra}")
             raise Wrong(f"after merging {best} the words should be {merged}, yours are {new_words}")
-    return (f"counts, ties and merges as in course_lib's BPE learner on {len(MERGE_CASES)} small corpora, "
-            "with symbols of one and of several characters")
+    return (f"the most frequent pair and the merged words of {len(MERGE_CASES)} small corpora, with symbols of one and "
+            "of several characters, counted and merged as course_lib's BPE learner does (ties by this exercise's "
+            "simpler rule, the smallest pair; the learner breaks them by vocabulary order)")
 
 
 # ----------------------------------------------------------------------------- viterbi
@@ -302,8 +312,9 @@ question(
     why="the merges were made for the words of English news; German shares few of them, its long compounds "
         "(Rechtsschutzversicherungsgesellschaften) fall apart into many short pieces, and ä, ö, ü, ß are not even "
         "in the alphabet learnt from the news, so each becomes an unknown token",
-    hint="the merges were made for frequent words of English news. Which text shares the fewest of those words "
-         "and has the longest words?")
+    hint="a word costs one piece when the merges built it whole, and more the less of it they built: up to one "
+         "piece per character, and an unknown token for a character the news alphabet lacks. For each text, ask how "
+         "many of its words the news contains, how long its words are, and whether its characters are in the news.")
 
 question(
     "alpha_prediction", variable="viterbi_share", choices=["goes up", "goes down", "stays the same"],

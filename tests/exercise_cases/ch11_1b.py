@@ -65,6 +65,8 @@ WRONG_ANSWERS = {
         (GOOD_WORDPIECE.replace("    if len(word) > max_chars:\n        return [unk]\n", ""),
          "longer than 100 characters"),
         (WORDPIECE + "    return word.split()\n", "for 'sanitas' you returned ['sanitas']"),
+        (GOOD_WORDPIECE.replace("len(word) > max_chars", "len(word) >= max_chars"),
+         "only words *longer* than 100 characters become '[UNK]'"),
     ],
     "bpe_merge_step": [
         (MERGE + """\
@@ -186,6 +188,22 @@ WRONG_ANSWERS = {
         new[merged] = new.get(merged, 0) + n
     return best, new
 """, "a symbol is a unit, not a string of characters"),
+        (MERGE + """\
+    from collections import Counter
+    stream = [s for w, n in words.items() for _ in range(n) for s in w]   # the corpus as one stream of symbols
+    pairs = Counter(zip(stream, stream[1:]))
+    best = min(pairs, key=lambda p: (-pairs[p], p))
+    new = {}
+    for w, n in words.items():
+        out, i = [], 0
+        while i < len(w):
+            if i + 1 < len(w) and (w[i], w[i + 1]) == best:
+                out.append(w[i] + w[i + 1]); i += 2
+            else:
+                out.append(w[i]); i += 1
+        new[tuple(out)] = new.get(tuple(out), 0) + n
+    return best, new
+""", "pairs never cross a word boundary"),
     ],
     "viterbi": [
         (VITERBI + """\
@@ -222,7 +240,7 @@ def wordpiece_word_ids(text, vocab):
 """, "return a pair (tokens, word_ids)"),
     ],
     "fertility_prediction": [
-        ('most_pieces = "Python code"', "Which text shares the fewest of those words"),
+        ('most_pieces = "Python code"', "how many of its words the news contains, how long its words are"),
         ('most_pieces = "code"', "choose one of"),
     ],
     "alpha_prediction": [
