@@ -24,7 +24,7 @@ import torch
 from ..model import attention as A
 from ..model.bert import BertConfig, BertModel
 from .core import NotAttempted, Wrong, exercise, question
-from .hints import ATOL, close, expect_shape, expect_tensor, first_mismatch, fmt_index, fmt_int, fmt_num, fmt_shape
+from .hints import ATOL, RTOL, close, expect_shape, expect_tensor, first_mismatch, fmt_index, fmt_int, fmt_num, fmt_shape
 
 
 def _randn(*shape, g: torch.Generator) -> torch.Tensor:
@@ -93,6 +93,15 @@ def _check_attention_case(sdpa, Q, K, V, mask):
 
 def _diagnose_weights(weights, Q, K, V, mask, expected):
     """Raise Wrong naming the first mistake visible in the weights (..., T_q, T_k)."""
+    if mask is not None and not mask.all():  # the opposite convention (True = hidden, as nn.MultiheadAttention)
+        scores = Q.double() @ K.double().transpose(-2, -1) / math.sqrt(K.size(-1))
+        inverted = scores.masked_fill(mask, float("-inf")).softmax(-1)  # NaN where a row hides every key
+        if weights.shape == inverted.shape and torch.allclose(weights.double(), inverted, atol=ATOL, rtol=RTOL,
+                                                              equal_nan=True):
+            raise Wrong("your weights hide the keys where the mask is True and keep those where it is False: here "
+                        "True means the query *may attend* to that key (the causal mask is True on and below the "
+                        "diagonal), the opposite of the convention of PyTorch's nn.MultiheadAttention, where True "
+                        "means hidden. Hide the keys where the mask is False")
     if torch.isnan(weights).any():
         raise Wrong(f"the weights contain NaN, e.g. at {fmt_index(torch.isnan(weights).nonzero()[0][-2:])}")
     if close(weights, expected):
@@ -407,7 +416,7 @@ def check_param_count(bert_parameter_count):
 question(
     "lose_most", variable="lose_most", choices=["first", "middle", "last", "none"], answer="first",
     why="under the causal mask query i may attend to keys 0..i only: the first token keeps 1 of the T keys, "
-        "itself, while the last token still sees all T, so in the first layer its vector does not change at all",
+        "itself, while the last token still sees all T, so in the first layer the last token's vector does not change at all",
     hint="Draw the lower-triangular mask for T = 5 and count, row by row, how many keys each query keeps.")
 
 question(
@@ -423,7 +432,8 @@ question(
     why="each position i adds row i of a learned table with max_position_embeddings = 512 rows: there is no row "
         "for a 513th token, however much memory you have. The quadratic cost is why the designers fixed a length "
         "at all; the table is what makes 512 a hard limit",
-    hint="A 513-token input would cost only (513/512)² ≈ 1.004 times as much as a 512-token one. What does the "
-         "model add to each token's embedding that was learnt for a fixed number of places?",
+    hint="A 513-token input would cost only (513/512)² ≈ 1.004 times as much as a 512-token one, so ask of each "
+         "choice whether it makes a 513th token impossible or only dearer. Which of them depends on how many tokens "
+         "the input has at all, and which only on which words they are?",
     giveaways=["the learned position table", "512-token position table", "position table and, separately, the "
                "quadratic cost", "limited by the position table", "the position table limits"])

@@ -71,6 +71,15 @@ CASES = {  # case -> (exercise, source of a wrong answer, the whole message it m
         s = s.masked_fill(~mask, float("-inf"))
     w = s.softmax(-1)
     return w @ V, w""", "weight at (1, 0, 3) should be 0: that key is masked" + PADDING_CASE),
+    "attention with the mask's meaning inverted": ("attention", ATTENTION + """\
+    s = Q @ K.transpose(-2, -1) / math.sqrt(K.size(-1))
+    if mask is not None:
+        s = s.masked_fill(mask, float("-inf"))   # True = hidden, as in nn.MultiheadAttention
+    w = s.softmax(-1)
+    return w @ V, w""", "your weights hide the keys where the mask is True and keep those where it is False: here True "
+                        "means the query *may attend* to that key (the causal mask is True on and below the diagonal), "
+                        "the opposite of the convention of PyTorch's nn.MultiheadAttention, where True means hidden. "
+                        "Hide the keys where the mask is False" + CAUSAL_CASE),
     "attention raising TypeError": ("attention", ATTENTION + "    return Q + 'a'",
                                     "your function scaled_dot_product_attention raised TypeError: unsupported operand "
                                     "type(s) for +: 'Tensor' and 'str'" + UNBATCHED_CASE),
@@ -193,6 +202,9 @@ CASES.update({
 })
 
 # ----------------------------------------------------------------------------- predictions
+LIMIT_HINT = ("A 513-token input would cost only (513/512)² ≈ 1.004 times as much as a 512-token one, so ask of each "
+              "choice whether it makes a 513th token impossible or only dearer. Which of them depends on how many "
+              "tokens the input has at all, and which only on which words they are?")
 CASES.update({
     "the last token loses most": ("lose_most", 'lose_most = "last"',
                                   "not 'last'. Draw the lower-triangular mask for T = 5 and count, row by row, how "
@@ -209,13 +221,8 @@ CASES.update({
     "a number instead of a choice": ("bert_base_size", "bert_base_size = 110_000_000",
                                      "`bert_base_size` is 110000000; choose one of '10M', '110M', '340M', '1B'"),
     "the quadratic cost stops 513": ("limit_512", 'limit_512 = "the quadratic cost"',
-                                     "not 'the quadratic cost'. A 513-token input would cost only (513/512)² ≈ 1.004 "
-                                     "times as much as a 512-token one. What does the model add to each token's "
-                                     "embedding that was learnt for a fixed number of places?"),
-    "the vocabulary stops 513": ("limit_512", 'limit_512 = "the vocabulary"',
-                                 "not 'the vocabulary'. A 513-token input would cost only (513/512)² ≈ 1.004 times as "
-                                 "much as a 512-token one. What does the model add to each token's embedding that was "
-                                 "learnt for a fixed number of places?"),
+                                     "not 'the quadratic cost'. " + LIMIT_HINT),
+    "the vocabulary stops 513": ("limit_512", 'limit_512 = "the vocabulary"', "not 'the vocabulary'. " + LIMIT_HINT),
 })
 
 
