@@ -49,7 +49,7 @@ def test_the_last_position_is_bit_for_bit_unchanged_in_the_first_layer(compariso
 def test_layer_change_indexes_blocks_from_zero_and_says_when_out_of_range(comparison):
     torch.testing.assert_close(comparison.layer_change(0), comparison.change[1])
     torch.testing.assert_close(comparison.layer_change(-1), comparison.change[-1])
-    with pytest.raises(IndexError, match="this model has 6 layers"):
+    with pytest.raises(IndexError, match=r"this model has 6 blocks \(1-6\), indexed 0-5: index 0 is block 1"):
         comparison.layer_change(6)
 
 

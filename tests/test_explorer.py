@@ -85,7 +85,8 @@ def test_select_view_single_head_and_grid(pair_maps):
     assert lo == -hi and hi == pytest.approx(float(pair_maps.scores[2, 3].abs().max()))
     grid = select_view(pair_maps, layer=-1, head="all")
     assert grid.matrices.shape[0] == 12 and grid.layer == 5 and grid.value_range == (0.0, 1.0)
-    with pytest.raises(IndexError, match="layer 6 is out of range: this model has 6 layers"):
+    with pytest.raises(IndexError, match=r"layer 6 is out of range: this model has 6 blocks \(1-6\), indexed 0-5: "
+                                         r"index 0 is block 1, whose output is layer L1 \(L0 is the embedding output"):
         select_view(pair_maps, 6, 0)
     with pytest.raises(IndexError, match="head 12 is out of range: this model has 12 heads"):
         select_view(pair_maps, 0, 12)

@@ -112,9 +112,13 @@ def test_weights_that_do_not_match_the_config(tmp_path, embedded_dir):
         course_lib.load_pretrained(d)
 
 
+BLOCKS = ("this model has 6 blocks (1-6), indexed 0-5: index 0 is block 1, whose output is layer L1 (L0 is the "
+          "embedding output, before any block)")
+
+
 @pytest.mark.parametrize("call, message", [
-    (lambda o: o.attention(6), "layer 6 is out of range: this model has 6 layers (0-5)"),
-    (lambda o: o.attention(-7), "layer -7 is out of range: this model has 6 layers (0-5)"),
+    (lambda o: o.attention(6), "layer 6 is out of range: " + BLOCKS),
+    (lambda o: o.attention(-7), "layer -7 is out of range: " + BLOCKS),
     (lambda o: o.attention(0, head=12), "head 12 is out of range: this model has 12 heads (0-11)"),
 ])
 def test_layer_or_head_out_of_range(embedded, call, message):

@@ -144,7 +144,10 @@ def check_index(what: str, i: int, n: int) -> int:
     if not isinstance(i, int) or isinstance(i, bool):
         raise TypeError(f"{what} must be an integer, not {type(i).__name__}")
     if not -n <= i < n:
-        plural = {"layer": "layers", "head": "heads"}.get(what, what + "s")
+        if what == "layer":  # the notebooks' vocabulary: L0 is the embedding output, block ℓ's output is layer Lℓ
+            raise IndexError(f"layer {i} is out of range: this model has {n} blocks (1-{n}), indexed 0-{n - 1}: index 0 "
+                             f"is block 1, whose output is layer L1 (L0 is the embedding output, before any block)")
+        plural = {"head": "heads"}.get(what, what + "s")
         raise IndexError(f"{what} {i} is out of range: this model has {n} {plural} (0-{n - 1})")
     return i % n
 

@@ -51,8 +51,9 @@ class CausalComparison:
         """(T,) relative change at the output of block ``layer + 1``: ``layer`` is 0-based over the blocks
         (0 = block 1, whose output is layer L1, row 1 of ``change``)."""
         if not -self.num_layers <= layer < self.num_layers:
-            raise IndexError(f"layer {layer} is out of range: this model has {self.num_layers} layers "
-                             f"(0-{self.num_layers - 1})")
+            raise IndexError(f"layer {layer} is out of range: this model has {self.num_layers} blocks "
+                             f"(1-{self.num_layers}), indexed 0-{self.num_layers - 1}: index 0 is block 1, whose output "
+                             "is layer L1")
         return self.change[1:][layer]
 
 
