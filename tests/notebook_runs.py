@@ -93,10 +93,17 @@ class NotebookRun:
         cells = self.notebook.cells if cells is None else cells
         parts = []
         for c in cells:
+            stream = None  # the kernel may split one printed line over two stream outputs: join them as printed
             for o in c.get("outputs", []):
                 if o.output_type == "stream":
-                    parts.append(o.text)
-                elif o.output_type in ("execute_result", "display_data"):
+                    if stream == o.name:
+                        parts[-1] += o.text
+                    else:
+                        parts.append(o.text)
+                    stream = o.name
+                    continue
+                stream = None
+                if o.output_type in ("execute_result", "display_data"):
                     data = o.get("data", {})
                     parts.append(data.get("text/plain", ""))
                     if html and "text/html" in data:
