@@ -2,12 +2,15 @@
 
 Self-attention compares every token with every other one: QKᵀ has N² entries per
 head, so time and memory grow quadratically with the length N.
+
+The exact quantities (:attr:`CostPoint.matrix_bytes`, :attr:`CostPoint.matmul_flops`) are computed, not
+measured: they are the same on every machine. The peak memory is measured by counting allocations, the time by
+the clock: the fastest of ``repeats`` calls on one thread, which is still noisy on a shared machine.
 """
 from __future__ import annotations
 
 import contextlib
 import os
-import statistics
 import sys
 import time
 from dataclasses import dataclass
@@ -21,9 +24,10 @@ from .device import get_device
 @dataclass
 class CostPoint:
     n: int              # sequence length N
-    seconds: float      # median wall time of one attention call (all heads)
+    seconds: float      # wall time of one attention call (all heads): the fastest of `repeats`, measured (noisy)
     peak_bytes: int     # peak memory allocated during the call, measured
-    matrix_bytes: int   # size of one (H, N, N) float32 matrix, for reference
+    matrix_bytes: int   # size of one (H, N, N) float32 matrix, for reference (exact)
+    matmul_flops: int   # floating-point operations of QKᵀ and of weights·V: 2 · 2·H·N²·d_h (exact)
 
 
 @contextlib.contextmanager
@@ -55,33 +59,44 @@ def _peak_cpu_bytes(fn) -> int:
 
 
 @torch.no_grad()
-def attention_cost(lengths=(32, 64, 128, 256, 512), heads: int = 12, d_head: int = 64, repeats: int = 5,
-                   device=None, seed: int = 0) -> list[CostPoint]:
-    """Time and peak memory of explicit attention (weights included) for each length N."""
+def attention_cost(lengths=(32, 64, 128, 256, 512), heads: int = 12, d_head: int = 64, repeats: int = 20,
+                   device=None, seed: int = 0, threads: int | None = 1) -> list[CostPoint]:
+    """Time and peak memory of explicit attention (weights included) for each length N, beside the exact sizes.
+
+    The time is the fastest of ``repeats`` calls (the least disturbed by whatever else runs), on ``threads`` CPU
+    threads (1: one core's work, not how many happen to be free; None: PyTorch's setting). Still noisy on a
+    shared machine: base claims on ``matrix_bytes`` and ``matmul_flops``.
+    """
     dev = get_device(device)
     g = torch.Generator(device="cpu").manual_seed(seed)
     points = []
-    for n in lengths:
-        q, k, v = (torch.randn(1, heads, n, d_head, generator=g).to(dev) for _ in range(3))
-        call = lambda: attention(q, k, v)  # noqa: E731
-        call()  # warm-up
-        times = []
-        for _ in range(repeats):
+    saved_threads = torch.get_num_threads()
+    try:
+        if threads is not None and dev.type == "cpu":
+            torch.set_num_threads(threads)
+        for n in lengths:
+            q, k, v = (torch.randn(1, heads, n, d_head, generator=g).to(dev) for _ in range(3))
+            call = lambda: attention(q, k, v)  # noqa: E731
+            call()  # warm-up
+            times = []
+            for _ in range(max(1, repeats)):
+                if dev.type == "cuda":
+                    torch.cuda.synchronize()
+                t = time.perf_counter()
+                call()
+                if dev.type == "cuda":
+                    torch.cuda.synchronize()
+                times.append(time.perf_counter() - t)
             if dev.type == "cuda":
-                torch.cuda.synchronize()
-            t = time.perf_counter()
-            call()
-            if dev.type == "cuda":
-                torch.cuda.synchronize()
-            times.append(time.perf_counter() - t)
-        if dev.type == "cuda":
-            torch.cuda.reset_peak_memory_stats()
-            base = torch.cuda.memory_allocated()
-            call()
-            peak = torch.cuda.max_memory_allocated() - base
-        else:
-            peak = _peak_cpu_bytes(call)
-        points.append(CostPoint(n, statistics.median(times), int(peak), heads * n * n * 4))
+                torch.cuda.reset_peak_memory_stats()
+                base = torch.cuda.memory_allocated()
+                call()
+                peak = torch.cuda.max_memory_allocated() - base
+            else:
+                peak = _peak_cpu_bytes(call)
+            points.append(CostPoint(n, min(times), int(peak), heads * n * n * 4, 2 * 2 * heads * n * n * d_head))
+    finally:
+        torch.set_num_threads(saved_threads)
     return points
 
 
