@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 
 from course_lib.model import attention as A
 from course_lib.model.bert import BertConfig, parameter_count
-from course_lib.model.context import causal_reach, compare_causal, first_token_spread
+from course_lib.model.context import causal_reach, compare_causal, first_token_spread, sublayer_changes
 from course_lib.model.cost import growth_exponents
 from course_lib.model.head_patterns import PATTERNS, pattern_shares, strongest_heads
 from course_lib.model.size import COMPONENTS, parameter_breakdown
@@ -51,6 +51,32 @@ def test_layer_change_indexes_blocks_from_zero_and_says_when_out_of_range(compar
     torch.testing.assert_close(comparison.layer_change(-1), comparison.change[-1])
     with pytest.raises(IndexError, match=r"this model has 6 blocks \(1-6\), indexed 0-5: index 0 is block 1"):
         comparison.layer_change(6)
+
+
+def test_sublayer_changes_of_block_1_written_out_by_hand(embedded, comparison):
+    """[CLS] in block 1: what the mask changes in the attention sublayer, the feed-forward's size, the output."""
+    model, tokenizer = embedded
+    enc = tokenizer("So long and thanks for all the fish")
+    rows = sublayer_changes(model, enc, position=0)
+    assert [r.block for r in rows] == [1, 2, 3, 4, 5, 6]
+    torch.testing.assert_close(torch.tensor([r.output_change for r in rows], dtype=torch.float64), comparison.change[1:, 0])
+    block = model.encoder.layer[0]
+    att, T = block.attention.self, len(enc.tokens[0])
+    with torch.no_grad():
+        out = model(**enc, output_hidden_states=True, output_attentions=True)
+        x = out.hidden_states[0]
+        q, k, v = (A.split_heads(proj(x), 12) for proj in (att.query, att.key, att.value))
+        found = {}
+        for name, mask in (("bidirectional", None), ("causal", A.causal_mask(T))):
+            a = block.attention.output.dense(A.merge_heads(A.attention(q, k, v, mask=mask).output))
+            h = block.attention.output.LayerNorm(x + a)
+            found[name] = (a[0, 0], h[0, 0], block.output.dense(block.intermediate(h))[0, 0])
+    (a_b, h_b, f_b), (a_c, _, f_c) = found["bidirectional"], found["causal"]
+    first = rows[0]
+    assert first.attention_change == pytest.approx(float((a_b - a_c).norm() / x[0, 0].norm()), rel=1e-4)
+    assert first.ffn_size == pytest.approx(float(f_b.norm() / h_b.norm()), rel=1e-4)
+    assert first.ffn_change == pytest.approx(float((f_b - f_c).norm() / f_b.norm()), rel=1e-3)
+    assert first.reads_others == pytest.approx(1 - float(out.attentions[0][0, :, 0, 0].mean()), rel=1e-5)
 
 
 def test_compare_causal_matches_a_by_hand_comparison(embedded):

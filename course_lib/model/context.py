@@ -7,7 +7,9 @@ Under a causal mask query i may attend to keys 0..i only (:func:`~course_lib.mod
 * :func:`compare_causal` -- the same sentence through the same encoder twice, bidirectionally (how it was
   trained) and with a causal mask in every layer: how far each position's vector moves, layer by layer;
 * :func:`first_token_spread` -- under the mask the first token sees nothing but itself, so its vector no longer
-  depends on the sentence at all.
+  depends on the sentence at all;
+* :func:`sublayer_changes` -- for one position, block by block: what the mask changes in the attention
+  sublayer's output, how large the feed-forward sublayer's output is, and how far the block's output moves.
 
 Masking a bidirectionally *trained* model at inference is an experiment, not a causal language model: the
 model never saw the mask during training and has no next-token head (a causal LM is trained with the mask,
@@ -92,3 +94,58 @@ def first_token_spread(model, tokenizer, sentences: list[str], causal: bool) -> 
         firsts.append(out.last_hidden_state[0, 0].double().cpu())
     v = torch.stack(firsts)                                   # (S, d)
     return float(torch.cdist(v, v).max())
+
+
+@dataclass
+class SublayerChange:
+    """One block, one position, bidirectional vs causal (x: the block's input, a: W^O MultiHead(x), the
+    attention sublayer's output added to x, h = LayerNorm(x + a), f = FFN(h), the block's output LayerNorm(h + f)).
+
+    reads_others:     the position's bidirectional attention weight on the other tokens (mean over the heads)
+    attention_change: ‖a_bidirectional − a_causal‖ / ‖x_bidirectional‖, what the mask changes in the attention
+                      sublayer's output, relative to the residual stream it is added to
+    ffn_size:         ‖f‖ / ‖h‖ in the bidirectional run: how much the feed-forward sublayer adds
+    ffn_change:       ‖f_bidirectional − f_causal‖ / ‖f_bidirectional‖
+    output_change:    ‖y_causal − y_bidirectional‖ / ‖y_bidirectional‖ at the block's output (``change[block]``)
+    """
+
+    block: int
+    reads_others: float
+    attention_change: float
+    ffn_size: float
+    ffn_change: float
+    output_change: float
+
+
+@torch.no_grad()
+def sublayer_changes(model, encoding, position: int = 0) -> list[SublayerChange]:
+    """Block by block (1 … L), where the causal mask's change to ``position`` comes from."""
+    _one_text(encoding)
+    runs = []
+    for causal in (False, True):
+        seen: dict[int, dict[str, torch.Tensor]] = {}
+        hooks = []
+        for i, layer in enumerate(model.encoder.layer):
+            def attn_hook(module, args, out, i=i):
+                seen.setdefault(i, {}).update(a=module.dense(args[0])[0, position], x=args[1][0, position])
+
+            def ffn_hook(module, args, out, i=i):
+                seen.setdefault(i, {}).update(f=module.dense(args[0])[0, position], h=args[1][0, position],
+                                              y=out[0, position])
+            hooks += [layer.attention.output.register_forward_hook(attn_hook),
+                      layer.output.register_forward_hook(ffn_hook)]
+        try:
+            out = model(**encoding.to(model.device), causal=causal, output_attentions=not causal)
+        finally:
+            for hook in hooks:
+                hook.remove()
+        runs.append(({i: {k: v.double().cpu() for k, v in d.items()} for i, d in seen.items()}, out))
+    (bi, out), (ca, _) = runs
+    rows = []
+    for i in sorted(bi):
+        b, c = bi[i], ca[i]
+        to_self = float(out.attentions[i][0, :, position, position].double().mean())
+        rows.append(SublayerChange(
+            i + 1, 1 - to_self, float((b["a"] - c["a"]).norm() / b["x"].norm()), float(b["f"].norm() / b["h"].norm()),
+            float((b["f"] - c["f"]).norm() / b["f"].norm()), float((c["y"] - b["y"]).norm() / b["y"].norm())))
+    return rows
