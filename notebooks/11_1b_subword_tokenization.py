@@ -33,9 +33,14 @@
 # 3. **Unigram LM** (Kudo 2018; SentencePiece, XLM-R): a probability per piece, the most probable
 #    segmentation by Viterbi, and *sampled* segmentations (subword regularization).
 #
-# Each one is proven equal to the library people actually use: `tests/test_tokenization_*.py` compares
-# them token for token with `tokenizers` (BPE, byte-level BPE, and the embedded model's own WordPiece)
-# and with `sentencepiece` (Unigram) on thousands of sentences.
+# What is proven equal to the libraries people use (`tests/test_tokenization_*.py`, on thousands of sentences):
+# the **encoders**, token for token: BPE and byte-level BPE against `tokenizers`, WordPiece against the embedded
+# model's own tokenizer, Unigram's Viterbi against `sentencepiece`. The **learners** only in part: the byte-level
+# BPE learner, and the BPE learner without an end-of-word marker, make `tokenizers`' merges, merge for merge; with
+# the `</w>` marker the BPE learner agrees with `tokenizers`' BpeTrainer until the first tie the two break
+# differently (printed below); the WordPiece trainer differs from `tokenizers`' WordPieceTrainer by design (§3: that
+# one merges by count) and is checked against a brute-force recount instead; the Unigram trainer is compared with
+# no library.
 #
 # Four functions and two predictions are graded with `check("…")`.
 
@@ -99,8 +104,9 @@ initial_symbols("lowest")
 # Write `bpe_merge_step(words)`. `words` maps each word, spelt as a tuple of symbols, to its count:
 # `{('l', 'o', 'w</w>'): 5, ('n', 'e', 'w', 'e', 's', 't</w>'): 6, …}`, as `initial_symbols` spells them; a
 # symbol may be several characters (`'t</w>'`, and after some merges `'es'`). Count every pair of
-# adjacent symbols (an occurrence counts as many times as its word occurs), take the most frequent
-# pair (on a tie the smallest, `min` of the tied pairs), and return `(best_pair, new_words)`, where
+# adjacent symbols inside each word (an occurrence counts as many times as its word occurs), take the most
+# frequent pair (on a tie the smallest, `min` of the tied pairs: a simpler rule than the library's learner below,
+# which prefers the pair whose symbols come first in its vocabulary), and return `(best_pair, new_words)`, where
 # `new_words` spells every word with that pair merged into one symbol (left to right, without
 # overlaps: `a a a` → `aa a`). Do not change `words`.
 
@@ -218,8 +224,18 @@ wp = WordPiece.from_tokenizer_json(embedded_model_dir() / "tokenizer.json")
 len(wp.vocab), [wp.encode_word(w) for w in ("sanitas", "tokenization", "unaffable", "snow☃man")]
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# Greedy is not morphology: *unaffable* becomes *una ##ffa ##ble*, not *un ##aff ##able*, because
-# `una` is the longest entry that starts the word.
+# Greedy is not morphology. Take *unaided*: its morphemes *un*, *aid* and *ed* are all in the vocabulary:
+
+# %%
+# claim: greedy
+greedy_facts = {"unaided": wp.encode_word("unaided"),
+                "in the vocabulary": {piece: piece in wp.vocab for piece in ("un", "##aid", "##ed", "una", "##ided")},
+                "'unaided' itself in the vocabulary": "unaided" in wp.vocab}
+greedy_facts
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# Yet greedy gives *una ##ided*, not *un ##aid ##ed*: `una` is the longest entry that starts the word, and greedy
+# never goes back on a piece once taken.
 #
 # ### Exercise `wordpiece_encode`
 # Write `wordpiece_tokenize(word, vocab)` for one normalised word (lower case, no punctuation);
@@ -345,39 +361,72 @@ trainer_facts = {
 trainer_facts
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# The library's first merge is the most frequent pair, `##ug`; the ratio's is `##gs`, seen 5 times but made
-# of a rare `##s`. The trainer below, `train_wordpiece`, uses the ratio, as the course does, because it is
-# cheap to update after each merge: read what it learns as what that shortcut gives, neither what likelihood
-# training would nor what `tokenizers` would. Both learners on the same lower-cased words, the first merges side
-# by side (new symbol, count):
+# `tokenizers`' first merge is the most frequent pair, `##ug`; the ratio's is `##gs`, seen 5 times but made of
+# a rare `##s`. The trainer here trains by the likelihood gain, as the heading says:
+# `train_wordpiece(words, n, score="gain")`. After each merge it rescores only the pairs that the merge changed
+# (those containing a merged symbol; every other pair's gain can only fall as the corpus shrinks, so a lazy heap
+# rescores it when it reaches the top), and `tests/test_tokenization_wordpiece.py` checks it merge for merge
+# against a brute-force recount. The course's shortcut stays beside it, `score="ratio"`. BPE and both WordPiece
+# scores on the same lower-cased words, their first merges side by side (new symbol, count):
 
 # %%
-wordpiece_merges = train_wordpiece(lower, 1000)
+wordpiece_merges = train_wordpiece(lower, 1000, score="gain")
+ratio_merges = train_wordpiece(lower, 1000, score="ratio")
 bpe_lower = learn_bpe(lower, 1000, end_of_word=None)
-for b, w in zip(bpe_lower.merges[:10], wordpiece_merges[:10]):
-    print(f"BPE {b.token:>6s} {b.count:6d}     WordPiece {w.token:>8s} {w.count:4d}")
+for b, g, r in zip(bpe_lower.merges[:10], wordpiece_merges[:10], ratio_merges[:10]):
+    print(f"BPE {b.token:>5s} {b.count:5d}    WordPiece, gain {g.token:>5s} {g.count:5d}    "
+          f"WordPiece, ratio {r.token:>6s} {r.count:3d}")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# BPE merges the most frequent letter pairs first; the ratio picks pairs made of rare symbols, digits
-# above all. With 1,000 merges each, the ratio's vocabulary is spent on rarer pieces, and on held-out
-# news it needs more pieces per word (the real BERT vocabulary was built from far more text, with
-# 30,522 entries):
+# The gain is, roughly, a pair's count times the log of how much more often its two parts meet than chance
+# predicts: it wants pairs that are frequent, as BPE's count does, and whose parts belong together, as the ratio
+# does. So it starts, like BPE, with frequent pairs, but not the same ones (whole words such as *of*, *to*, *and*
+# and the ending *##ing*, where BPE takes letter pairs such as *an*, *er*, *re* that combine with many others);
+# the ratio starts with pairs of rare symbols, digits above all. With 1,000 merges each:
 
 # %%
 # claim: wordpiece-training
 wordpiece_1k = WordPiece(wordpiece_vocabulary(lower, wordpiece_merges))
+ratio_1k = WordPiece(wordpiece_vocabulary(lower, ratio_merges))
 bpe_lower_encoder = bpe_lower.tokenizer()
 news = corpora.lee("test")
+encoders = {"BPE": lambda w: bpe_lower_encoder.encode_words([w]).tokens, "WordPiece, gain": wordpiece_1k.encode_word,
+            "WordPiece, ratio": ratio_1k.encode_word}
+merged = {"BPE": bpe_lower.merges, "WordPiece, gain": wordpiece_merges, "WordPiece, ratio": ratio_merges}
+frequent = sorted(lower, key=lambda w: -lower[w])[:100]
 training_facts = {
-    "mean count of the first 50 merged pairs, BPE": sum(m.count for m in bpe_lower.merges[:50]) / 50,
-    "mean count of the first 50 merged pairs, WordPiece": sum(m.count for m in wordpiece_merges[:50]) / 50,
-    "pieces per word on held-out news, BPE 1k": compare.fertility(
-        lambda t: bpe_lower_encoder.encode_words(basic_tokenize(t)).tokens, news),
-    "pieces per word on held-out news, WordPiece 1k": compare.fertility(wordpiece_1k.tokenize, news),
-    "first 10 WordPiece merges with a digit": sum(any(c.isdigit() for c in m.token) for m in wordpiece_merges[:10]),
-    "first 10 BPE merges with a digit": sum(any(c.isdigit() for c in m.token) for m in bpe_lower.merges[:10]),
+    "pieces per word on held-out news": {name: round(compare.fertility(
+        lambda t, e=encode: [p for w in basic_tokenize(t) for p in e(w)], news), 2) for name, encode in encoders.items()},
+    "pieces per word on the training words": {name: round(sum(n * len(encode(w)) for w, n in lower.items())
+                                                          / sum(lower.values()), 2) for name, encode in encoders.items()},
+    "of the 100 most frequent words, whole": {name: sum(len(encode(w)) == 1 for w in frequent)
+                                               for name, encode in encoders.items()},
+    "mean count of the first 50 merged pairs": {name: round(sum(m.count for m in ms[:50]) / 50)
+                                                for name, ms in merged.items()},
+    "merges with a digit, of 1,000": {name: sum(any(c.isdigit() for c in m.token) for m in ms)
+                                      for name, ms in merged.items()},
+    "first 10 merges with a digit": {name: sum(any(c.isdigit() for c in m.token) for m in ms[:10])
+                                     for name, ms in merged.items()},
+    "in the gain's first 10, not in BPE's": [m.token for m in wordpiece_merges[:10]
+                                             if m.token not in {b.token for b in bpe_lower.merges[:10]}],
+    "in BPE's first 10, not in the gain's": [b.token for b in bpe_lower.merges[:10]
+                                             if b.token not in {m.token for m in wordpiece_merges[:10]}],
+    "merged symbols the gain and the ratio share, of 1,000": len({m.token for m in wordpiece_merges}
+                                                                 & {m.token for m in ratio_merges}),
+    "'government'": {name: encode("government") for name, encode in encoders.items()},
 }
 training_facts
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# On held-out news BPE needs 2.06 pieces per word, WordPiece trained by the gain 2.27 and the ratio 4.43, more
+# than twice as many; on the training words the order is the same. The two WordPiece scores share only 139 of
+# their 1,000 merged symbols. The ratio spends 221 of its merges on pieces with digits (its first 50 merged pairs
+# occur 5 times on average, against 1,451 for the gain) and leaves 74 of the 100 most frequent words in pieces:
+# *government* stays ten single letters, where the gain and BPE make it one piece. Why does BPE still need fewer
+# pieces than the gain? A BPE merge removes from the training words about one symbol for each time its pair
+# occurs, so taking the most frequent pair is taking the merge that shortens the corpus most; the gain gives up
+# some of that for pairs whose parts belong together. (The real BERT vocabulary was built from far more text,
+# with 30,522 entries.)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4. Unigram language model (Kudo 2018)
