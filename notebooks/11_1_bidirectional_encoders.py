@@ -26,10 +26,11 @@
 #
 # In this notebook:
 # 1. self-attention from scratch on a toy input (eq. 11.1-11.6), then on a pretrained model;
-# 2. causal vs bidirectional attention on the same sentence, what the causal mask takes from each position,
-#    padding masks, and one attention head built from its inputs;
+# 2. causal vs bidirectional attention on the same sentence (from ELMo and GPT to BERT), what the causal mask
+#    takes from each position, why an encoder is not trained to predict the next word, padding masks, and one
+#    attention head built from its inputs;
 # 3. multi-head attention: splitting and merging heads;
-# 4. the transformer block, checked against the pretrained model;
+# 4. the input representation and the transformer block, both checked against the pretrained model;
 # 5. how many parameters a BERT has, and where they are;
 # 6. what limits BERT to 512 tokens (a prediction first);
 # 7. the **attention explorer**, to look at any block and head.
@@ -149,6 +150,15 @@ check("attention")
 # A causal model must not see the future: query *i* may only attend to keys $j \le i$. That is
 # a lower-triangular **mask** over the $N \times N$ matrix. A bidirectional encoder simply leaves
 # the mask out.
+#
+# **From ELMo and GPT to BERT** (the lecture slides). *ELMo* (Peters et al. 2018) reads a sentence with two
+# LSTM language models, one left to right and one right to left, with separate LSTMs (trained together, sharing
+# only the token representations and the softmax), and concatenates their states: each half of a vector has
+# seen one side only, and the two sides never meet inside the network. *GPT* (Radford et al. 2018) is a
+# 12-layer transformer trained left to right, to predict the next word: every token is conditioned on the
+# tokens before it only. *BERT* (Devlin et al. 2019) is a transformer encoder whose every layer attends to both
+# sides at once, jointly bidirectional; since that makes the next word visible, it is trained on other tasks
+# (masked words, §11.2).
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `causal_mask`
@@ -272,7 +282,30 @@ for block, weights in enumerate(bidir, start=1):
 # In blocks 2 to 5 the bidirectional `[CLS]` puts almost all its attention on itself, so the mask takes away
 # keys it was not reading, and its vector stays put (a change of 0.03 or less). Block 6 is where it reads the
 # sentence — half its attention goes to the other tokens — and there the mask costs it most: its change jumps
-# to 0.66. How far a vector moves depends on what the position was reading, not only on how many keys it keeps.
+# to 0.66.
+#
+# Block 1 does not fit: there `[CLS]` puts 0.42 of its attention on the other tokens, yet its vector moves only
+# 0.02. Where does the change go? A block adds two things to the vector it receives: the attention sublayer's
+# output, then the feed-forward sublayer's (§4). `sublayer_changes` measures, for `[CLS]`, what the mask changes in
+# the attention output (relative to the vector it is added to), how large the feed-forward output is, how much
+# the mask changes it, and the block's output:
+
+# %%
+# claim: causal-sublayers
+from course_lib.model.context import sublayer_changes
+
+for r in sublayer_changes(model, tokenizer(sentence), position=0):
+    print(f"block {r.block}: reads others {r.reads_others:.2f}; the mask changes the attention output by "
+          f"{r.attention_change:.2f} of the input; feed-forward output {r.ffn_size:.2f} × its input, changed by "
+          f"{r.ffn_change:.2f}; block output changed by {r.output_change:.2f}")
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# In block 1 the mask does change what attention adds to `[CLS]`, by 0.69 of the vector it is added to, about as
+# much as in block 6 (0.63). But block 1's feed-forward sublayer then adds a vector 6.62 times as long as its
+# input, which the mask changes by only 0.04, and after the last layer norm that vector is most of `[CLS]`: the
+# change is drowned. In block 6 the feed-forward output is smaller than its input (0.43 ×) and changes by 0.39,
+# so the change goes through. How far a vector moves depends on what the position was reading, and on how much
+# the rest of the block adds on top of it.
 #
 # Under the mask the first token attends only to itself, in every layer. So its vector cannot depend on the
 # rest of the sentence at all. Compare the last-layer `[CLS]` vectors of three different sentences:
@@ -305,6 +338,30 @@ for label, c in zip(layer_labels(cmp.num_layers), mean_cos):
     print(f"{label:>15s}: mean cosine(causal, bidirectional) = {c:.3f}")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
+# **Why an encoder is not trained to predict the next word.** Change only the last word of the sentence and
+# encode both versions, bidirectionally and with the causal mask: how far does each earlier position's
+# last-layer vector move?
+
+# %%
+# claim: next-word
+other = "So long and thanks for all the bread"
+one, two = tokenizer(sentence), tokenizer(other)
+assert len(one.tokens[0]) == len(two.tokens[0])  # 'fish' and 'bread' are one token each
+for is_causal in (False, True):
+    with torch.no_grad():
+        h1 = model(**one, causal=is_causal).last_hidden_state[0]
+        h2 = model(**two, causal=is_causal).last_hidden_state[0]
+    moved = ((h1 - h2).norm(dim=-1) / h1.norm(dim=-1))[:-2]   # every position before the changed word
+    print(f"{'causal' if is_causal else 'bidirectional':>13s}: the first word '{one.tokens[0][1]}' moves "
+          f"{float(moved[1]):.3g}; the largest move of a position before the changed word: {float(moved.max()):.3g}")
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# Bidirectionally, the vector of *so*, seven words before *fish*, already depends on *fish*; under the causal mask
+# no position before the changed word moves at all. That is why an encoder cannot be trained on next-word
+# prediction (§11.2): without the mask, the vector at position *i* has read word *i* + 1, so predicting the next
+# word from it is trivial, the answer is in the input; it would learn to copy, not to model language. BERT is
+# trained to fill in masked words instead (notebook 11.2).
+#
 # **Padding masks.** Sentences in a batch have different lengths; the tokenizer pads the short
 # ones with `[PAD]` and returns `attention_mask` (1 = real token, 0 = padding). The encoder turns
 # it into a key mask, so no real token attends to padding:
@@ -412,13 +469,48 @@ q = A.split_heads(model.encoder.layer[0].attention.self.query(x), 12)
 x.shape, q.shape, A.merge_heads(q).shape
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ## 4. The transformer block (Fig. 11.3)
+# ## 4. The input, and the transformer block (Fig. 11.3)
 #
+# **The input representation.** For a sentence pair the tokenizer puts `[CLS]` in front, a `[SEP]` after each
+# sentence, and returns `token_type_ids`: 0 for the first segment (with `[CLS]` and the first `[SEP]`), 1 for the
+# second (§11.2.2). The input vector of token *i* is three embeddings looked up and added, then layer-normalised:
+#
+# $\mathbf{x}_i = \text{LayerNorm}(\mathbf{E}_\text{tok}[w_i] + \mathbf{E}_\text{pos}[i] +
+# \mathbf{E}_\text{seg}[s_i])$,
+#
+# with $w_i$ the token's id, *i* its position and $s_i$ its segment. Computed by hand from the model's three
+# tables, it is the model's layer L0 (`hidden_states[0]`); without the LayerNorm it is not:
+
+# %%
+# claim: input-representation
+pair_enc = tokenizer("The bank raised its interest rates.", "Savers were pleased.")
+emb = model.embeddings
+ids, segments = pair_enc.input_ids, pair_enc.token_type_ids
+positions = torch.arange(ids.size(1))
+with torch.no_grad():
+    summed = emb.word_embeddings(ids) + emb.position_embeddings(positions) + emb.token_type_embeddings(segments)
+    x_pair = emb.LayerNorm(summed)                                           # (1, T, 384)
+    layer0 = model(**pair_enc, output_hidden_states=True).hidden_states[0]
+print(" ".join(f"{t}/{s}" for t, s in zip(pair_enc.tokens[0], segments[0].tolist())))
+print("LayerNorm(E_tok[ids] + E_pos[:T] + E_seg[token_type_ids]) equals hidden_states[0]:",
+      torch.allclose(x_pair, layer0, atol=1e-6))
+print(f"the sum without the LayerNorm equals it: {torch.allclose(summed, layer0, atol=1e-6)} "
+      f"(largest difference {float((summed - layer0).abs().max()):.2f})")
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# Each token is printed with its segment: `[CLS]` and the first sentence's tokens are in segment 0, the second
+# sentence's in segment 1, and the two `[SEP]` close each segment.
+#
+# **The block.**
 # Each of BERT's layers is the same block: multi-head attention, a residual connection and layer
 # norm, then a two-layer feed-forward network with its own residual connection and layer norm:
 #
 # $\mathbf{h} = \text{LayerNorm}(\mathbf{x} + \mathbf{W^O}\,\text{MultiHead}(\mathbf{x}))$,
 # $\quad\mathbf{y} = \text{LayerNorm}(\mathbf{h} + \mathbf{W_2}\,\text{GELU}(\mathbf{W_1}\mathbf{h}))$
+#
+# BERT's block is *post-LayerNorm*, LayerNorm(x + Sublayer(x)): the layer norm comes after each residual sum.
+# Many later transformers (GPT-2 among them) are *pre-LayerNorm*, x + Sublayer(LayerNorm(x)), which trains more
+# stably in deep stacks.
 #
 # Written out with the first block's own weights (`model.encoder.layer[0]`), it reproduces the model's layer
 # L1, the output of block 1 (`hidden_states[1]`):
@@ -550,9 +642,9 @@ limit_512 = "the position table"
 check("limit_512")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# **The position table.** Each input vector is the sum of a word embedding, a segment embedding and a learned
-# **position embedding**: row *i* of a table with one row per position, trained with the rest of the model.
-# The table has `config.max_position_embeddings` rows:
+# **The position table.** Each input vector is the layer-normalised sum of a word embedding, a segment embedding
+# and a learned **position embedding** (§4): row *i* of a table with one row per position, trained with the rest
+# of the model. The table has `config.max_position_embeddings` rows:
 
 # %%
 # claim: position-table
@@ -589,37 +681,51 @@ except ValueError as err:
 #
 # **The quadratic cost** is why the designers fixed a length in the first place (§11.1). Self-attention
 # compares every token with every other: the score matrix has $N^2$ entries per head, so doubling the input
-# makes it four times larger. Measured here for one layer's 12 heads (d_h = 64, as in BERT-base):
+# makes it four times larger. For one layer's 12 heads (d_h = 64, as in BERT-base), the exact sizes (the score
+# matrices, and the floating-point operations of $\mathbf{QK}^\mathsf{T}$ and of the weights times
+# $\mathbf{V}$, 2·2·H·N²·d_h), then the peak memory and the time measured here (the fastest of 20 calls, on one
+# thread):
 
 # %%
+# claim: quadratic-exact
 from course_lib.model.cost import attention_cost, growth_exponents
 
-points = attention_cost(lengths=(32, 64, 128, 256, 512), repeats=5)
+points = attention_cost(lengths=(32, 64, 128, 256, 512), repeats=20, threads=1)
+ns = [p.n for p in points]
 for p in points:
-    print(f"N = {p.n:4d}: {p.seconds * 1e3:7.2f} ms, peak memory {p.peak_bytes / 2**20:6.1f} MiB")
+    print(f"N = {p.n:4d}: score matrices {p.matrix_bytes / 2**20:6.2f} MiB, {p.matmul_flops / 1e6:7.1f}M FLOPs (exact); "
+          f"peak memory {p.peak_bytes / 2**20:5.1f} MiB, time {p.seconds * 1e3:6.2f} ms (measured here)")
+print("FLOPs exponent between successive lengths:",
+      ", ".join(f"{e:.2f}" for e in growth_exponents(ns, [p.matmul_flops for p in points])))
+print("doubling N multiplies the FLOPs by:",
+      ", ".join(f"{b.matmul_flops / a.matmul_flops:g}" for a, b in zip(points, points[1:])))
 
 # %%
-ns = [p.n for p in points]
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.8))
-ax1.loglog(ns, [p.seconds * 1e3 for p in points], "o-", color="#0072B2", label="measured")
-ax2.loglog(ns, [p.peak_bytes / 2**20 for p in points], "s-", color="#D55E00", label="measured")
-for ax, first in ((ax1, points[-1].seconds * 1e3), (ax2, points[-1].peak_bytes / 2**20)):
-    ax.loglog(ns, [first * (n / ns[-1]) ** 2 for n in ns], "--", color="grey", label="∝ N² (slope 2)")
+fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+panels = [("exact: FLOPs of QKᵀ and weights·V", [p.matmul_flops / 1e6 for p in points], "million FLOPs", "#009E73"),
+          ("measured: peak memory", [p.peak_bytes / 2**20 for p in points], "peak memory (MiB)", "#D55E00"),
+          ("measured here, noisy: time\n(fastest of 20 calls, one thread)", [p.seconds * 1e3 for p in points],
+           "time per attention call (ms)", "#0072B2")]
+for ax, (title, values, ylabel, colour) in zip(axes, panels):
+    ax.loglog(ns, values, "o-", color=colour, label="computed" if title.startswith("exact") else "measured")
+    # the N² line through the geometric mean of all the points, not through one (possibly noisy) point
+    scale = math.exp(sum(math.log(v / n**2) for v, n in zip(values, ns)) / len(ns))
+    ax.loglog(ns, [scale * n**2 for n in ns], "--", color="grey", label="∝ N² (slope 2)")
     ax.set_xlabel("sequence length N (tokens)")
     ax.set_xticks(ns, [str(n) for n in ns])
     ax.xaxis.set_minor_locator(plt.NullLocator())  # only the measured lengths on the x axis
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.legend()
-ax1.set_ylabel("time per attention call (ms)")
-ax2.set_ylabel("peak memory (MiB)")
-ax1.set_title("time")
-ax2.set_title("memory")
 fig.tight_layout()
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# Memory is counted exactly, so read it first. The exponent *p* in memory ∝ N^p between successive lengths
-# climbs towards 2: at small N the inputs and fixed costs weigh as much as the N × N matrices, at large N the
-# matrices (the scores and the weights) are nearly all of it. Times depend on the machine and on whatever
-# else it is running; on a small shared CPU they are noisy, so the plot shows them without a claim.
+# The FLOPs are counted, not measured: doubling N multiplies them by exactly 4 (exponent 2.00 at every step), on
+# every machine. Memory is counted from the allocations, so read it next. The exponent *p* in memory ∝ N^p between
+# successive lengths climbs towards 2: at small N the inputs and fixed costs weigh as much as the N × N matrices,
+# at large N the matrices (the scores and the weights) are nearly all of it. The times are measured here, on a
+# machine shared with other work: even as the fastest of 20 calls on one thread they are noisy, and they differ
+# from machine to machine, so the right-hand panel only shows them; no claim rests on them.
 
 # %%
 # claim: quadratic-memory
