@@ -87,14 +87,15 @@ print(f"river vs money: {cos(river, money, dim=0):.2f}   river vs loan: {cos(riv
 # ## One attention head
 # Each layer's attention weights form a T×T matrix per head: row *i* says how much token *i* draws
 # on every other token (eq. 11.3). Rows sum to 1. Layers are counted as in every notebook: L0 is the embedding
-# output and layer ℓ the output of block ℓ (ℓ = 1 … 6). Python indexes the blocks and heads from 0:
-# `out.attention(2, 3)` is block 3's head 3 (the block whose output is layer L3).
+# output and layer ℓ the output of block ℓ (ℓ = 1 … 6). Heads are numbered 0 … 11. Python indexes the blocks
+# from 0 too, so `out.attention(2, 3)` is block index 2, which is block 3 (its output is layer L3), and head 3,
+# the fourth of its 12 heads.
 
 # %%
 # claim: rows-sum-to-one
 with torch.no_grad():
     out = model(**enc, output_attentions=True)
-layer, head = 2, 3  # 0-based indices: block 3, head 3
+layer, head = 2, 3  # 0-based indices: block index 2 is block 3; head 3 is the fourth head
 w = out.attention(layer, head)[0].cpu()  # (T, T)
 toks = enc.tokens[0]
 fig, ax = plt.subplots(figsize=(5.5, 4.5))
@@ -103,7 +104,7 @@ ax.set_xticks(range(len(toks)), toks, rotation=90)
 ax.set_yticks(range(len(toks)), toks)
 ax.set_xlabel("key (attended-to token)")
 ax.set_ylabel("query (attending token)")
-ax.set_title(f"block {layer + 1}, head {head}: softmax weights")
+ax.set_title(f"block {layer + 1} (index {layer}), head {head} of 0-11: softmax weights")
 fig.colorbar(im, ax=ax, label="weight")
 fig.tight_layout()
 w.sum(-1)  # every row sums to 1

@@ -47,6 +47,16 @@ def test_attention_rows_sum_to_one(run):
     assert sums and all(abs(s - 1) < 1e-3 for s in sums)
 
 
+def test_block_and_head_numbers_are_unambiguous(run):
+    """The prose said "`out.attention(2, 3)` is block 3's head 3", a 1-based block beside a 0-based head."""
+    text = " ".join(prose(run).split())
+    assert "block 3's head 3" not in text
+    assert ("`out.attention(2, 3)` is block index 2, which is block 3 (its output is layer L3), and head 3, the fourth "
+            "of its 12 heads") in text and "Heads are numbered 0 … 11" in text
+    source = NOTEBOOK.read_text()
+    assert 'ax.set_title(f"block {layer + 1} (index {layer}), head {head} of 0-11: softmax weights")' in source
+
+
 def test_every_claim_cell_has_a_test():
     marked = set(claims_in(NOTEBOOK))
     assert marked == {"config", "sanitas", "output-shape", "bank", "rows-sum-to-one"}
