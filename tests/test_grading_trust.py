@@ -503,7 +503,8 @@ def test_what_a_user_id_left_where_every_user_may_write_is_removed_and_its_own_f
 def test_under_bubblewrap_every_place_a_submission_may_write_is_small_and_in_memory(tmp_path):
     """Many files (each under the 256 MB a file may have) filled the disk through the submission's folder, and
     the 12 GB of memory behind /dev and /dev/shm: now the folder, /tmp and /dev/shm are sized tmpfs, /dev is
-    read-only, and the grader's copy of the notebook is there, read-only, while the folder on disk is not written."""
+    read-only, and a copy of the grader's copy of the notebook is there, the submission's to change or delete, while
+    the folder on disk is not written."""
     import subprocess
 
     work = tmp_path / "work"
@@ -527,7 +528,9 @@ def test_under_bubblewrap_every_place_a_submission_may_write_is_small_and_in_mem
         assert (size("."), size("/tmp"), size("/dev/shm")) == ({isolation.WORK_BYTES}, {isolation.TMP_BYTES},
                                                                {isolation.SHM_BYTES})
         assert open("nb.ipynb").read() == "the notebook"
-        fails(errno.EROFS, open, "nb.ipynb", "a")
+        open("nb.ipynb", "a").write(" changed")
+        assert open("nb.ipynb").read() == "the notebook changed"
+        os.remove("nb.ipynb")
         fails(errno.EROFS, open, "/dev/owned", "w")
         open("/dev/null", "w").write("still a sink")
 
@@ -540,8 +543,13 @@ def test_under_bubblewrap_every_place_a_submission_may_write_is_small_and_in_mem
         fails(errno.ENOSPC, fill, ".", {isolation.WORK_BYTES // 2**20 + 1})
         fails(errno.ENOSPC, fill, "/dev/shm", {isolation.SHM_BYTES // 2**20 + 1})
         print("probed")""")
-    argv = [isolation.shutil.which("bwrap"), *isolation._bwrap_args(work, None), "--", sys.executable, "-c", probe]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    fd = os.open(work / "nb.ipynb", os.O_RDONLY)
+    try:
+        argv = [isolation.shutil.which("bwrap"), *isolation._bwrap_args(work, None, {str(work / "nb.ipynb"): fd}),
+                "--", sys.executable, "-c", probe]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120, pass_fds=(fd,))
+    finally:
+        os.close(fd)
     assert done.returncode == 0 and done.stdout.strip() == "probed", done.stderr[-2000:]
     assert sorted(p.name for p in work.iterdir()) == ["nb.ipynb"]
     assert (work / "nb.ipynb").read_text() == "the notebook"

@@ -200,7 +200,9 @@ def _tmpfs(path: str, size: int) -> list[str]:
     return [*(["--size", str(size)] if _bwrap_sizes_tmpfs() else []), "--tmpfs", path]
 
 
-def _bwrap_args(work: Path, cache: Path | None) -> list[str]:
+def _bwrap_args(work: Path, cache: Path | None, files: dict[str, int] | None = None) -> list[str]:
+    """bubblewrap's options for a worker in ``work``. ``files``: {path in ``work``: an open descriptor of it}, copied
+    into the in-memory folder (without them, or with an old bubblewrap, ``work`` itself is bound)."""
     args = ["--die-with-parent", "--new-session", "--unshare-all", "--uid", "65534", "--gid", "65534",
             "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev", *_tmpfs("/dev/shm", SHM_BYTES),
             "--remount-ro", "/dev", *_tmpfs("/tmp", TMP_BYTES)]
@@ -214,10 +216,10 @@ def _bwrap_args(work: Path, cache: Path | None) -> list[str]:
             args += ["--ro-bind", str(p), str(p)]
         if cache is not None and cache.is_dir():
             args += ["--ro-bind", str(cache), str(cache)]
-        if _bwrap_sizes_tmpfs():  # a folder of its own size, holding what the grader put in it (read-only)
-            args += _tmpfs(str(work), WORK_BYTES)
-            for f in sorted(work.iterdir()):
-                args += ["--ro-bind", str(f), str(f)]
+        if _bwrap_sizes_tmpfs() and files is not None:  # a folder of its own size, holding copies of the grader's
+            args += _tmpfs(str(work), WORK_BYTES)            # files (the submission may change or delete its own)
+            for dest, fd in sorted(files.items()):
+                args += ["--file", str(fd), dest]
         else:  # an old bubblewrap: the folder on disk (each file still capped by RLIMIT_FSIZE)
             args += ["--bind", str(work), str(work)]
         args += ["--chdir", str(work)]
@@ -251,7 +253,21 @@ class Sandbox:
         cache = cache_root()
         env[CACHE_ENV] = str(cache)
         setenv = [x for k, v in sorted(env.items()) for x in ("--setenv", k, v)]
-        return [shutil.which("bwrap"), *_bwrap_args(self.work, cache), "--clearenv", *setenv, "--", *argv], kwargs
+        files = self._open_files()
+        kwargs["pass_fds"] = tuple(files.values())
+        return [shutil.which("bwrap"), *_bwrap_args(self.work, cache, files), "--clearenv", *setenv, "--", *argv], kwargs
+
+    def _open_files(self) -> dict[str, int]:
+        """Descriptors of the files the grader put in ``work`` (its copy of the notebook), for bubblewrap to copy into
+        the in-memory folder: each new worker starts from the grader's copy again. Closed by :meth:`cleanup`."""
+        self._close_files()
+        self._fds = {str(f): os.open(f, os.O_RDONLY) for f in sorted(self.work.iterdir()) if f.is_file()}
+        return self._fds
+
+    def _close_files(self) -> None:
+        for fd in getattr(self, "_fds", {}).values():
+            os.close(fd)
+        self._fds = {}
 
     def worker_pid(self, pid: int) -> int:
         """The worker's process id, seen from the grader (under bubblewrap, the first process that is not bwrap)."""
@@ -279,6 +295,7 @@ class Sandbox:
     def cleanup(self) -> None:
         """After the worker is stopped: every process the submission started is gone, and (user id) every file it
         left where every user may write."""
+        self._close_files()
         if self.mode == "uid" and self.uid is not None:
             sweep(self.uid)
             remove_owned(self.uid, keep=self.work)
