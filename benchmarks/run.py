@@ -57,6 +57,7 @@ import torch
 
 import course_lib
 from course_lib.checkpoints import embedded_model_dir
+from course_lib.model.cost import timed
 
 TEXT = ("The bank raised its interest rates, and people who had sat on the bank of the river all summer "
         "watched the boats go by while the plant across the water closed its doors after forty years. ")
@@ -75,15 +76,6 @@ def batches(tok, sizes, device):
         out.append(dict(input_ids=x.to(device), attention_mask=am.to(device), token_type_ids=torch.zeros_like(x).to(device)))
     return out
 
-
-def timed(fn, device):
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    t = time.perf_counter()
-    fn()
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    return time.perf_counter() - t
 
 
 @torch.inference_mode()

@@ -58,6 +58,17 @@ def _peak_cpu_bytes(fn) -> int:
     return peak
 
 
+def timed(fn, device) -> float:
+    """Seconds ``fn()`` takes on ``device`` (a CUDA device is synchronised before and after)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    t = time.perf_counter()
+    fn()
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    return time.perf_counter() - t
+
+
 @torch.no_grad()
 def attention_cost(lengths=(32, 64, 128, 256, 512), heads: int = 12, d_head: int = 64, repeats: int = 20,
                    device=None, seed: int = 0, threads: int | None = 1) -> list[CostPoint]:
@@ -78,15 +89,7 @@ def attention_cost(lengths=(32, 64, 128, 256, 512), heads: int = 12, d_head: int
             q, k, v = (torch.randn(1, heads, n, d_head, generator=g).to(dev) for _ in range(3))
             call = lambda: attention(q, k, v)  # noqa: E731
             call()  # warm-up
-            times = []
-            for _ in range(max(1, repeats)):
-                if dev.type == "cuda":
-                    torch.cuda.synchronize()
-                t = time.perf_counter()
-                call()
-                if dev.type == "cuda":
-                    torch.cuda.synchronize()
-                times.append(time.perf_counter() - t)
+            times = [timed(call, dev) for _ in range(max(1, repeats))]
             if dev.type == "cuda":
                 torch.cuda.reset_peak_memory_stats()
                 base = torch.cuda.memory_allocated()
