@@ -750,6 +750,5 @@ fig.tight_layout()
 #   anisotropy of section 5 — and the sense adds a few hundredths. An AUC of 0.66 ranks a same-sense pair above a
 #   different-sense pair two times in three. That is a harder test than section 4's, where a vector is compared
 #   with a centroid, the average of many sentences of each sense; here it meets one other sentence.
-# - z-scoring with the matching statistics lowers the cosines but changes the ranking little: the AUC moves by
-#   0.03 or less.
+# - z-scoring with the matching statistics changes the ranking little: the AUC moves by 0.03 or less.
 
