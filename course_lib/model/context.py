@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import torch
 
+from .bert import check_index
+
 
 def causal_reach(T: int) -> torch.Tensor:
     """(T,) share of the T keys that query position i may attend to under a causal mask: (i + 1) / T."""
@@ -52,11 +54,7 @@ class CausalComparison:
     def layer_change(self, layer: int) -> torch.Tensor:
         """(T,) relative change at the output of block ``layer + 1``: ``layer`` is 0-based over the blocks
         (0 = block 1, whose output is layer L1, row 1 of ``change``)."""
-        if not -self.num_layers <= layer < self.num_layers:
-            raise IndexError(f"layer {layer} is out of range: this model has {self.num_layers} blocks "
-                             f"(1-{self.num_layers}), indexed 0-{self.num_layers - 1}: index 0 is block 1, whose output "
-                             "is layer L1")
-        return self.change[1:][layer]
+        return self.change[1:][check_index("layer", layer, self.num_layers)]
 
 
 def _one_text(encoding) -> None:
