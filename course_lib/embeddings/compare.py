@@ -103,6 +103,13 @@ class ModelStates:
     words: torch.Tensor    # (n_words, L+1, d)
 
 
+def _word_states(model, tokenizer, words, fingerprint: str) -> torch.Tensor:
+    """(n, L+1, d): each of ``words`` embedded on its own, read from the cache when computed before."""
+    words = list(words)
+    return cached_states(model, "words", words, lambda: isolated_word_states(model, tokenizer, words),
+                         fingerprint=fingerprint)
+
+
 def model_states(model, tokenizer, *, examples, words, score_texts, fit_texts, n_tokens: int = 5000) -> ModelStates:
     """All the states §11.3's comparisons need, each read from the cache when it was computed before."""
     fp = model_fingerprint(model)
@@ -113,8 +120,7 @@ def model_states(model, tokenizer, *, examples, words, score_texts, fit_texts, n
         cached_states(model, "corpus", [fit_texts, n_tokens],
                       lambda: corpus_states(model, tokenizer, fit_texts, max_tokens=n_tokens), fingerprint=fp),
         cached_states(model, "targets", ex, lambda: target_states(model, tokenizer, list(examples)), fingerprint=fp),
-        cached_states(model, "words", list(words), lambda: isolated_word_states(model, tokenizer, list(words)),
-                      fingerprint=fp))
+        _word_states(model, tokenizer, words, fp))
 
 
 def zscoring_words(texts, exclude=(), n: int = 1000) -> list[str]:
@@ -139,9 +145,7 @@ def word_zscorers(model, tokenizer, words) -> list:
     :func:`.states.isolated_word_states` does (read from the cache when computed before)."""
     from .geometry import ZScorer
 
-    words = list(words)
-    W = cached_states(model, "words", words, lambda: isolated_word_states(model, tokenizer, words),
-                      fingerprint=model_fingerprint(model))
+    W = _word_states(model, tokenizer, words, model_fingerprint(model))
     return [ZScorer().fit(W[:, layer]) for layer in range(W.size(1))]
 
 
