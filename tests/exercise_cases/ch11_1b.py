@@ -20,6 +20,19 @@ GOOD_WORDPIECE = WORDPIECE + """\
     return pieces
 """
 MERGE = "def bpe_merge_step(words):\n"
+# the merge applied to every word, once the pair `best` is chosen (right in every wrong answer below that uses it)
+APPLY = """\
+    new = {}
+    for w, n in words.items():
+        out, i = [], 0
+        while i < len(w):
+            if i + 1 < len(w) and (w[i], w[i + 1]) == best:
+                out.append(w[i] + w[i + 1]); i += 2
+            else:
+                out.append(w[i]); i += 1
+        new[tuple(out)] = n
+    return best, new
+"""
 VITERBI = "def viterbi_segment(word, log_probs):\n"
 
 WRONG_ANSWERS = {
@@ -73,17 +86,7 @@ WRONG_ANSWERS = {
     from collections import Counter
     pairs = Counter(p for w in words for p in zip(w, w[1:]))
     best = min(pairs, key=lambda p: (-pairs[p], p))
-    new = {}
-    for w, n in words.items():
-        out, i = [], 0
-        while i < len(w):
-            if i + 1 < len(w) and (w[i], w[i + 1]) == best:
-                out.append(w[i] + w[i + 1]); i += 2
-            else:
-                out.append(w[i]); i += 1
-        new[tuple(out)] = n
-    return best, new
-""", "weight each occurrence by the word's count"),
+""" + APPLY, "weight each occurrence by the word's count"),
         (MERGE + """\
     from collections import Counter
     pairs = Counter()
@@ -91,17 +94,7 @@ WRONG_ANSWERS = {
         for p in zip(w, w[1:]):
             pairs[p] += n
     best = max(pairs, key=pairs.get)
-    new = {}
-    for w, n in words.items():
-        out, i = [], 0
-        while i < len(w):
-            if i + 1 < len(w) and (w[i], w[i + 1]) == best:
-                out.append(w[i] + w[i + 1]); i += 2
-            else:
-                out.append(w[i]); i += 1
-        new[tuple(out)] = n
-    return best, new
-""", "on a tie take the smallest pair"),
+""" + APPLY, "on a tie take the smallest pair"),
         (MERGE + """\
     from collections import Counter
     pairs = Counter()
@@ -146,17 +139,7 @@ WRONG_ANSWERS = {
             pairs[(w[i], w[i + 1])] += n
             i += 2 if i + 2 < len(w) and w[i] == w[i + 1] == w[i + 2] else 1
     best = min(pairs, key=lambda p: (-pairs[p], p))
-    new = {}
-    for w, n in words.items():
-        out, i = [], 0
-        while i < len(w):
-            if i + 1 < len(w) and (w[i], w[i + 1]) == best:
-                out.append(w[i] + w[i + 1]); i += 2
-            else:
-                out.append(w[i]); i += 1
-        new[tuple(out)] = n
-    return best, new
-""", "count the pair at every position"),
+""" + APPLY, "count the pair at every position"),
         (MERGE + """\
     from collections import Counter
     pairs = Counter()
@@ -193,17 +176,7 @@ WRONG_ANSWERS = {
     stream = [s for w, n in words.items() for _ in range(n) for s in w]   # the corpus as one stream of symbols
     pairs = Counter(zip(stream, stream[1:]))
     best = min(pairs, key=lambda p: (-pairs[p], p))
-    new = {}
-    for w, n in words.items():
-        out, i = [], 0
-        while i < len(w):
-            if i + 1 < len(w) and (w[i], w[i + 1]) == best:
-                out.append(w[i] + w[i + 1]); i += 2
-            else:
-                out.append(w[i]); i += 1
-        new[tuple(out)] = new.get(tuple(out), 0) + n
-    return best, new
-""", "pairs never cross a word boundary"),
+""" + APPLY, "pairs never cross a word boundary"),
     ],
     "viterbi": [
         (VITERBI + """\
