@@ -175,9 +175,11 @@ def test_predictions_by_fate_score_a_few_rows_at_a_time_with_the_same_result(sho
     enc = tok(texts)
     b = mlm_mask(enc.input_ids, special_ids=tok.special_ids, mask_token_id=tok.mask_token_id, unigram=uni,
                  generator=torch.Generator().manual_seed(0), attention_mask=enc.attention_mask)
+    dev = next(model.parameters()).device  # the run trains where course_lib's device is (cuda when there)
     with torch.no_grad():
-        hidden = model.bert.last_hidden_by_length(b.input_ids, enc.attention_mask, enc.token_type_ids)
-        probs = model.cls.predictions(hidden[b.masked]).softmax(-1)
+        hidden = model.bert.last_hidden_by_length(b.input_ids.to(dev), enc.attention_mask.to(dev),
+                                                  enc.token_type_ids.to(dev))
+        probs = model.cls.predictions(hidden[b.masked.to(dev)]).softmax(-1).cpu()
     p_orig = probs.gather(1, enc.input_ids[b.masked][:, None])[:, 0]
     assert one.n == int(b.masked.sum()) and one.p_original == pytest.approx(float(p_orig.double().mean()), abs=1e-6)
     assert one.top1_original == pytest.approx(float((probs.argmax(-1) == enc.input_ids[b.masked]).double().mean()))
@@ -188,8 +190,8 @@ def test_cloze_table_ranks_the_word_as_the_softmax_does(short_run):
     rows = cloze_table(model, tok, [("the [MASK] statement is [MASK].", ["if", "zzzz"])], top_k=4)
     assert len(rows) == 2 and rows[0].mask == 0 and rows[1].mask == 1
     with torch.no_grad():
-        enc = tok("the [MASK] statement is [MASK].")
-        p = model(**enc).logits[0, 2].softmax(-1)
+        enc = tok("the [MASK] statement is [MASK].").to(next(model.parameters()).device)
+        p = model(**enc).logits[0, 2].softmax(-1).cpu()
     order = p.argsort(descending=True).tolist()
     wid = tok.token_to_id("if")
     assert rows[0].word_rank == order.index(wid) + 1 and rows[0].word_prob == pytest.approx(float(p[wid]))
@@ -314,7 +316,7 @@ def test_the_same_recipe_gives_the_same_run_bit_for_bit(tmp_path, monkeypatch):
     runs = []
     for name in ("a", "b"):
         monkeypatch.setenv("COURSE_LIB_CACHE", str(tmp_path / name))
-        runs.append(pretrain_tiny_bert(recipe, progress=False))
+        runs.append(pretrain_tiny_bert(recipe, progress=False, device="cpu"))  # bit for bit: a CPU promise
     assert runs[0].losses == runs[1].losses and runs[0].evals == runs[1].evals
     for (k, x), y in zip(runs[0].model.state_dict().items(), runs[1].model.state_dict().values()):
         assert torch.equal(x, y), k
