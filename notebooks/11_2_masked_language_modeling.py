@@ -56,10 +56,10 @@ torch.set_printoptions(precision=3, sci_mode=False)
 #
 # The embedded all-MiniLM-L6-v2 was trained for sentence embeddings and has no MLM head, so the course ships
 # models that have one (`course_lib.shipped_models()` lists them). This notebook uses **course-bert**, the
-# course's MLM model: all of all-MiniLM-L6-v2 with a new MLM head, trained further by MLM on 10 M words of
-# broad English from 20 sources — novels, speeches, e-mail, encyclopedias, dialogue, a dictionary — for 10,700
-# steps of 256 sequences of 128 tokens (about 350 M tokens; eight minutes on one GPU, which it shared with a second recipe for most of
-# them). Its card,
+# course's MLM model: all of all-MiniLM-L6-v2 with a new MLM head, trained further by MLM on 13 M words of
+# broad English from 23 sources — novels, speeches, e-mail, students' chats, encyclopedias, dialogue, example
+# sentences, a dictionary — for 12,000 steps of 256 sequences of 128 tokens (about 390 M tokens; seven minutes on
+# one GPU). Its card,
 # `course_lib/data/models/course-bert/MODEL_CARD.md`, and its data card list every source and licence. Every cell below works with any of the shipped models; the cloze cells put a
 # second one beside it, `minilm-wordnet-mlm` (only the top three layers trained by MLM, on short WordNet glosses),
 # kept as a contrast: it has learnt above all to copy the words it sees.
@@ -104,15 +104,16 @@ for name, model, tok in ((MLM_MODEL, mlm_model, tokenizer), (OTHER_MLM, other_mo
         print(row)
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# Read the numbers before the words. In *Please turn ___ homework in* course-bert puts the chapter's *your*
-# first, with almost three quarters of the probability, and fills most of the rest with other possessives (*my*,
-# *his*, *its*) and *the*; minilm-wordnet-mlm gives *the* the most and ranks *your* 16th. In *Please turn your
-# homework ___* neither puts *in* in its first five: course-bert spreads its probability over particles and
-# adverbs (*again*, *on*, *up*, *carefully*, none above 10%; *in* is 18th), while minilm-wordnet-mlm stays on the topic and repeats it
-# (*school*, *homework*...). In the Fig. 11.4 sentence course-bert's first guess for the first gap is the comma,
-# and *long* comes 4th (after the original *the*) or 5th (after the random *apricot*); minilm-wordnet-mlm fills
-# both gaps with *fish*, the sentence's own last word. *thanks* is far down every list (course-bert: beyond rank
-# 100; the other model: beyond rank 3,000). A cloze test measures what the
+# Read the numbers before the words. In *Please turn ___ homework in* course-bert gives almost nine tenths of the
+# probability to two possessives: *my* first (about half) and the chapter's *your* second (almost 40%), then
+# *the*; minilm-wordnet-mlm gives *the* the most and ranks *your* 16th. In *Please turn your homework ___*
+# neither puts *in* in its first five: course-bert fills the gap with particles (*off*, *on*, *up*, *down*, *out*;
+# *in* is 9th) — a verb-and-particle pair, as the chapter's answer is, but not the right one — while
+# minilm-wordnet-mlm stays on the topic and repeats it (*school*, *homework*...). In the Fig. 11.4 sentence
+# course-bert's first guess for the first gap is the comma, and *long* comes 3rd (after the original *the*) or
+# 9th (after the random *apricot*): one wrong word in the sentence costs the right answer six places.
+# minilm-wordnet-mlm fills both gaps with *fish*, the sentence's own last word. *thanks* is well down every list
+# (course-bert: 14th and 28th; the other model: beyond rank 3,000). A cloze test measures what the
 # training text made likely: a sentence from a novel is easier for a model that has read novels.
 #
 # The model outputs a distribution over the whole vocabulary at every position. Type your own sentences
@@ -135,15 +136,15 @@ print(f"BERT-base trained on {bert_base / 1e9:.1f} B token positions, {bert_base
       f"course-bert's {course_tokens / 1e6:.0f} M")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# course-bert puts an acceptable word in its top five for more than half of the sentences (58%) and first for
-# about one in four (24%); minilm-wordnet-mlm for about a quarter (27%) and one in twenty (5%). When they miss,
-# they miss differently: course-bert guesses a word of the right kind (*night*, *street*, *moon* for where we
-# watched a movie; *wrapped*, *buried* for the baby in her crib; and for where mom cooks dinner, *morning* and
+# course-bert puts an acceptable word in its top five for two sentences in three (66%) and first for almost
+# one in three (31%); minilm-wordnet-mlm for about a quarter (27%) and one in twenty (5%). When they miss,
+# they miss differently: course-bert guesses a word of the right kind (*beach*, *moon*, *internet* for where we
+# watched a movie; *sitting*, *placed*, *buried* for the baby in her crib; and for where mom cooks dinner, *morning* and
 # *afternoon* before *kitchen*), while minilm-wordnet-mlm copies a word of the sentence (*dinner* for the
 # cooking, *baby* in *The baby is ___ in her crib*). Not every miss is wrong: each sentence's list of acceptable
 # words is short on purpose, so a fill a reader would accept, like *afternoon* for the cooking, still counts as a
-# miss, and these scores are strict. BERT-base saw about 120 times as many tokens in training (printed above:
-# a million steps of 256 sequences, 90% of them 128 tokens long and the rest 512, against course-bert's 10,700
+# miss, and these scores are strict. BERT-base saw about 110 times as many tokens in training (printed above:
+# a million steps of 256 sequences, 90% of them 128 tokens long and the rest 512, against course-bert's 12,000
 # steps of 256 × 128); no BERT-base is installable offline, so how many of these it fills is not measured here.
 
 # %% slideshow={"slide_type": "subslide"}
@@ -170,9 +171,9 @@ print(masked_token_accuracy(mlm_model, tokenizer, heldout[:400], heldout_unigram
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # Almost nine times the baseline's top-1, and three times its top-5: the context helps. The split shows where
-# the accuracy comes from: course-bert recovers more than two thirds of the frequent tokens, but only about one
+# the accuracy comes from: course-bert recovers about two thirds of the frequent tokens, but only about one
 # in four of the others. A model can score well on this test by learning where *the*, *of* and the comma go; knowing which
-# *content* word a sentence needs takes much more training (10,700 steps here; BERT-base had a million).
+# *content* word a sentence needs takes much more training (12,000 steps here; BERT-base had a million).
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2. The MLM head (§11.2.1)
@@ -338,8 +339,8 @@ for name, model, tok, texts, uni in ((OTHER_MLM, other_model, other_tokenizer, g
 # and it gets about a quarter right.
 #
 # course-bert, trained longer and on every layer, copies more firmly still: where it sees a real token its first
-# guess is that token 98 or 99 times in 100. At random tokens it trusts the context more than minilm-wordnet-mlm does:
-# it copies the token shown in one case in five and recovers the original in one in three. At `[MASK]` it gets
+# guess is that token 97 or 98 times in 100. At random tokens it trusts the context more than minilm-wordnet-mlm does:
+# it copies the token shown in about one case in six and recovers the original in more than one in three. At `[MASK]` it gets
 # more than four in ten right, minilm-wordnet-mlm about a quarter. Both copy what they see at real tokens,
 # although only the selected tokens left unchanged — 1.5% of the text — ask for it in training (elsewhere there
 # is no loss). How much of the copying those 1.5% taught, this run cannot say: that needs a run without them,
@@ -647,12 +648,12 @@ for before, after in zip(rows_before, rows_after):
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # The held-out in-domain loss falls by about a third of a nat, and general English pays for it: its loss rises
 # by about a tenth of a nat. The model has moved towards the manual. In the sentences above five of the six
-# programmer's words climb the ranking — *exception* from 145th and *return* from 67th into the first twenty —
-# while *if* slips a little; none becomes a first choice, and *def* stays in the thousands: the word is rare in
-# English, and a minute of training on the top layers does not make it likely. Two first choices change, neither
-# to the programmer's word (*end* becomes *object*, *module* becomes *following*), and before the adaptation four
-# of the six are words the sentence already contains (*conditional*, *sequence*, *current*, *module*): on text
-# this far from what it was trained on, course-bert falls back on copying too. The
+# programmer's words climb the ranking — *exception* from 208th to 26th and *return* from 255th to 31st — while
+# *if* slips a little; none becomes a first choice, and *def* stays in the thousands: the word is rare in
+# English, and a minute of training on the top layers does not make it likely. One first choice changes, not to
+# the programmer's word (*conditional* becomes *null*), and before the adaptation three of the six are words the
+# sentence already contains (*conditional*, *loop*, *current*): on text this far from what it was trained on,
+# course-bert falls back on copying too. The
 # model learns what the domain's text looks like before it learns which word a gap needs.
 
 # %% [markdown] slideshow={"slide_type": "slide"}

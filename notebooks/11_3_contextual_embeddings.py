@@ -378,7 +378,7 @@ fig.tight_layout()
 # - **L0 knows the word but not the context**: no model beats MFS there. course-bert's embeddings started as
 #   MiniLM's and moved only a little in its MLM training, so the two score alike at L0.
 # - **Each block adds context**: both trained models climb far above MFS and are best at the last layer, L6,
-#   about 40 points above MFS (course-bert 39, MiniLM 42); the mean of the last four layers is a little worse than L6 alone here.
+#   about 40 points above MFS (course-bert 38, MiniLM 42); the mean of the last four layers is a little worse than L6 alone here.
 # - **The random encoder never beats MFS**: its blocks pass each token's own (random) embedding through almost
 #   unchanged, so two instances of a word differ only by their positions. Context is learnt, not built in.
 #
@@ -565,10 +565,10 @@ fig.tight_layout()
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # What this shows, model by model:
 #
-# - **course-bert (MLM)** rises with depth from 0.04 at L0 to 0.18 at L4, then *drops* to 0.14 at L5 and 0.07
+# - **course-bert (MLM)** rises with depth from 0.04 at L0 to 0.20 at L4, then *drops* to 0.16 at L5 and 0.07
 #   at L6 — not a steady rise, and far below the chapter's "quite close to 1" for BERT's final layer and the
 #   rise to about 0.6 that Ethayarajh's (2019) Fig. 1 shows for bert-base (course-bert is 6 layers deep and
-#   trained on a few hundred times fewer tokens; its model card gives the same numbers). From L0 to L5 three rogue dimensions carry 42-60% of the expected cosine; at L6 they carry about a
+#   trained on about a hundred times fewer tokens; its model card gives the same numbers). From L0 to L5 three rogue dimensions carry 45-65% of the expected cosine; at L6 they carry about a
 #   seventh — there the anisotropy is spread over many dimensions.
 # - **all-MiniLM-L6-v2 (contrastive)** starts a little higher at L0 (0.06; course-bert's embeddings started as
 #   MiniLM's and its MLM training moved them) and rises to L5, but its **last layer is nearly isotropic**. That is not what the chapter reports for BERT's last layer, and not
@@ -631,13 +631,13 @@ draw_geometry_during_training(curve, reference=ETHAYARAJH_BERT_BASE)
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # The run tells the story the chapter's single number hides. At the first evaluation after the fresh MLM head
-# starts learning (step 100, loss still 6.1 nats), the last layer's anisotropy jumps from 0.04 to 0.29: the new
+# starts learning (step 100, loss still 6.2 nats), the last layer's anisotropy jumps from 0.03 to 0.27: the new
 # head's gradients push every token's output towards the same few directions that predict frequent tokens. As
-# the model learns to use the context (loss 3.8 by step 1,000, 2.95 at the end of the run, step 10,700), that
+# the model learns to use the context (loss 3.9 by step 1,000, 3.06 at the end of the run, step 12,000), that
 # transient fades and the last layer settles at 0.08; the profile that remains rises from L0 to L4 and falls in
 # the top layers. But most of that profile is **inherited**: course-bert began as all-MiniLM-L6-v2, and L1-L4 end
-# within 0.03 of where they started. What the MLM run changed is the top — L5 fell from 0.25 to 0.14, L6 rose
-# from 0.04 to 0.08. So, measured honestly on a model this small, this briefly trained and not trained from
+# within 0.03 of where they started. What the MLM run changed is the top — L5 fell from 0.24 to 0.16, L6 rose
+# from 0.03 to 0.08. So, measured honestly on a model this small, this briefly trained and not trained from
 # scratch:
 #
 # - **reproduced**: contextual vectors are anisotropic — every layer above L0 has a clearly positive mean cosine —
@@ -681,16 +681,16 @@ for name in MODEL_NAMES:
 #
 # - Both trained models correlate with the human scores (ρ about 0.7 on WordSim-353, 0.4-0.5 on SimLex-999)
 #   already at L0 — a word on its own is what a static embedding is — and deeper layers do not raise ρ much: MiniLM's
-#   stays about level (within 0.03), course-bert's falls in the top layers (WordSim-353: 0.69 at L1, 0.57 at L6).
+#   stays about level (within 0.03), course-bert's falls in the top layers (WordSim-353: 0.70 at L1, 0.62 at L6).
 #   The random encoder's ρ stays within 0.15 of 0 everywhere: its vectors carry no meaning.
 # - **z-scoring needs statistics of the same kind of vector.** A word embedded on its own (`[CLS] word [SEP]`) is
 #   not a token of running text, and its vectors have a mean and spread of their own. With the tokens' μ and σ,
-#   z-scoring barely moves ρ: it raises WordSim-353's at six layers of seven for MiniLM but at only two for
+#   z-scoring barely moves ρ: it raises WordSim-353's at six layers of seven for MiniLM but at only three for
 #   course-bert. With the other isolated words' μ and σ, it raises WordSim-353's ρ at **every** layer for
-#   course-bert, most where its rogue dimensions are (L6: 0.57 → 0.71), so the top-layer fall is gone; for
+#   course-bert, most in the top layers (L6: 0.62 → 0.70), so most of the top-layer fall is gone; for
 #   MiniLM, whose last layer is nearly isotropic already, the gains are 0.03 or less.
 # - **It helps relatedness, not similarity.** SimLex-999's ρ goes *down* at most layers for both models, with
-#   either statistics, by 0.05 or less. So "z-scoring helps" holds here for relatedness, for the model with rogue
+#   either statistics, by about 0.05 or less. So "z-scoring helps" holds here for relatedness, for the model with rogue
 #   dimensions, with statistics fitted on vectors like the ones compared — not in general.
 # - The chapter's other caution stands, and z-scoring does not address it: cosine underestimates the similarity
 #   of very frequent words (Zhou et al. 2022). Cosine of contextual vectors is a useful but rough proxy for human
@@ -745,7 +745,7 @@ fig.tight_layout()
 #   and only its position differs.
 # - In both trained models, same-sense pairs are the more similar at every layer above L0, and the AUC rises with
 #   depth to 0.66 at L6. The random encoder stays at about 0.51: its vectors carry no meaning to compare.
-# - Yet every cosine is high: in course-bert at L4, 0.77 for the same sense and 0.73 for different senses. Two
+# - Yet every cosine is high: in course-bert at L4, 0.78 for the same sense and 0.74 for different senses. Two
 #   instances of a word look alike whatever they mean — the word itself is in both vectors, and so is the
 #   anisotropy of section 5 — and the sense adds a few hundredths. An AUC of 0.66 ranks a same-sense pair above a
 #   different-sense pair two times in three. That is a harder test than section 4's, where a vector is compared

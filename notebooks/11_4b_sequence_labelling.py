@@ -734,8 +734,9 @@ fig.tight_layout()
 # more than 100,000 questions have and this one, with about a thousand, does not.
 
 # %% [markdown]
-# Would a better pretrained encoder help? `tools/train_qa_model.py` ran the same recipe on course-bert v2 (the
-# same MiniLM, trained further by masked language modelling on broad English, notebook 11.2), as a dev run:
+# Would a better pretrained encoder help? `tools/train_qa_model.py` ran the same recipe on course-bert v2.0 (the
+# same MiniLM, trained further by masked language modelling on 9.9 M words of broad English: the checkpoint
+# course-bert had before the one notebook 11.2 uses, which adds everyday text), as a dev run:
 # trained on three of the training articles, scored on the fourth, beside the MiniLM reader's dev run on the
 # same articles (`alternatives.json`, the record of every run):
 
@@ -743,7 +744,7 @@ fig.tight_layout()
 # claim: qa-encoder
 dev_runs = {r["recipe"]: r for r in json.loads(data_dir("models", SHIPPED_QA_MODEL, "alternatives.json").read_text())
             if r["stage"] == "dev"}
-for name, recipe in (("MiniLM", card["recipe"]), ("course-bert v2", "course-bert-" + card["recipe"])):
+for name, recipe in (("MiniLM", card["recipe"]), ("course-bert v2.0", "course-bert-" + card["recipe"])):
     r = dev_runs[recipe]
     dev_article = [e for e in qa_train if e.title == r["dev_article"]]
     nothing = squad_scores(dev_article, [""] * len(dev_article))["f1"]  # "always no answer" on the same questions

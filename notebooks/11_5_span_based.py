@@ -304,8 +304,8 @@ acc = sbo_position_accuracy(spanbert, sbo_tokenizer, sbo_unigram, test_sentences
 # $L_{SBO}$ starts at the unigram loss and ends below it — on the training batches and, by less, on held-out
 # sentences: two boundary vectors and a position already say something about the hidden tokens. The MLM head,
 # which reads the output at the token itself (built from the whole context), is below both from the first step
-# to the last on the training curve (about 5.2 nats against 6.3-7.1) and on held-out sentences (5.0 against
-# 7.5 and 7.6): the frozen course-bert already predicts masked tokens better than a boundary head trained for
+# to the last on the training curve (about 5.2 nats against 6.4-7.1) and on held-out sentences (5.0 against
+# 7.4 and 7.6): the frozen course-bert already predicts masked tokens better than a boundary head trained for
 # 96 steps.
 
 # %%
@@ -325,8 +325,8 @@ fig.tight_layout()
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # The tokens next to a boundary are the easiest for both heads, and both get worse further in: the MLM head's
-# top-1 roughly halves from the edge to the middle, the SBO head's falls to about a third. The middle of a span
-# is furthest from the boundary vectors the SBO reads, but the MLM head loses almost as much, so the position
+# top-1 roughly halves from the edge to the middle, the SBO head's falls to about a fifth. The middle of a span
+# is furthest from the boundary vectors the SBO reads, but the MLM head loses half its accuracy too, so the position
 # within a span is not only the SBO's problem: a token in the middle of a masked span has masked neighbours on
 # both sides for either head. (The "3 or more" bar rests on only a couple of hundred tokens: a rough number.)
 #

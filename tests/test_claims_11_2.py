@@ -57,8 +57,10 @@ def test_the_model_was_trained_as_the_prose_says(run):
     text = output(run, "model")
     m = re.search(r"trained ([\d,]+) steps of (\d+) x (\d+) tokens \((\d+) M tokens\) in ([\d.]+) min on .*(GPU|H100|H200)", text)
     assert m, text
-    assert (m.group(1), m.group(2), m.group(3), m.group(4)) == ("10,700", "256", "128", "351"), m.groups()
-    assert 7 <= float(m.group(5)) < 9, "eight minutes on one GPU"
+    assert (m.group(1), m.group(2), m.group(3), m.group(4)) == ("12,000", "256", "128", "393"), m.groups()
+    assert 6.5 <= float(m.group(5)) < 7.5, "seven minutes on one GPU"
+    assert re.search(r"for 12,000\s+steps of 256 sequences of 128 tokens \(about 390 M tokens; seven minutes on\s+one "
+                     r"GPU\)", prose(run))
 
 
 def cloze_by_model(run) -> dict[str, dict]:
@@ -68,13 +70,12 @@ def cloze_by_model(run) -> dict[str, dict]:
 
 
 @pytest.mark.slow
-def test_cloze_course_bert_puts_your_first_the_other_model_the(run):
+def test_cloze_course_bert_puts_my_then_your_the_other_model_the(run):
     models = cloze_by_model(run)
     cb, other = (m[("Please turn [MASK] homework in.", 1)] for m in models.values())
-    assert cb["word"] == "your" and cb["rank"] == 1 and 0.7 <= cb["p"] < 0.78, "course-bert: first, almost 3/4"
-    assert {"my", "his", "its", "the"} <= {t for t, _ in cb["top"]}, "the rest: other possessives and *the*"
-    assert sum(p for t, p in cb["top"] if t in ("my", "his", "its", "the")) > sum(
-        p for t, p in cb["top"][1:] if t not in ("my", "his", "its", "the")), "most of the rest"
+    assert [t for t, _ in cb["top"][:3]] == ["my", "your", "the"], cb      # *my*, the chapter's *your*, then *the*
+    assert cb["word"] == "your" and cb["rank"] == 2 and 0.35 <= cb["p"] < 0.4, "second, almost 40%"
+    assert 0.45 <= cb["top"][0][1] < 0.55 and 0.85 <= cb["top"][0][1] + cb["p"] < 0.9, "about half; nine tenths"
     assert other["top"][0][0] == "the" and other["rank"] == 16, "minilm-wordnet-mlm: *the* first, *your* 16th"
 
 
@@ -83,8 +84,8 @@ def test_cloze_homework_gap_particles_against_topic_words(run):
     models = cloze_by_model(run)
     cb = models["course-bert"][("Please turn your homework [MASK].", 1)]
     other = models["minilm-wordnet-mlm"][("Please turn your homework [MASK].", 1)]
-    assert {"again", "on", "up", "carefully"} == {t for t, _ in cb["top"][:4]} and cb["top"][0][1] < 0.10, cb  # spread
-    assert cb["rank"] == 18, "*in* is 18th"
+    assert [t for t, _ in cb["top"]] == ["off", "on", "up", "down", "out"], cb  # particles
+    assert cb["rank"] == 9, "*in* is 9th"
     assert {"school", "homework"} <= {t for t, _ in other["top"]}, other
     assert cb["rank"] > 5 and other["rank"] > 5, "neither puts *in* in its first five"
 
@@ -92,13 +93,17 @@ def test_cloze_homework_gap_particles_against_topic_words(run):
 @pytest.mark.slow
 def test_cloze_fig_11_4_comma_and_long_for_one_model_fish_for_the_other(run):
     models = cloze_by_model(run)
-    for text, long_rank in (("So [MASK] and [MASK] for all apricot fish.", 5), ("So [MASK] and [MASK] for all the fish.", 4)):
+    for text, long_rank in (("So [MASK] and [MASK] for all apricot fish.", 9), ("So [MASK] and [MASK] for all the fish.", 3)):
         cb1 = models["course-bert"][(text, 1)]
         assert cb1["top"][0][0] == "," and cb1["rank"] == long_rank, f"comma first, *long* {long_rank}: {cb1}"
         for i in (1, 2):
             assert models["minilm-wordnet-mlm"][(text, i)]["top"][0][0] == "fish", text
         cb2, other2 = models["course-bert"][(text, 2)], models["minilm-wordnet-mlm"][(text, 2)]
-        assert cb2["word"] == "thanks" and cb2["rank"] > 100 and other2["rank"] > 3000, (cb2, other2)
+        assert cb2["word"] == "thanks" and cb2["rank"] in (14, 28) and other2["rank"] > 3000, (cb2, other2)
+    ranks = {text: models["course-bert"][(text, 2)]["rank"] for text in ("So [MASK] and [MASK] for all apricot fish.",
+                                                                       "So [MASK] and [MASK] for all the fish.")}
+    assert sorted(ranks.values()) == [14, 28], ranks    # "course-bert: 14th and 28th"
+    assert "costs the right answer six places" in prose(run)  # *long*: 3rd, 9th
 
 
 def everyday_of(run) -> dict[str, dict]:
@@ -113,32 +118,32 @@ def everyday_of(run) -> dict[str, dict]:
 
 
 @pytest.mark.slow
-def test_everyday_sentences_half_against_a_quarter_and_two_ways_to_fail(run):
+def test_everyday_sentences_two_thirds_against_a_quarter_and_two_ways_to_fail(run):
     ev = everyday_of(run)
     cb, other = ev["course-bert"], ev["minilm-wordnet-mlm"]
     assert cb["n"] == other["n"] == 165
-    assert (cb["top5"], cb["top1"]) == (58, 24) and (other["top5"], other["top1"]) == (27, 5)
-    assert 50 < cb["top5"] < 60 and 25 <= other["top5"] < 30, "more than half / about a quarter"
+    assert (cb["top5"], cb["top1"]) == (66, 31) and (other["top5"], other["top1"]) == (27, 5)
+    assert 65 <= cb["top5"] < 68 and 25 <= other["top5"] < 30, "two in three / about a quarter"
 
     def row(model, start):
         return next(r for r in ev[model]["rows"] if r[0].startswith(start))[1].split(", ")
 
     assert "baby" in row("minilm-wordnet-mlm", "The baby is") and "baby" not in row("course-bert", "The baby is")
     assert "dinner" in row("minilm-wordnet-mlm", "My mom is cooking") and "dinner" not in row("course-bert", "My mom")
-    assert {"night", "street", "moon"} <= set(row("course-bert", "We watched a movie")), "the right kind of word"
-    assert {"wrapped", "buried"} <= set(row("course-bert", "The baby is"))
+    assert {"beach", "moon", "internet"} <= set(row("course-bert", "We watched a movie")), "the right kind of word"
+    assert {"sitting", "placed", "buried"} <= set(row("course-bert", "The baby is"))
     mom = row("course-bert", "My mom is cooking")
     assert mom.index("morning") < mom.index("kitchen") and mom.index("afternoon") < mom.index("kitchen"), mom
     assert re.search(r"\*afternoon\* for the cooking, still counts as a\s+miss", prose(run))
 
 
 @pytest.mark.slow
-def test_bert_base_saw_about_120_times_as_many_tokens(run):
+def test_bert_base_saw_about_110_times_as_many_tokens(run):
     m = re.search(r"BERT-base trained on ([\d.]+) B token positions, (\d+) times course-bert's (\d+) M",
                   output(run, "everyday"))
     assert m, output(run, "everyday")
-    assert (m.group(1), m.group(3)) == ("42.6", "351") and 115 <= int(m.group(2)) <= 125, m.groups()
-    assert "about 120 times as many tokens" in prose(run) and "400 times" not in prose(run)
+    assert (m.group(1), m.group(3)) == ("42.6", "393") and 105 <= int(m.group(2)) <= 115, m.groups()
+    assert "about 110 times as many tokens" in prose(run) and "400 times" not in prose(run)
 
 
 @pytest.mark.slow
@@ -149,7 +154,7 @@ def test_model_beats_the_unigram_baseline_mostly_on_frequent_tokens(run):
     assert 8.5 <= top1 / base1 < 9 and 2.8 <= top5 / base5 <= 3.2, "almost nine times the top-1, three times the top-5"
     freq = number(r"most frequent tokens \([\d,]+ of the masked\): top-1 ([\d.]+)%", text)
     other = number(r"all other tokens \([\d,]+\): top-1 ([\d.]+)%", text)
-    assert 67 <= freq < 72 and 23 <= other < 28, "more than two thirds / about one in four"
+    assert 64 <= freq < 69 and 23 <= other < 28, "about two thirds / about one in four"
 
 
 # ----------------------------------------------------------------------------- §2 the MLM head
@@ -212,13 +217,13 @@ def test_where_it_sees_a_real_token_it_predicts_that_token_nine_times_in_ten(run
 
 
 @pytest.mark.slow
-def test_course_bert_copies_a_seen_token_98_or_99_times_in_100(run):
+def test_course_bert_copies_a_seen_token_97_or_98_times_in_100(run):
     stats, other = fates_of(run, "course-bert"), fates_of(run, "minilm-wordnet-mlm")
     for fate in ("unchanged", "not selected"):
-        assert 0.975 <= stats[fate]["shown"] < 0.995, f"98 or 99 times in 100: {fate}: {stats[fate]}"
+        assert 0.965 <= stats[fate]["shown"] < 0.985, f"97 or 98 times in 100: {fate}: {stats[fate]}"
         assert stats[fate]["shown"] > other[fate]["shown"], "more firmly than minilm-wordnet-mlm"
     rnd = stats["random token"]
-    assert 0.17 <= rnd["shown"] <= 0.23 and 0.3 <= rnd["original"] <= 0.36, f"one in five / one in three: {rnd}"
+    assert 0.15 <= rnd["shown"] <= 0.18 and 0.34 <= rnd["original"] <= 0.4, f"one in six / over a third: {rnd}"
     assert rnd["shown"] < other["random token"]["shown"], "trusts the context more at random tokens"
     assert stats["[MASK]"]["original"] > 0.4 and 0.2 <= other["[MASK]"]["original"] <= 0.3, "four in ten / a quarter"
 
@@ -357,7 +362,7 @@ def test_adaptation_lowers_in_domain_loss_and_costs_a_little_on_general_text(run
 
 
 @pytest.mark.slow
-def test_adaptation_moves_five_domain_words_up_none_to_first_and_two_first_choices_change(run):
+def test_adaptation_moves_five_domain_words_up_none_to_first_and_one_first_choice_changes(run):
     text = output(run, "adaptation-probes")
     found = re.findall(r"before: (\S+) .*?'(\w+)': rank ([\d,]+), p = [\d.]+\n\s+after:\s+(\S+) .*?'\w+': rank ([\d,]+)",
                        text)
@@ -366,11 +371,11 @@ def test_adaptation_moves_five_domain_words_up_none_to_first_and_two_first_choic
     climbed = [w for w, (b, a) in ranks.items() if a < b]
     assert sorted(climbed) == ["def", "exception", "for", "import", "return"], f"five climb: {ranks}"
     assert ranks["if"][1] > ranks["if"][0], "*if* slips"
-    assert ranks["exception"][0] == 145 and ranks["return"][0] == 67, ranks
-    assert ranks["exception"][1] <= 20 and ranks["return"][1] <= 20 and ranks["def"][1] >= 1000, ranks
+    assert (ranks["exception"], ranks["return"]) == ((208, 26), (255, 31)), ranks
+    assert ranks["def"][1] >= 1000, ranks
     assert all(a > 1 for _, a in ranks.values()), "none becomes a first choice"
     changed = {(before, after) for before, _, _, after, _ in found if before != after}
-    assert changed == {("end", "object"), ("module", "following")}, "two first choices change, to other words"
+    assert changed == {("conditional", "null")}, "one first choice changes, to another word"
     sentences = re.findall(r"^(\S.*)$", text, flags=re.M)
     copied = [before for (before, *_), sentence in zip(found, sentences) if before in re.findall(r"\w+", sentence)]
-    assert sorted(copied) == ["conditional", "current", "module", "sequence"], copied
+    assert sorted(copied) == ["conditional", "current", "loop"], copied

@@ -114,12 +114,12 @@ def test_wsd_by_layer(run):
         layers, last4 = rows[name]
         best = max(range(7), key=layers.__getitem__)
         assert best == 6, (name, layers)                      # best at the last layer
-        assert 38.5 <= layers[6] - mfs < 43, (name, layers[6], mfs)   # about 40 points above MFS
+        assert 37.5 <= layers[6] - mfs < 43, (name, layers[6], mfs)   # about 40 points above MFS
         assert last4 < layers[6], (name, last4, layers[6])   # mean of the last four a little worse than L6
         assert layers[6] - last4 < 10
     assert all(v < mfs for v in rows[RANDOM][0])             # the random encoder never beats MFS (prediction: "no")
-    assert (round(rows[COURSE][0][6] - mfs), round(rows[MINILM][0][6] - mfs)) == (39, 42)   # "course-bert 39, MiniLM 42"
-    assert "about 40 points above MFS (course-bert 39, MiniLM 42)" in prose(run)
+    assert (round(rows[COURSE][0][6] - mfs), round(rows[MINILM][0][6] - mfs)) == (38, 42)   # "course-bert 38, MiniLM 42"
+    assert "about 40 points above MFS (course-bert 38, MiniLM 42)" in prose(run)
 
 
 def test_scalar_mix_selects_the_best_layer(run):
@@ -158,7 +158,7 @@ def test_course_bert_geometry_matches_its_model_card(run):
     card = json.loads((ROOT / "course_lib" / "data" / "models" / "course-bert" / "metrics.json").read_text())["geometry"]
     assert g["raw"] == pytest.approx(card["anisotropy"], abs=0.002)
     assert g["top3"] == pytest.approx(card["top3_share"], abs=0.01)
-    assert [round(v, 2) for v in g["raw"]] == [0.04, 0.13, 0.14, 0.15, 0.18, 0.14, 0.07]
+    assert [round(v, 2) for v in g["raw"]] == [0.04, 0.14, 0.14, 0.16, 0.2, 0.16, 0.07]
 
 
 def test_course_bert_rises_to_l4_then_drops(run):
@@ -170,16 +170,16 @@ def test_course_bert_rises_to_l4_then_drops(run):
             f"#   at L6" in NOTEBOOK.read_text()), "the prose states the measured values"
     assert "far below the chapter's \"quite close to 1\"" in text
     from course_lib.views.geometry_training import ETHAYARAJH_BERT_BASE
-    assert round(max(ETHAYARAJH_BERT_BASE["anisotropy"][6:]), 1) >= 0.6 > 3 * max(raw)  # "the rise to about 0.6"
+    assert round(max(ETHAYARAJH_BERT_BASE["anisotropy"][6:]), 1) >= 0.6 > 2.5 * max(raw)  # "far below ... the rise to about 0.6"
 
 
 def test_rogue_dimensions(run):
     g = geometry(run)
     top = g[COURSE]["top3"]
-    assert all(0.415 <= v < 0.605 for v in top[:6]), top        # "carry 42-60% of the expected cosine"
-    assert round(min(top[:6]), 2) == 0.42 and round(max(top[:6]), 2) == 0.60
+    assert all(0.445 <= v < 0.655 for v in top[:6]), top        # "carry 45-65% of the expected cosine"
+    assert round(min(top[:6]), 2) == 0.45 and round(max(top[:6]), 2) == 0.65
     assert 0.12 <= top[6] < 0.16                                 # "at L6 about a seventh"
-    assert "carry 42-60% of the expected cosine" in prose(run)
+    assert "carry 45-65% of the expected cosine" in prose(run)
     assert all(v < 0.1 for v in g[RANDOM]["top3"])              # no rogue dimensions in the random encoder
 
 
@@ -232,13 +232,13 @@ def test_geometry_during_training_transient_then_settles(run):
     moved = per_layer(r"([+-][\d.]+)", next(l for l in text.splitlines() if l.startswith("moved by the run:")).split(":", 1)[1])
     assert moved == pytest.approx([b - a for a, b in zip(begun, final)], abs=0.011)
     assert all(abs(v) <= 0.03 for v in moved[1:5]), moved                  # "L1-L4 end within 0.03 of where they started"
-    assert (begun[5], final[5], begun[6], final[6]) == (0.25, 0.14, 0.04, 0.08)  # "L5 fell from 0.25 to 0.14, L6 rose ..."
+    assert (begun[5], final[5], begun[6], final[6]) == (0.24, 0.16, 0.03, 0.08)  # "L5 fell from 0.24 to 0.16, L6 rose ..."
     assert "is **inherited**" in prose(run)
-    assert (start, peak, peak_step, end) == (0.04, 0.29, 100, 0.08), text   # "jumps from 0.04 to 0.29 ... 0.08"
-    assert round(peak_loss, 1) == 6.1 and final_loss == 2.95 and first_loss > 10
+    assert (start, peak, peak_step, end) == (0.03, 0.27, 100, 0.08), text   # "jumps from 0.03 to 0.27 ... 0.08"
+    assert round(peak_loss, 1) == 6.2 and final_loss == 3.06 and first_loss > 10
     curve = json.loads((ROOT / "course_lib" / "data" / "models" / "course-bert" / "losses.json").read_text())
     at_1000 = next(r for r in curve["evaluations"] if r["step"] == 1000)
-    assert round(at_1000["loss"], 1) == 3.8 and max(r["step"] for r in curve["evaluations"]) == 10700
+    assert round(at_1000["loss"], 1) == 3.9 and max(r["step"] for r in curve["evaluations"]) == 12000
     assert max(range(7), key=final.__getitem__) == 4 and final[6] < final[5] < final[4]  # rises to L4, falls above
     assert all(v >= 0.08 for v in final[1:]) and min(final[1:]) >= 2 * final[0]  # "clearly positive" above L0
     from course_lib.views.geometry_training import ETHAYARAJH_BERT_BASE
@@ -289,7 +289,7 @@ def test_similarity_trained_vs_random(run):
     assert max(s[(MINILM, "wordsim353")]["raw"]) - min(s[(MINILM, "wordsim353")]["raw"]) <= 0.03  # MiniLM: about level
     assert max(s[(MINILM, "simlex999")]["raw"]) - min(s[(MINILM, "simlex999")]["raw"]) <= 0.03
     cb = s[(COURSE, "wordsim353")]["raw"]
-    assert (round(cb[1], 2), round(cb[6], 2)) == (0.69, 0.57) and cb[6] == min(cb)                # course-bert falls
+    assert (round(cb[1], 2), round(cb[6], 2)) == (0.70, 0.62) and cb[6] == min(cb)                # course-bert falls
     for key, row in s.items():
         if key[0] == RANDOM:
             assert all(abs(v) < 0.15 for values in row.values() for v in values), (key, row)  # "within 0.15 of 0"
@@ -298,14 +298,14 @@ def test_similarity_trained_vs_random(run):
 
 def test_z_scoring_needs_statistics_of_the_same_kind_of_vector(run):
     s = similarity(run)
-    # with the held-out tokens' statistics: "six layers of seven for MiniLM but at only two for course-bert"
-    assert {n: ups(run, "tokens", "wordsim353")[n] for n in TRAINED} == {MINILM: 6, COURSE: 2}
-    # with other isolated words': every layer for course-bert, most at L6 (0.57 -> 0.71), the top-layer fall gone
+    # with the held-out tokens' statistics: "six layers of seven for MiniLM but at only three for course-bert"
+    assert {n: ups(run, "tokens", "wordsim353")[n] for n in TRAINED} == {MINILM: 6, COURSE: 3}
+    # with other isolated words': every layer for course-bert, most at L6 (0.62 -> 0.70), most of the fall gone
     assert ups(run, "words", "wordsim353")[COURSE] == 7
     raw, z = s[(COURSE, "wordsim353")]["raw"], s[(COURSE, "wordsim353")]["words"]
     gain = [b - a for a, b in zip(raw, z)]
-    assert max(range(7), key=gain.__getitem__) == 6 and (round(raw[6], 2), round(z[6], 2)) == (0.57, 0.71)
-    assert z[6] >= max(z[1:])  # no fall in the top layers any more
+    assert max(range(7), key=gain.__getitem__) == 6 and (round(raw[6], 2), round(z[6], 2)) == (0.62, 0.70)
+    assert max(z[1:]) - z[6] < (max(raw[1:]) - raw[6]) / 2  # "most of the top-layer fall is gone"
     raw, z = s[(MINILM, "wordsim353")]["raw"], s[(MINILM, "wordsim353")]["words"]
     assert max(b - a for a, b in zip(raw, z)) <= 0.03  # "the gains are 0.03 or less"
     assert re.search(r"raises WordSim-353's ρ at \*\*every\*\* layer for\s+course-bert", prose(run))
@@ -317,7 +317,7 @@ def test_z_scoring_helps_relatedness_not_similarity(run):
         for how in ("tokens", "words"):
             raw, z = s[(name, "simlex999")]["raw"], s[(name, "simlex999")][how]
             assert sum(b < a for a, b in zip(raw, z)) >= 4, (name, how, raw, z)  # SimLex-999 down at most layers
-            assert all(abs(b - a) <= 0.0505 for a, b in zip(raw, z))            # "by 0.05 or less"
+            assert all(abs(b - a) <= 0.0525 for a, b in zip(raw, z))            # "by about 0.05 or less"
     assert "It helps relatedness, not similarity." in prose(run)
     assert "z-scoring does not reliably help" not in prose(run)
 
@@ -353,7 +353,7 @@ def test_the_same_word_in_two_contexts(run):
         assert max(abs(a - b) for a, b in zip(auc, z)) <= 0.035, (name, auc, z)  # "0.03 or less" (2-decimal values)
     assert max(r[RANDOM]["AUC"]) <= 0.52
     cb = r[COURSE]
-    assert (cb["same sense"][4], cb["other senses"][4]) == (0.77, 0.73)
+    assert (cb["same sense"][4], cb["other senses"][4]) == (0.78, 0.74)
     assert re.search(r"An AUC of 0\.66 ranks a same-sense pair above a\s+different-sense pair two times in three",
                      prose(run))
 

@@ -98,9 +98,9 @@ def test_sbo_starts_at_the_unigram_loss_ends_below_it_also_held_out_and_mlm_stay
         mlm = f[f"train: L_MLM, {when} 10 steps"]
         assert mlm < f[f"train: L_SBO, {when} 10 steps"] and mlm < f[f"train: unigram, {when} 10 steps"], when
         assert 5.15 <= mlm < 5.25, "about 5.2 nats"
-    assert round(f["train: L_SBO, last 10 steps"], 1) == 6.3 and round(f["train: unigram, first 10 steps"], 1) == 7.1
+    assert round(f["train: L_SBO, last 10 steps"], 1) == 6.4 and round(f["train: unigram, first 10 steps"], 1) == 7.1
     assert f["held out: L_MLM"] < f["held out: L_SBO"]
-    assert round(f["held out: L_MLM"], 1) == 5.0 and round(f["held out: L_SBO"], 1) == 7.5
+    assert round(f["held out: L_MLM"], 1) == 5.0 and round(f["held out: L_SBO"], 1) == 7.4
     assert round(f["held out: unigram"], 1) == 7.6
 
 
@@ -111,7 +111,7 @@ def test_edge_tokens_are_easiest_and_both_heads_drop_further_in(facts):
     assert min(f["tokens"]) >= 100 and f["tokens"][2] < 300          # "a couple of hundred tokens"
     assert sbo[0] > max(sbo[1:]) and mlm[0] > max(mlm[1:])
     assert 0.4 <= mlm[2] / mlm[0] <= 0.6, "the MLM head's top-1 roughly halves"
-    assert 0.25 <= sbo[2] / sbo[0] <= 0.4, "the SBO head's falls to about a third"
+    assert 0.17 <= sbo[2] / sbo[0] <= 0.25, "the SBO head's falls to about a fifth"
 
 
 def test_no_bio_sequence_holds_both_organisations_and_strict_reading_loses_the_org(facts):

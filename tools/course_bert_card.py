@@ -77,17 +77,23 @@ def read_recipes(model_dir: Path) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def recipes_section(recipes: dict | None, curve: dict) -> str:
-    """The recipes measured before this one was shipped (``recipes.json`` beside the card), as a table."""
+def recipes_section(recipes: dict | None, curve: dict, metrics: dict | None = None) -> str:
+    """The recipes measured before this one was shipped (``recipes.json`` beside the card), as a table; the
+    checkpoint shipped before, scored on this card's held-out pieces and cloze sets, beside this one."""
     if not recipes:
         return ""
     runs = recipes["runs"]
+    texts = recipes.get("texts", {})
     rows = "\n".join(
-        f"| {r['recipe']['lr']:.0e} | {r['recipe']['encoder_lr_scale']:g} | {r['steps_run']:,} of {r['of_steps']:,} | "
-        f"{r['loss']:.2f} | {r['top1']:.1%} | {r['top5']:.1%} | {r['cloze_dev_top5']:.0%} / {r['cloze_dev_top1']:.0%} | "
-        f"{r['gpu']} | {r['note']} |" for r in runs)
-    c5 = [r["cloze_dev_top5"] for r in runs]
-    loss = [r["loss"] for r in runs]
+        f"| {r.get('text', '')} | {r['recipe']['lr']:.0e} | {r['recipe']['encoder_lr_scale']:g} | "
+        f"{r['steps_run']:,} of {r['of_steps']:,} | {r['loss']:.2f} | {r['top1']:.1%} | {r['top5']:.1%} | "
+        f"{r['cloze_dev_top5']:.0%} / {r['cloze_dev_top1']:.0%} | {r['gpu']} | {r['note']} |" for r in runs)
+    shipped = next((r for r in runs if r["note"] == "shipped"), None)
+    same = [r for r in runs if shipped is not None and r.get("text") == shipped.get("text")]
+    older = [r for r in runs if shipped is not None and r.get("text") != shipped.get("text")]
+    c5 = [r["cloze_dev_top5"] for r in older]
+    loss = [r["loss"] for r in older]
+    text_lines = "".join(f"- **{k}**: {v}\n" for k, v in texts.items())
     tracked = [r for r in sorted(curve["evaluations"], key=lambda r: r["step"]) if "cloze_dev_top5" in r]
     along = ""
     if len(tracked) >= 2:
@@ -97,18 +103,41 @@ def recipes_section(recipes: dict | None, curve: dict) -> str:
                  f"(held-out loss {early['loss']:.2f}) and {end['cloze_dev_top5']:.0%} at step {end['step']:,} "
                  f"(loss {end['loss']:.2f}).")
     counts = ", ".join(f"*{w}* {n}" for w, n in recipes.get("word_counts", {}).items())
+    older_text = ""
+    if len(older) >= 2:
+        older_text = (f"On the {older[0].get('text', 'first')} text the everyday sentences barely moved with the "
+                      f"recipe ({min(c5):.0%}-{max(c5):.0%} top-5) while the held-out loss ranged from {max(loss):.2f} "
+                      f"to {min(loss):.2f}: fitting that text better did not teach the model much more everyday "
+                      "English; the text was what limited it. ")
+    prev = recipes.get("previous")
+    prev_text = ""
+    if prev and metrics:
+        h, ph = metrics["heldout"], prev["heldout"]
+        cl, pc = metrics["cloze"], prev["cloze"]
+        prev_text = (
+            f"\nThe same held-out pieces (`heldout.tsv`, {h['n_masked']:,} masked tokens) and cloze sentences, scored "
+            f"with the checkpoint shipped before ({prev['label']}) and with this one:\n\n"
+            "| checkpoint | held-out loss | top-1 | top-5 | everyday dev top-5 / top-1 | everyday test top-5 / top-1 |\n"
+            "|---|---|---|---|---|---|\n"
+            f"| shipped before | {ph['loss']:.2f} | {ph['top1']:.1%} | {ph['top5']:.1%} | "
+            f"{pc['everyday_dev']['top5']:.0%} / {pc['everyday_dev']['top1']:.0%} | "
+            f"{pc['everyday_test']['top5']:.0%} / {pc['everyday_test']['top1']:.0%} |\n"
+            f"| this one | {h['loss']:.2f} | {h['top1']:.1%} | {h['top5']:.1%} | "
+            f"{cl['everyday_dev']['top5']:.0%} / {cl['everyday_dev']['top1']:.0%} | "
+            f"{cl['everyday_test']['top5']:.0%} / {cl['everyday_test']['top1']:.0%} |\n")
+    best_same = (f"; of the runs on its text, the recipe shipped has the lowest held-out loss of the {len(same)}"
+                 if len(same) > 1 else "")
     return f"""## Recipes compared
-{recipes['about']}. Each run's checkpoint is its own lowest-loss one; the recipe shipped has the lowest held-out
-loss of the {len(runs)}.
+{recipes['about']}. Each run's checkpoint is its own lowest-loss one{best_same}. Losses are comparable only
+between runs on the same text (the tracked held-out pieces are the text's own).
 
-| lr (head) | layers' share of lr | steps | held-out loss | top-1 | top-5 | everyday dev top-5 / top-1 | GPU | |
-|---|---|---|---|---|---|---|---|---|
+{text_lines}
+| text | lr (head) | layers' share of lr | steps | held-out loss | top-1 | top-5 | everyday dev top-5 / top-1 | GPU | |
+|---|---|---|---|---|---|---|---|---|---|
 {rows}
 
-The everyday sentences barely move with the recipe ({min(c5):.0%}-{max(c5):.0%} top-5) while the held-out loss
-ranges from {max(loss):.2f} to {min(loss):.2f}.{along} Fitting this text better does not teach the model much more
-everyday English: the text is what limits it{f" (it is thin on everyday words; occurrences in the training text: {counts})" if counts else ""}.
-
+{older_text}{along}{f" Occurrences of a few everyday words in the training text: {counts}." if counts else ""}
+{prev_text}
 """
 
 
@@ -201,7 +230,7 @@ Ethayarajh (2019) measured for bert-base {ETHAYARAJH_BERT_BASE}. course-bert goe
 embedding output to {max(a[1:]):.2f} at its most anisotropic layer (layer {a.index(max(a[1:]))}) and {a[-1]:.2f} at
 the last: it is 6 layers deep and briefly trained, and the geometry was measured, never targeted.
 
-{recipes_section(recipes, curve)}## The run (`losses.json`)
+{recipes_section(recipes, curve, metrics)}## The run (`losses.json`)
 Along the run (loss on the tracked 20 pieces per source; geometry on {curve['geometry_tokens']:,} tokens):
 
 {curve_table(curve)}

@@ -14,7 +14,7 @@ EMBEDDED_NAME = "all-MiniLM-L6-v2"  # the encoder of the PyPI package gt-all-min
 
 SHIPPED = {
     "course-bert": "the course's MLM-trained BERT (v2): all of all-MiniLM-L6-v2 trained further by masked language "
-                   "modelling on 10 M words of broad English (tools/train_course_bert.py)",
+                   "modelling on 13 M words of broad English (tools/train_course_bert.py)",
     "minilm-wordnet-mlm": "all-MiniLM-L6-v2 with an MLM head, its last 3 layers trained on WordNet glosses "
                           "(tools/train_fill_mask.py)",
 }
