@@ -3,7 +3,8 @@ reach the registries: what travels there, what comes back, and how the run is fi
 
     python tools/course_bert_gpu.py stage  .gpu            # here: base weights (fp16) + the text, xz: ~59 MiB
     python tools/gpu_suite.py hide                         # here: course_lib/data (154 MB) out of the call
-    # there (with .gpu carried and PYTHONPATH=.gpu/py):
+    # there (carry [".gpu", "course_lib/data/cloze"]: hide left the cloze dev set, which the run tracks, behind;
+    # PYTHONPATH=.gpu/py):
     python tools/course_bert_gpu.py unxz .gpu/text /tmp/et    # the text, and the base's weights in place
     python tools/train_course_bert.py --device cuda --bf16 --batch-size 256 --steps 10700 --warmup 300 \\
         --eval-every 1000 --eval-also 50,100,200,300,500 --threads 16 --text /tmp/et --run /tmp/cb-gpu --train-only
