@@ -154,7 +154,7 @@ FillMaskExplorer(mlm_model, tokenizer, "Please close the [MASK] when you leave t
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # How good is course-bert beyond single sentences? On 400 pieces of its held-out text (never trained on; from
-# all 20 sources), mask 15% of the tokens and count how often the original token is the top guess (top-1) or
+# all 23 sources), mask 15% of the tokens and count how often the original token is the top guess (top-1) or
 # among the top five — beside a baseline that ignores the context and always guesses the most frequent tokens
 # (counted on other held-out pieces). The second line splits top-1 between the 50 most frequent tokens (*the*,
 # *,*, *of*...) and all the others:

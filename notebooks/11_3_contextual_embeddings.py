@@ -124,7 +124,7 @@ for name, layers in [("L0 (static)", 0), ("last layer L6", "last"), ("mean of L3
 # Everything below is measured on the same data for the three models:
 #
 # - **running text** for the geometry: course-bert's held-out English text (never trained on; pieces of all
-#   20 sources of its training text, interleaved): 5,000 tokens of the pieces its card scores, and 5,000 tokens
+#   23 sources of its training text, interleaved): 5,000 tokens of the pieces its card scores, and 5,000 tokens
 #   of *other* held-out pieces for the z-scoring statistics — exactly as course-bert's `MODEL_CARD.md` measures it;
 # - the project's **sense-labelled sentences** (30 ambiguous nouns, 2-4 WordNet senses each, split 75/25 by
 #   sentence; `course_lib/data/wsd/DATA_CARD.md`);

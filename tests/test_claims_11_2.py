@@ -61,6 +61,12 @@ def test_the_model_was_trained_as_the_prose_says(run):
     assert 6.5 <= float(m.group(5)) < 7.5, "seven minutes on one GPU"
     assert re.search(r"for 12,000\s+steps of 256 sequences of 128 tokens \(about 390 M tokens; seven minutes on\s+one "
                      r"GPU\)", prose(run))
+    import json
+
+    data = json.loads((ROOT / "course_lib" / "data" / "models" / "course-bert" / "metrics.json").read_text())["data"]
+    n, words = len(data["sources"]), data["train_words"]
+    assert f"on {words / 1e6:.0f} M words of\nbroad English from {n} sources" in prose(run).replace("\n# ", "\n")
+    assert f"(never trained on; from\nall {n} sources)" in prose(run), "the held-out pieces span every source"
 
 
 def cloze_by_model(run) -> dict[str, dict]:
