@@ -138,12 +138,12 @@ print(f"BERT-base trained on {bert_base / 1e9:.1f} B token positions, {bert_base
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # course-bert puts an acceptable word in its top five for two sentences in three (66%) and first for almost
 # one in three (31%); minilm-wordnet-mlm for about a quarter (27%) and one in twenty (5%). When they miss,
-# they miss differently: course-bert guesses a word of the right kind (*beach*, *moon*, *internet* for where we
-# watched a movie; *sitting*, *placed*, *buried* for the baby in her crib; and for where mom cooks dinner, *morning* and
-# *afternoon* before *kitchen*), while minilm-wordnet-mlm copies a word of the sentence (*dinner* for the
-# cooking, *baby* in *The baby is ___ in her crib*). Not every miss is wrong: each sentence's list of acceptable
-# words is short on purpose, so a fill a reader would accept, like *afternoon* for the cooking, still counts as a
-# miss, and these scores are strict. BERT-base saw about 110 times as many tokens in training (printed above:
+# they miss differently: course-bert guesses a word that fits the slot (*beach*, *moon* for where we watched a
+# movie; *placed*, *buried* for the baby in her crib; and for where mom cooks dinner, *morning* and *afternoon*
+# before *kitchen*), while minilm-wordnet-mlm copies a word of the sentence (*dinner* for the cooking, *baby* in
+# *The baby is ___ in her crib*). Not every miss is wrong: each sentence's list of acceptable words is short on
+# purpose, so a fill a reader would accept, like *afternoon* for the cooking, *internet* for the movie or *still*
+# and *sitting* for the baby, still counts as a miss, and these scores are strict. BERT-base saw about 110 times as many tokens in training (printed above:
 # a million steps of 256 sequences, 90% of them 128 tokens long and the rest 512, against course-bert's 12,000
 # steps of 256 × 128); no BERT-base is installable offline, so how many of these it fills is not measured here.
 
@@ -605,7 +605,7 @@ print("NSP scores from the raw z_CLS instead:", torch.allclose(tiny.cls.seq_rela
 # A pretrained BERT has domain-general weights. To orient it towards one domain (movies, medicine, law,
 # finance…), the lecture continues the **same** MLM training on the domain's text: predict the `[MASK]`ed
 # tokens, now of in-domain sentences. Here the domain is the Python reference manual, with the same held-out
-# documents as above, and the model is course-bert. To keep it to about a minute of CPU, only its top two layers
+# documents as above, and the model is course-bert. To keep it to under a minute of CPU, only its top two layers
 # and the MLM head's transform are trained (the run ships with the course, like the pretraining run;
 # `cache=False` trains it live). We score held-out in-domain text before and after, and, to see the price, the
 # general English course-bert was trained on (its held-out text).
@@ -646,11 +646,11 @@ for before, after in zip(rows_before, rows_after):
     print(f"{before.text}\n    before: {before.summary()}\n    after:  {after.summary()}")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# The held-out in-domain loss falls by about a third of a nat, and general English pays for it: its loss rises
+# The held-out in-domain loss falls by almost 0.3 nats, and general English pays for it: its loss rises
 # by about a tenth of a nat. The model has moved towards the manual. In the sentences above five of the six
 # programmer's words climb the ranking — *exception* from 208th to 26th and *return* from 255th to 31st — while
 # *if* slips a little; none becomes a first choice, and *def* stays in the thousands: the word is rare in
-# English, and a minute of training on the top layers does not make it likely. One first choice changes, not to
+# English, and 60 steps of training on the top layers do not make it likely. One first choice changes, not to
 # the programmer's word (*conditional* becomes *null*), and before the adaptation three of the six are words the
 # sentence already contains (*conditional*, *loop*, *current*): on text this far from what it was trained on,
 # course-bert falls back on copying too. The

@@ -210,7 +210,7 @@ for name in MODEL_NAMES:
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # At L0 every model sees only the word *die* and its position: the senses overlap (silhouette below 0). Both
-# trained models separate the three uses from L1 on, best in the upper middle layers. all-MiniLM-L6-v2, trained
+# trained models separate the three uses from L1 on, best at L4-L5 and a little less at L6. all-MiniLM-L6-v2, trained
 # to tell sentences apart, separates them a little better (best silhouette about 0.7) than course-bert after its
 # MLM training (about 0.6). The random encoder separates nothing at any layer. The mean cosine between the instances of two senses (a vector never with itself),
 # at each model's best layer:
@@ -568,8 +568,8 @@ fig.tight_layout()
 # - **course-bert (MLM)** rises with depth from 0.04 at L0 to 0.20 at L4, then *drops* to 0.16 at L5 and 0.07
 #   at L6 — not a steady rise, and far below the chapter's "quite close to 1" for BERT's final layer and the
 #   rise to about 0.6 that Ethayarajh's (2019) Fig. 1 shows for bert-base (course-bert is 6 layers deep and
-#   trained on about a hundred times fewer tokens; its model card gives the same numbers). From L0 to L5 three rogue dimensions carry 45-65% of the expected cosine; at L6 they carry about a
-#   seventh — there the anisotropy is spread over many dimensions.
+#   trained on about 110 times fewer tokens; its model card gives the same numbers). From L0 to L5 three rogue dimensions carry 45-65% of the expected cosine; at L6 they carry about an
+#   eighth — there the anisotropy is spread over many dimensions.
 # - **all-MiniLM-L6-v2 (contrastive)** starts a little higher at L0 (0.06; course-bert's embeddings started as
 #   MiniLM's and its MLM training moved them) and rises to L5, but its **last layer is nearly isotropic**. That is not what the chapter reports for BERT's last layer, and not
 #   an accident: its contrastive sentence-embedding training, on a billion sentence pairs, pushes the
@@ -645,8 +645,9 @@ draw_geometry_during_training(curve, reference=ETHAYARAJH_BERT_BASE)
 #   with other tokens' statistics removes it (eq. 11.10-11.12);
 # - **not reproduced**: the *size* of bert-base's anisotropy and its steady rise to the top layers (about 0.6 in
 #   the schematic). This run cannot say what MLM alone does to a model's geometry, since it started from a
-#   contrastively trained one; what it does show is that the top layers' anisotropy *fell* as MLM training went
-#   on, so a high value early in a run says nothing about a trained model.
+#   contrastively trained one; what it does show is that the top layers' anisotropy *spiked* when the fresh head
+#   began to learn and fell back within the first 1,000 steps (L5 crept up again afterwards, still below where it
+#   began), so a high value early in a run says nothing about a trained model.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6. Word similarity: cosine vs human judgments
@@ -681,7 +682,7 @@ for name in MODEL_NAMES:
 #
 # - Both trained models correlate with the human scores (ρ about 0.7 on WordSim-353, 0.4-0.5 on SimLex-999)
 #   already at L0 — a word on its own is what a static embedding is — and deeper layers do not raise ρ much: MiniLM's
-#   stays about level (within 0.03), course-bert's falls in the top layers (WordSim-353: 0.70 at L1, 0.62 at L6).
+#   stays about level (within 0.03), course-bert's falls after L1 (WordSim-353: 0.70 at L1, 0.62 at L6).
 #   The random encoder's ρ stays within 0.15 of 0 everywhere: its vectors carry no meaning.
 # - **z-scoring needs statistics of the same kind of vector.** A word embedded on its own (`[CLS] word [SEP]`) is
 #   not a token of running text, and its vectors have a mean and spread of their own. With the tokens' μ and σ,

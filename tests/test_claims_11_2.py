@@ -136,11 +136,14 @@ def test_everyday_sentences_two_thirds_against_a_quarter_and_two_ways_to_fail(ru
 
     assert "baby" in row("minilm-wordnet-mlm", "The baby is") and "baby" not in row("course-bert", "The baby is")
     assert "dinner" in row("minilm-wordnet-mlm", "My mom is cooking") and "dinner" not in row("course-bert", "My mom")
-    assert {"beach", "moon", "internet"} <= set(row("course-bert", "We watched a movie")), "the right kind of word"
-    assert {"sitting", "placed", "buried"} <= set(row("course-bert", "The baby is"))
+    assert {"beach", "moon"} <= set(row("course-bert", "We watched a movie")), "a word that fits the slot"
+    assert {"placed", "buried"} <= set(row("course-bert", "The baby is"))
     mom = row("course-bert", "My mom is cooking")
     assert mom.index("morning") < mom.index("kitchen") and mom.index("afternoon") < mom.index("kitchen"), mom
-    assert re.search(r"\*afternoon\* for the cooking, still counts as a\s+miss", prose(run))
+    assert re.search(r"\*afternoon\* for the cooking, \*internet\* for the movie or \*still\*\s+and \*sitting\* for the baby, "
+                     r"still counts as a miss", prose(run))
+    assert {"internet"} <= set(row("course-bert", "We watched a movie")) and {"still", "sitting"} <= set(
+        row("course-bert", "The baby is"))
 
 
 @pytest.mark.slow
@@ -363,7 +366,7 @@ def test_adaptation_lowers_in_domain_loss_and_costs_a_little_on_general_text(run
     dom = re.search(r"in-domain \(held-out Python manual\)\s+held-out cloze loss ([\d.]+) -> ([\d.]+)", text)
     gen = re.search(r"general English \(course-bert's held-out text\)\s+held-out cloze loss ([\d.]+) -> ([\d.]+)", text)
     assert dom and gen, text
-    assert 0.25 <= float(dom.group(1)) - float(dom.group(2)) <= 0.4, "about a third of a nat"
+    assert 0.25 <= float(dom.group(1)) - float(dom.group(2)) < 0.3, "almost 0.3 nats"
     assert 0.05 <= float(gen.group(2)) - float(gen.group(1)) <= 0.15, "general English: about a tenth of a nat worse"
 
 
