@@ -65,7 +65,7 @@ def metrics():
 def test_loads_as_delta_with_frozen_lower_layers(reader):
     import course_lib
 
-    base, _ = course_lib.load_pretrained()
+    base, _ = course_lib.load_pretrained(device=reader.model.device)  # where the reader is: torch.equal needs one device
     m = metrics()
     L = len(base.encoder.layer)
     for i in range(L):

@@ -27,7 +27,7 @@ def test_truncated_encoder_shares_the_first_blocks_and_stops_there(embedded):
     assert len(cut.encoder.layer) == 2 and len(model.encoder.layer) == 6
     assert cut.encoder.layer[1] is model.encoder.layer[1]
     assert cut.embeddings is model.embeddings
-    enc = tok("Mt. Sanitas is in Sunshine Canyon.")
+    enc = tok("Mt. Sanitas is in Sunshine Canyon.").to(model.device)  # load_pretrained() puts it on cuda when there
     with torch.no_grad():
         full = model(enc.input_ids, enc.attention_mask, output_hidden_states=True).hidden_states[2]
         short = cut(enc.input_ids, enc.attention_mask, output_hidden_states=False).last_hidden_state

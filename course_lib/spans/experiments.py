@@ -143,15 +143,21 @@ def training_collate(null_share: float):
     return functools.partial(collate_spans, null_share=null_share)
 
 
+def _head_device(model: SpanNERModel) -> torch.device:
+    return next(model.classifier.parameters()).device
+
+
 def predict_spans(model: SpanNERModel, examples: Sequence[SpanExample], batch_size: int = 64) -> list[torch.Tensor]:
     """The (N_s, K) class probabilities of every span of every sentence."""
     wrapped = FromLayer(model, num_layers(model.bert)).eval()
+    dev = _head_device(model)  # no encoder block runs: the cached states go where the classifier is
     out = []
     with torch.no_grad(), one_thread():
         for k in range(0, len(examples), batch_size):
             chunk = examples[k:k + batch_size]
             batch = collate_spans(chunk)
-            probs = wrapped(batch["hidden"], batch["attention_mask"], spans=batch["spans"]).logits.softmax(-1)
+            probs = wrapped(batch["hidden"].to(dev), batch["attention_mask"].to(dev),
+                            spans=batch["spans"].to(dev)).logits.softmax(-1).cpu()
             out += list(probs.split([len(ex.token_spans) for ex in chunk]))
     return out
 
@@ -206,8 +212,12 @@ def span_scorer(model: SpanNERModel, tokenizer, max_len: int = 10):
         spans = enumerate_spans(len(words), max_len)
         rows = torch.tensor([(0, i, j) for i, j in word_token_spans(enc.word_ids[0], spans)], dtype=torch.long)
         with torch.no_grad():
-            z = model.bert(enc.input_ids, enc.attention_mask, output_hidden_states=False).last_hidden_state
-            probs = model.classifier(z, rows).logits.softmax(-1)  # (N, K)
+            # the encoder and the head may sit apart: train_span_ner trains the head on the CPU, and a tagger's
+            # fit on the same encoder moves it to the GPU
+            dev = model.bert.device
+            z = model.bert(enc.input_ids.to(dev), enc.attention_mask.to(dev),
+                           output_hidden_states=False).last_hidden_state
+            probs = model.classifier(z.to(_head_device(model)), rows).logits.softmax(-1).cpu()  # (N, K)
         return spans, probs, model.labels.names
     model.eval()
     return score
