@@ -272,7 +272,7 @@ for block in range(1, cmp.num_layers):  # 0-based index: block + 1 is the block,
 # %%
 # claim: causal-cls
 with torch.no_grad():
-    bidir = model(**tokenizer(sentence), output_attentions=True).attentions  # one (1, heads, T, T) per block
+    bidir = model(**tokenizer(sentence).to(model.device), output_attentions=True).attentions  # (1, H, T, T) per block
 for block, weights in enumerate(bidir, start=1):
     to_self = float(weights[0, :, 0, 0].mean())
     print(f"block {block}: [CLS] attends to itself {to_self:.2f}, to the other tokens {1 - to_self:.2f}; "
@@ -345,7 +345,7 @@ for label, c in zip(layer_labels(cmp.num_layers), mean_cos):
 # %%
 # claim: next-word
 other = "So long and thanks for all the bread"
-one, two = tokenizer(sentence), tokenizer(other)
+one, two = tokenizer(sentence).to(model.device), tokenizer(other).to(model.device)  # on the model's device (CPU or GPU)
 assert len(one.tokens[0]) == len(two.tokens[0])  # 'fish' and 'bread' are one token each
 for is_causal in (False, True):
     with torch.no_grad():
@@ -368,7 +368,7 @@ for is_causal in (False, True):
 
 # %%
 # claim: padding
-batch = tokenizer(["The bank is closed.", "We sat on the bank of the river all afternoon."])
+batch = tokenizer(["The bank is closed.", "We sat on the bank of the river all afternoon."]).to(model.device)
 with torch.no_grad():
     out = model(**batch, output_attentions=True)
 pad_keys = batch.attention_mask[0] == 0
@@ -463,7 +463,7 @@ check("heads")
 
 # %%
 # claim: head-shapes
-enc = tokenizer("Mt. Sanitas is in Sunshine Canyon.")
+enc = tokenizer("Mt. Sanitas is in Sunshine Canyon.").to(model.device)  # on the model's device (CPU or GPU)
 x = model.embeddings(enc.input_ids, enc.token_type_ids)          # (1, T, 384)
 q = A.split_heads(model.encoder.layer[0].attention.self.query(x), 12)
 x.shape, q.shape, A.merge_heads(q).shape
@@ -483,10 +483,10 @@ x.shape, q.shape, A.merge_heads(q).shape
 
 # %%
 # claim: input-representation
-pair_enc = tokenizer("The bank raised its interest rates.", "Savers were pleased.")
+pair_enc = tokenizer("The bank raised its interest rates.", "Savers were pleased.").to(model.device)
 emb = model.embeddings
 ids, segments = pair_enc.input_ids, pair_enc.token_type_ids
-positions = torch.arange(ids.size(1))
+positions = torch.arange(ids.size(1), device=ids.device)
 with torch.no_grad():
     summed = emb.word_embeddings(ids) + emb.position_embeddings(positions) + emb.token_type_embeddings(segments)
     x_pair = emb.LayerNorm(summed)                                           # (1, T, 384)

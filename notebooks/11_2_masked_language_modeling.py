@@ -204,7 +204,7 @@ print("shape", tuple(W_V.shape))
 
 # %%
 # claim: head-by-hand
-enc = tokenizer("Please turn [MASK] homework in.")
+enc = tokenizer("Please turn [MASK] homework in.").to(mlm_model.device)  # on the model's device (CPU or GPU)
 head = mlm_model.cls.predictions
 with torch.no_grad():
     out = mlm_model(**enc)
@@ -590,7 +590,7 @@ ids, att, types, _ = collate_pairs(nsp_pairs(tiny_ids, generator=1)[:4], cls_id=
                                    sep_id=run.tokenizer.sep_token_id, pad_id=run.tokenizer.pad_token_id,
                                    max_length=recipe.max_length)
 with torch.no_grad():
-    out = tiny(ids, att, types)
+    out = tiny(ids.to(tiny.device), att.to(tiny.device), types.to(tiny.device))
     z_cls = out.last_hidden_state[:, 0]                                   # (B, d)
     pooled = torch.tanh(tiny.bert.pooler.dense(z_cls))                    # (B, d)
     nsp_by_hand = tiny.cls.seq_relationship(pooled)                       # (B, 2)

@@ -220,10 +220,10 @@ SpanMaskSampler(tokenizer, unigram)
 # %%
 from course_lib.spans import sbo_input
 
-fish = tokenizer("So long and thanks for all the fish")
+fish = tokenizer("So long and thanks for all the fish").to(model.device)  # on the model's device (CPU or GPU)
 with torch.no_grad():
     z = model(fish.input_ids, fish.attention_mask, output_hidden_states=False).last_hidden_state[0]  # (T, d)
-P = torch.randn(10, 384, generator=torch.Generator().manual_seed(0)) * 0.02  # p_1 … p_10, (10, d)
+P = torch.randn(10, 384, generator=torch.Generator().manual_seed(0)).to(z.device) * 0.02  # p_1 … p_10, (10, d)
 x = sbo_input(z, s=3, e=5, i=4, positions=P)
 fish.tokens[0][2], fish.tokens[0][6], x.shape  # the boundaries; [z_2; z_6; p_2] has 3 × 384 numbers
 
