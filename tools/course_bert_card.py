@@ -141,6 +141,16 @@ between runs on the same text (the tracked held-out pieces are the text's own).
 """
 
 
+def weights_line(t: dict) -> str:
+    """The sampling weights of the sources, when the run had any (``--source-weights``)."""
+    w = t.get("source_weights") or {}
+    if not w:
+        return ""
+    each = ", ".join(f"{name} ×{v:g}" for name, v in sorted(w.items()))
+    return (f"\n  Sources sampled with weights ({each}): a pass over the text is {t['weighted_tokens']:,} tokens "
+            "instead of the count above.")
+
+
 def model_card(metrics: dict, curve: dict, recipes: dict | None = None) -> str:
     t, d, h, g = metrics["training"], metrics["data"], metrics["heldout"], metrics["geometry"]
     f = metrics["fates"]
@@ -185,7 +195,7 @@ them from the shipped files.
   `tools/build_english_text.py`; the data card (`DATA_CARD.md`) lists each package, how it was cleaned, and
   its licence, and `licences/` holds the packages' licence files. Held out (never trained on): every piece
   with `{d['heldout_rule']}`; `heldout.tsv` ships {d['heldout_shipped']:,} of them (per source up to 80 scored
-  and 40 for fitting the z-scoring).
+  and 40 for fitting the z-scoring).{weights_line(t)}
 
 | source | text | licence (as stated) | register | training words |
 |---|---|---|---|---|
