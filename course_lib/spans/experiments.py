@@ -185,10 +185,12 @@ def train_span_ner(model: SpanNERModel, train: Sequence[SpanExample], config: Tr
     for p in model.bert.parameters():
         p.requires_grad_(False)
     wrapped = FromLayer(model, num_layers(model.bert))
+    where = model.bert.device  # fit trains on the CPU and moves the encoder with it: give it back afterwards
     with one_thread():
         run = fit(wrapped, list(train), training_collate(null_share), config, name=f"span-ner-{model.classifier.span_rep.kind}",
                   device="cpu", cache=cache, progress=progress, cache_extra={"null_share": null_share},
                   length=lambda ex: ex.hidden.size(0), **kw)
+    model.bert.to(where)  # the encoder is shared with the caller's model: leave it on its device (the head stays)
     model.eval()
     return run
 
