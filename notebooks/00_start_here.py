@@ -94,7 +94,7 @@ print(f"river vs money: {cos(river, money, dim=0):.2f}   river vs loan: {cos(riv
 # %%
 # claim: rows-sum-to-one
 with torch.no_grad():
-    out = model(**enc, output_attentions=True)
+    out = model(**enc.to(model.device), output_attentions=True)
 layer, head = 2, 3  # 0-based indices: block index 2 is block 3; head 3 is the fourth head
 w = out.attention(layer, head)[0].cpu()  # (T, T)
 toks = enc.tokens[0]
