@@ -216,3 +216,18 @@ def test_fill_mask_on_everyday_sentences(course_bert):
     assert {"your", "his", "her", "my", "the", "their"} & set(top[:3]), top
     top = fill_mask(model, tok, "The dog [MASK] at the mailman.", top_k=5)[0].tokens
     assert sum(t.isalpha() for t in top) >= 4, top  # v1 answered ", word as kind of"
+
+
+def test_the_card_s_topics_add_up_and_idioms_are_the_hardest_as_it_says():
+    from course_lib.pretraining import everyday_cloze
+
+    topic = {item["text"]: item["topic"] for item in everyday_cloze("dev")}
+    rows = METRICS["cloze"]["everyday_dev"]["rows"]
+    rate: dict[str, list] = {}
+    for r in rows:
+        rate.setdefault(topic[r["text"]], []).append(r["topk_ok"])
+    assert sum(len(v) for v in rate.values()) == len(rows) == METRICS["cloze"]["everyday_dev"]["n"]
+    share = {k: sum(v) / len(v) for k, v in rate.items()}
+    assert min(share, key=share.get) == "idioms", share
+    assert "Idioms are the hardest by design" in (MODEL / "MODEL_CARD.md").read_text()
+
