@@ -6,13 +6,15 @@ reach the registries: what travels there, what comes back, and how the run is fi
     # there (carry [".gpu", "course_lib/data/cloze"]: hide left the cloze dev set, which the run tracks, behind;
     # PYTHONPATH=.gpu/py):
     python tools/course_bert_gpu.py unxz .gpu/text /tmp/et    # the text, and the base's weights in place
-    python tools/train_course_bert.py --device cuda --bf16 --batch-size 256 --steps 10700 --warmup 300 \\
-        --eval-every 1000 --eval-also 50,100,200,300,500 --threads 16 --text /tmp/et --run /tmp/cb-gpu --train-only
+    python tools/train_course_bert.py --device cuda --bf16 --batch-size 256 --steps 12000 --warmup 300 --lr 2e-4 \\
+        --source-weights chitchat=2,wordnet-examples=2,ding-examples=2 --eval-every 1000 --eval-also 100,200,300,500 \\
+        --threads 12 --text /tmp/et --run /tmp/cb-gpu --train-only --stop-file /tmp/stop   # v2.1: 7 min on an H100
     python tools/course_bert_gpu.py pack   /tmp/cb-gpu $OUT   # best checkpoint in 15 MiB parts + the run's record
     # here again, at once:
     python tools/gpu_suite.py unhide
     python tools/course_bert_gpu.py unpack <files_at> /tmp/cb-gpu
-    python tools/train_course_bert.py --write-only --run /tmp/cb-gpu --batch-size 256 --steps 10700 --warmup 300 ...
+    python tools/train_course_bert.py --write-only --run /tmp/cb-gpu --batch-size 256 --steps 12000 --warmup 300 ...
+    # (the same recipe options as the run; then tools/course_bert_recipes.py --previous <the old model folder>)
 
 The staged base is the packaged all-MiniLM-L6-v2 rounded to fp16 (the run starts from it; the shipped delta is
 taken, as always, against the packaged fp32 base, and the best checkpoint is kept in fp16 either way). A tiny
