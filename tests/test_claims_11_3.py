@@ -155,13 +155,12 @@ def geometry(run) -> dict:
 
 def test_course_bert_geometry_matches_its_model_card(run):
     g = geometry(run)[COURSE]
-    card = json.loads((ROOT / "course_lib" / "data" / "models" / "course-bert" / "metrics.json").read_text())["geometry"]
+    metrics = json.loads((ROOT / "course_lib" / "data" / "models" / "course-bert" / "metrics.json").read_text())
+    card = metrics["geometry"]
     assert g["raw"] == pytest.approx(card["anisotropy"], abs=0.002)
     assert g["top3"] == pytest.approx(card["top3_share"], abs=0.01)
     assert [round(v, 2) for v in g["raw"]] == [0.04, 0.14, 0.14, 0.16, 0.2, 0.16, 0.07]
-    sources = json.loads((ROOT / "course_lib" / "data" / "models" / "course-bert" / "metrics.json").read_text())[
-        "data"]["sources"]
-    assert re.search(rf"pieces of all\s+{len(sources)} sources of its training text", prose(run))
+    assert re.search(rf"pieces of all\s+{len(metrics['data']['sources'])} sources of its training text", prose(run))
 
 
 def test_course_bert_rises_to_l4_then_drops(run):
