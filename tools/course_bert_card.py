@@ -89,8 +89,8 @@ def recipes_section(recipes: dict | None, curve: dict, metrics: dict | None = No
         f"{r['steps_run']:,} of {r['of_steps']:,} | {r['loss']:.2f} | {r['top1']:.1%} | {r['top5']:.1%} | "
         f"{r['cloze_dev_top5']:.0%} / {r['cloze_dev_top1']:.0%} | {r['gpu']} | {r['note']} |" for r in runs)
     shipped = next((r for r in runs if r["note"] == "shipped"), None)
-    same = [r for r in runs if shipped is not None and r.get("text") == shipped.get("text")]
-    older = [r for r in runs if shipped is not None and r.get("text") != shipped.get("text")]
+    same = [r for r in runs if shipped and r.get("text") == shipped.get("text")]
+    older = [r for r in runs if shipped and r not in same]
     c5 = [r["cloze_dev_top5"] for r in older]
     loss = [r["loss"] for r in older]
     text_lines = "".join(f"- **{k}**: {v}\n" for k, v in texts.items())
