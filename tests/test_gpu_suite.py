@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+import random
 import tarfile
 
 import pytest
@@ -17,19 +18,20 @@ sys.path.insert(0, str(ROOT / "tools"))
 import gpu_suite  # noqa: E402
 
 
-def _tar(tmp_path, n_bytes=10_000):
+def _tar(tmp_path, n_bytes=10_000, mode="w"):
     src = tmp_path / "bundle"
     (src / "repo").mkdir(parents=True)
-    (src / "repo" / "blob.bin").write_bytes(bytes(range(256)) * (n_bytes // 256))
+    (src / "repo" / "blob.bin").write_bytes(random.Random(0).randbytes(n_bytes))   # as weights: barely compresses
     (src / "bundle.json").write_text('{"head": "abc"}')
     tar = tmp_path / "bundle.tar"
-    with tarfile.open(tar, "w") as t:
+    with tarfile.open(tar, mode) as t:
         t.add(src, arcname="bundle")
     return tar
 
 
-def test_the_parts_join_back_to_the_bundle_byte_for_byte(tmp_path):
-    tar = _tar(tmp_path)
+@pytest.mark.parametrize("mode", ["w", "w:gz"])   # stage gzips the bundle; join reads either
+def test_the_parts_join_back_to_the_bundle_byte_for_byte(tmp_path, mode):
+    tar = _tar(tmp_path, mode=mode)
     parts = gpu_suite.split(tar, tmp_path / "parts", part_bytes=4096)
     assert len(parts) == -(-tar.stat().st_size // 4096) > 2
     assert all(p.stat().st_size <= 4096 for p in parts)
