@@ -9,7 +9,8 @@ exact: the shipped deltas refuse other base weights) and the packages the GPU im
     # the device calls, printed by `stage`: one per part, carrying .gpu-suite/pK (ignored paths there stay);
     # the last also runs `python3 tools/gpu_suite.py there`, which joins and checks the parts in /tmp/gs,
     # installs the wheels and stand-ins into that python3's environment (a bare machine, given back after),
-    # and runs the suite, the files that run models first, with $OUT/log.txt, $OUT/junit.xml and $OUT/env.txt
+    # and runs the suite, the files that run models first, with $OUT/log.txt, $OUT/failures.txt (each failure as it
+#   happens), $OUT/junit.xml and $OUT/env.txt
     # as its record; `there --from tests/test_X.py` goes on in a second call if the first ran out of time
     python tools/gpu_suite.py unhide           # here, at once after the calls: the index as HEAD has it
 
@@ -74,6 +75,18 @@ DEVICE_FIRST = ("test_notebooks.py", "test_claims_*", "test_finetuning_*", "test
                 "test_loading.py", "test_widget_fuzz.py", "test_*")
 PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64",
              "manylinux1_x86_64", "manylinux_2_24_x86_64", "manylinux_2_5_x86_64")
+# a pytest plugin `there` loads: each failure's message is written to $GPU_SUITE_FAILURES the moment it happens,
+# so that a call killed at its time limit still brings back why (pytest prints failures only at its end)
+REPORT_PLUGIN = '''"""Written by tools/gpu_suite.py: each failed test's report, appended as it happens."""
+import os
+
+
+def pytest_runtest_logreport(report):
+    path = os.environ.get("GPU_SUITE_FAILURES")
+    if path and report.failed:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(f"=== {report.nodeid} ({report.when})\\n{report.longreprtext[-4000:]}\\n\\n")
+'''
 GENSIM_STANDIN = '"""Stand-in for gensim on the GPU machine (tools/gpu_suite.py): its test data, nothing else."""\n'
 
 
@@ -230,6 +243,13 @@ def prepare(bundle: Path, python: str = sys.executable) -> dict:
     return env
 
 
+def report_plugin(folder: Path) -> Path:
+    """Write the failure-report plugin (``-p gpu_suite_report``) into ``folder``; return the folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "gpu_suite_report.py").write_text(REPORT_PLUGIN)
+    return folder
+
+
 def there(parts_dir: Path, out: Path, pytest_args: list[str], python: str = sys.executable) -> int:
     """On the GPU machine: join, prepare, record the machine, run the suite; the log and junit XML go to out.
     A second call on the same machine (the same parts) skips the join and the preparation: give it the test
@@ -255,11 +275,15 @@ def there(parts_dir: Path, out: Path, pytest_args: list[str], python: str = sys.
     meta = json.loads((bundle / "bundle.json").read_text())
     (out / "env.txt").write_text(f"bundle of {meta['head']}\n{info.stdout}{info.stderr}")
     print(f"bundle of {meta['head']}: {info.stdout.strip()}", flush=True)
-    cmd = [python, "-m", "pytest", "-p", "no:cacheprovider", "--ignore=tests/browser", f"--junitxml={out / 'junit.xml'}",
-           *[a for t in NOT_THERE for a in ("--deselect", t)], *pytest_args]
+    env = {**env, "GPU_SUITE_FAILURES": str(out / "failures.txt"),
+           "PYTHONPATH": env["PYTHONPATH"] + os.pathsep + str(report_plugin(dest / "plugin"))}
+    cmd = [python, "-m", "pytest", "-p", "no:cacheprovider", "-p", "gpu_suite_report", "--ignore=tests/browser",
+           f"--junitxml={out / 'junit.xml'}", *[a for t in NOT_THERE for a in ("--deselect", t)], *pytest_args]
     if not any(a.startswith("tests/") for a in pytest_args):
         cmd += suite_order(bundle / "repo" / "tests")
-    with open(out / "log.txt", "w") as log:
+    # line-buffered: a call killed at its time limit still brings back the log up to its last line (session 21
+    # lost a whole run's failure messages to a block-buffered file)
+    with open(out / "log.txt", "w", buffering=1) as log:
         proc = subprocess.Popen(cmd, cwd=bundle / "repo", env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True)
         for line in proc.stdout:
