@@ -124,6 +124,28 @@ def test_the_cache_key_changes_with_config_data_init_and_trainable_set():
     assert run_key(new_model(), train, CFG, extra={"max_length": 64}) != base
 
 
+def test_the_key_is_the_same_under_a_torch_that_writes_layer_norm_without_its_bias(monkeypatch):
+    """torch 2.11 (the GPU image's) writes `LayerNorm((8,), eps=1e-05, elementwise_affine=True)`, torch 2.13 adds
+    `, bias=True`: a key built on repr(model) sent every shipped run back to training there (found on an H100)."""
+    from torch import nn
+
+    from course_lib.finetuning.runs import model_fingerprint, structure
+
+    model = nn.Sequential(nn.Linear(4, 8), nn.LayerNorm(8), nn.Dropout(0.1), nn.Linear(8, 2))
+    train = toy_data()
+    here, text = run_key(model, train, CFG), structure(model)
+    assert "LayerNorm((8,), eps=1e-05, elementwise_affine=True, bias=True)" in text
+    monkeypatch.setattr(nn.LayerNorm, "extra_repr",   # torch 2.11's own words
+                        lambda self: "{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}"
+                        .format(**self.__dict__))
+    assert "elementwise_affine=True)" in repr(model)
+    assert structure(model) == text and run_key(model, train, CFG) == here
+    without = nn.Sequential(nn.Linear(4, 8), nn.LayerNorm(8, bias=False))
+    assert "elementwise_affine=True, bias=False)" in structure(without)
+    mixed = nn.Sequential(nn.LayerNorm(8), nn.LayerNorm(8, bias=False))   # the repr cannot say which: left as is
+    assert structure(mixed) == repr(mixed) and model_fingerprint(mixed) != model_fingerprint(without)
+
+
 def test_fingerprint_is_stable_and_sensitive():
     a = [{"text": "good film", "label": 1}, ("x", 2)]
     assert fingerprint(a) == fingerprint([{"label": 1, "text": "good film"}, ("x", 2)])

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -184,9 +185,24 @@ def _feed(h, obj) -> None:
         h.update(b";")
 
 
+# torch 2.11 writes a LayerNorm as `LayerNorm((384,), eps=1e-12, elementwise_affine=True)`, 2.13 (the pinned one)
+# adds `, bias=True`: the same model would get another key there, and every shipped run would be trained again
+_LAYER_NORM_WITHOUT_BIAS = re.compile(r"(LayerNorm\([^\n]*?elementwise_affine=(?:True|False))\)")
+
+
+def structure(model: nn.Module) -> str:
+    """``repr(model)`` as the pinned torch writes it, whatever torch runs: what a run's key holds of the model's
+    structure (its modules and their settings: dropout rates, eps, pooling, labels)."""
+    text = repr(model)
+    biases = {m.bias is not None for m in model.modules() if isinstance(m, nn.LayerNorm)}
+    if len(biases) == 1:   # all with a bias, or all without: then a repr that leaves it out can say which
+        text = _LAYER_NORM_WITHOUT_BIAS.sub(rf"\1, bias={biases.pop()})", text)
+    return text
+
+
 def model_fingerprint(model: nn.Module) -> str:
-    """Structure (``repr``), every parameter and buffer, and which parameters are trainable."""
-    h = hashlib.sha256(repr(model).encode())
+    """Structure (:func:`structure`), every parameter and buffer, and which parameters are trainable."""
+    h = hashlib.sha256(structure(model).encode())
     for name, t in model.state_dict(keep_vars=True).items():
         h.update(name.encode())
         _feed(h, t.detach())
