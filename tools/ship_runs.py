@@ -46,8 +46,8 @@ def _tiny_bert(cache: Path) -> list[tuple[str, Path, dict]]:
 
     run = pretrain_tiny_bert(PretrainingRecipe(), progress=True)
     assert run.path is not None and Path(run.path).is_relative_to(cache), run.path
-    # the training text is the standard library's pydoc_data.topics, which changes with Python's patch version:
-    # another Python gets another key (and trains its own run); the test compares keys only where the text is this
+    # the training text is Python 3.11.7's reference manual, copied into course_lib/data/python_reference (every
+    # Python patch version ships another one): the same on every machine, and the test checks the recorded hash
     return [("pretraining", Path(run.path), {"corpus_hash": corpus_hash(python_reference_documents()),
                                              "python": platform.python_version()})]
 
@@ -216,11 +216,11 @@ recipe or changed code asks for another key, and that run is trained (and cached
 - **Source**: trained by `tools/ship_runs.py` from a fixed seed, in an empty temporary cache, with the library
   function the notebook calls (for the fine-tuning and SpanBERT runs, by executing notebooks 11.4a, 11.4b and 11.5
   themselves); nothing is copied from an older cache.
-- **Pretraining runs** hold what the cache holds. Their data is the prose of the Python reference manual as the
-  standard library ships it (`pydoc_data.topics`, PSF licence), as described in notebook 11.2 and
-  `course_lib/pretraining/corpus.py`. It changes with Python's patch version: on another 3.11.x the key differs
-  and the notebook trains its own run (a couple of CPU-minutes). `shipped.json` records the text's hash and the
-  Python that made the run.
+- **Pretraining runs** hold what the cache holds. Their data is the prose of the Python reference manual as
+  Python 3.11.7's standard library ships it (`pydoc_data.topics`, PSF licence), copied into
+  `course_lib/data/python_reference` (every patch version ships another manual: the copy keeps the text, and the
+  run's key, the same whichever Python runs the notebook), as described in notebook 11.2 and
+  `course_lib/pretraining/corpus.py`. `shipped.json` records the text's hash and the Python that made the run.
 - **Fine-tuning runs** hold `run.json` (the history, as the cache holds it) and `delta.safetensors`: what
   training added to each trained parameter, in float16, about half the size of the weights themselves. The data
   are the course's own sets (`course_lib/data/sentiment`, `nli`, `wikigold`, `squad`, `gum_spans`, see their data

@@ -3,7 +3,7 @@
 A pretrained MLM has domain-general weights. Training it further with the *same* objective -- predict
 the [MASK]ed tokens -- on text of one domain orients it towards that domain: its held-out loss on
 in-domain text falls and its fill-mask guesses become the domain's words, usually at some cost on
-general text. Here the domain is the Python reference manual (``pydoc_data``, PSF licence), split by
+general text. Here the domain is the Python reference manual (``course_lib/data/python_reference``, PSF licence), split by
 document exactly as the live pretraining splits it (:func:`.training.split_documents`), so the held-out
 documents are never trained on.
 

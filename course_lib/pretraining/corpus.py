@@ -4,6 +4,7 @@ sentences, the held-out split, the corpus hash that keys the cache, a WordPiece 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 
 import torch
@@ -14,14 +15,22 @@ from .masking import IS_NEXT, NOT_NEXT
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 
 
+def python_reference_topics() -> dict[str, str]:
+    """The Python reference manual's topics, as Python 3.11.7's standard library ships them (``pydoc_data.topics``,
+    PSF licence), copied into ``course_lib/data/python_reference`` (see its data card): every Python patch version
+    ships another manual, and the live pretraining's text must not change with the Python that runs it."""
+    from ..paths import data_dir
+
+    return json.loads(data_dir("python_reference", "topics.json").read_text(encoding="utf-8"))["topics"]
+
+
 def python_reference_documents(min_words: int = 4) -> list[list[str]]:
-    """Documents (lists of sentences) from the Python reference manual's prose.
+    """Documents (lists of sentences) from the Python reference manual's prose (:func:`python_reference_topics`).
 
     Code blocks (indented lines), headings and underlines are dropped; paragraphs
     are joined and split into sentences at '.', '!' or '?' followed by a capital.
     """
-    from pydoc_data.topics import topics
-
+    topics = python_reference_topics()
     docs = []
     for name in sorted(topics):
         paragraphs, current = [], []

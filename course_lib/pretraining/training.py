@@ -1,7 +1,8 @@
 """Pretraining a tiny BERT from scratch with MLM + NSP, live on a CPU (SLP3 §11.2).
 
-The corpus is the prose of the Python language reference that ships with every Python
-(``pydoc_data.topics``, PSF licence): 77 documents, ~2,000 sentences, ~36k words, split into
+The corpus is the prose of the Python language reference as Python 3.11.7 ships it
+(``pydoc_data.topics``, PSF licence; a copy in ``course_lib/data/python_reference``, so that the text does not
+change with the Python that runs it): 77 documents, ~2,000 sentences, ~36k words, split into
 sentences so that NSP has true next sentences. One document in ten is held out. A WordPiece
 vocabulary of 1,000 is learned from the training documents in a second (``tokenizers``).
 
