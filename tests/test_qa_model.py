@@ -272,3 +272,26 @@ def test_the_viewer_s_scores_are_reused_until_the_weights_change(reader):
     finally:
         reader.max_answer_len = old
         hook.remove()
+
+
+def test_the_overlap_baseline_answers_the_same_on_every_python(monkeypatch):
+    """Python 3.12's sum() adds floats with a compensation (Neumaier): on 'What does a big O notation hide?' it broke
+    a near-tie between two candidate answers the other way, and the card's fold scores moved on the GPU image. The
+    baseline adds its scores itself, left to right: its answer does not depend on how sum() adds."""
+    import builtins
+
+    from course_lib.finetuning import qa_eval
+    from course_lib.finetuning.qa import load_squad
+
+    def neumaier(xs, start=0):
+        s, c = float(start), 0.0
+        for x in xs:
+            t = s + x
+            c += ((s - t) + x) if abs(s) >= abs(x) else ((x - t) + s)
+            s = t
+        return s + c
+
+    (e,) = [e for e in load_squad("train") if e.question == "What does a big O notation hide?"]
+    here = qa_eval.overlap_answer(e.question, e.context)
+    monkeypatch.setattr(builtins, "sum", neumaier)
+    assert qa_eval.overlap_answer(e.question, e.context) == here == "hides constant factors"
