@@ -76,11 +76,13 @@ def train_wordpiece(texts: list[str], vocab_size: int = 1000, model_max_length: 
                     name: str = "Python reference") -> BertTokenizer:
     """Learn a lower-cased WordPiece vocabulary of ``vocab_size`` from ``texts`` (takes about a second).
 
-    ``tokenizers`` learns the same *set* of tokens every time, but numbers them in an order that changes
-    from run to run (its alphabet comes out of a hash map). The ids are therefore renumbered canonically --
-    the special tokens first, then every other token in sorted order -- so that the same texts always give
-    the same ids, and a training run with a fixed seed is reproducible. (WordPiece's greedy longest-match
-    segmentation depends only on the set.)
+    ``tokenizers`` numbers the tokens it learns in an order that changes from run to run (its word-internal
+    symbols come out of a hash map). The ids are therefore renumbered canonically -- the special tokens first,
+    then every other token in sorted order -- so that the same set always gives the same ids, and a training run
+    with a fixed seed is reproducible. (WordPiece's greedy longest-match segmentation depends only on the set.)
+    The *set* itself is the same in every run on the course's text (tests/test_pretraining_run.py trains it
+    twice, and retrains the shipped run's first steps); on other texts the trainer breaks ties between equally
+    frequent pairs by those changing numbers and can learn another set (huggingface/tokenizers#1794).
     """
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
