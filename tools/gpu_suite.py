@@ -328,6 +328,13 @@ def set_hidden(hide: bool, root: Path = ROOT) -> None:
     exclude.write_text("\n".join(lines) + "\n")
 
 
+# The suite one file per worker (pytest-xdist is in the GPU image; here the whole suite passed with 2 workers,
+# `--dist loadfile`): one process ran 72% of it in the 590 s of a call on an H100 (2026-11-27), and the whole
+# would not fit a session's device time. Two torch threads a worker: eight workers of sixteen threads each would
+# fight over the sixteen cores. -v: the log names each test as it ends, so a call cut short says what it reached.
+THERE_CALL = "OMP_NUM_THREADS=2 python3 tools/gpu_suite.py there -- -n 8 --dist loadfile -v --timeout 300"
+
+
 def plan(parts: list[Path]) -> str:
     """The device calls that carry the parts and run the suite, as a session makes them."""
     n = len(parts)
@@ -337,9 +344,11 @@ def plan(parts: list[Path]) -> str:
     for k in range(1, n):
         probe = "nvidia-smi -L; python3 -V; " if k == 1 else ""
         lines.append(f"  run  carry=['.gpu-suite/p{k}']  timeout_s=120  command: {probe}ls -la .gpu-suite")
-    lines.append(f"  run  carry=['.gpu-suite/p{n}']  timeout_s=590  command: python3 tools/gpu_suite.py there -- --timeout 300")
-    lines.append("if that one ran out of time (its log.txt comes back all the same), on the same warm machine:")
-    lines.append("  run  timeout_s=590  command: python3 tools/gpu_suite.py there --from tests/<the file it stopped in>")
+    lines.append(f"  run  carry=['.gpu-suite/p{n}']  timeout_s=590  command: {THERE_CALL}")
+    lines.append("if that one ran out of time (its log.txt and failures.txt come back all the same), on the same warm "
+                 "machine:")
+    again = THERE_CALL.replace(" there ", " there --from tests/<the file it stopped in> ")
+    lines.append(f"  run  timeout_s=590  command: {again}")
     lines.append("here, at once after the calls:  python tools/gpu_suite.py unhide")
     return "\n".join(lines)
 
