@@ -55,7 +55,7 @@ def all_sources() -> list[Source]:
     from english_text import gcide, registries
 
     sources = list(registries.SOURCES)
-    for mod in ("rdata", "sword", "debian_text", "games", "everyday"):
+    for mod in ("rdata", "sword", "debian_text", "games", "everyday", "everyday_more"):
         try:
             module = __import__(f"english_text.{mod}", fromlist=["SOURCES"])
         except ModuleNotFoundError:

@@ -18,6 +18,7 @@ REGISTERS = {
     "dictionary": "dictionary definitions and quotations",
     "early-modern": "Early Modern English drama and verse",
     "example-sentences": "dictionaries' usage examples: short sentences of everyday English",
+    "instructions": "recipes and how-to help",
 }
 
 
