@@ -11,10 +11,10 @@ A run can also be shipped with the course, as a float16 delta: see :mod:`course_
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
-import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -185,19 +185,25 @@ def _feed(h, obj) -> None:
         h.update(b";")
 
 
-# torch 2.11 writes a LayerNorm as `LayerNorm((384,), eps=1e-12, elementwise_affine=True)`, 2.13 (the pinned one)
-# adds `, bias=True`: the same model would get another key there, and every shipped run would be trained again
-_LAYER_NORM_WITHOUT_BIAS = re.compile(r"(LayerNorm\([^\n]*?elementwise_affine=(?:True|False))\)")
+def _layer_norm_as_torch_2_13(m: nn.LayerNorm) -> str:
+    """What torch 2.13 (the pinned one) writes inside ``LayerNorm(...)``; torch 2.11 leaves out ``bias=...``."""
+    return (f"{m.normalized_shape}, eps={m.eps}, elementwise_affine={m.elementwise_affine}, "
+            f"bias={m.bias is not None}")
 
 
 def structure(model: nn.Module) -> str:
-    """``repr(model)`` as the pinned torch writes it, whatever torch runs: what a run's key holds of the model's
-    structure (its modules and their settings: dropout rates, eps, pooling, labels)."""
-    text = repr(model)
-    biases = {m.bias is not None for m in model.modules() if isinstance(m, nn.LayerNorm)}
-    if len(biases) == 1:   # all with a bias, or all without: then a repr that leaves it out can say which
-        text = _LAYER_NORM_WITHOUT_BIAS.sub(rf"\1, bias={biases.pop()})", text)
-    return text
+    """``repr(model)``, with every plain ``nn.LayerNorm`` written as torch 2.13 writes it: what a run's key holds
+    of the model's structure (its modules and their settings: dropout rates, eps, pooling, labels). On torch 2.11
+    (the GPU image's) repr(model) alone gave every shipped run another key, and they were all trained again."""
+    norms = [m for m in model.modules()
+             if isinstance(m, nn.LayerNorm) and type(m).extra_repr is nn.LayerNorm.extra_repr]
+    for m in norms:   # an instance attribute shadows the class's method for this one repr
+        m.extra_repr = functools.partial(_layer_norm_as_torch_2_13, m)
+    try:
+        return repr(model)
+    finally:
+        for m in norms:
+            del m.extra_repr
 
 
 def model_fingerprint(model: nn.Module) -> str:
