@@ -3,6 +3,7 @@ missing or damaged part is named, each call's part stays under the device's 64 M
 tree alone and give the index back as HEAD has it, and the wheels carried are exactly what the image lacks."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import random
@@ -129,16 +130,19 @@ def test_the_order_holds_every_test_file_of_the_suite_once():
     assert len(set(order)) == len(order)
 
 
-def test_a_failure_is_reported_the_moment_it_happens_not_only_at_the_end(tmp_path):
+@pytest.mark.parametrize("workers", [[], ["-n", "2", "--dist", "loadfile"]], ids=["one process", "xdist"])
+def test_a_failure_is_reported_the_moment_it_happens_not_only_at_the_end(tmp_path, workers):
     """The device call can be killed at its time limit before pytest prints its failures: the plugin `there`
-    loads writes each one to a file as it happens."""
+    loads writes each one to a file as it happens, once (under xdist the controller writes, not the workers)."""
     (tmp_path / "test_x.py").write_text("def test_ok():\n    pass\n\n\ndef test_bad():\n"
                                         "    assert 1 + 1 == 3, 'arithmetic moved'\n")
     report = tmp_path / "failures.txt"
     env = {**os.environ, "GPU_SUITE_FAILURES": str(report),
            "PYTHONPATH": str(gpu_suite.report_plugin(tmp_path / "plugin"))}
+    if workers and importlib.util.find_spec("xdist") is None:
+        pytest.skip("pytest-xdist is not installed here (the GPU image has it)")
     res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "gpu_suite_report",
-                          str(tmp_path / "test_x.py")], cwd=tmp_path, env=env, capture_output=True, text=True)
+                          *workers, str(tmp_path / "test_x.py")], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert res.returncode == 1, res.stdout
     text = report.read_text()
     assert text.count("=== ") == 1 and "test_x.py::test_bad (call)" in text and "arithmetic moved" in text

