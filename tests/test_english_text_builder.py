@@ -45,7 +45,7 @@ def test_the_held_out_rule_depends_only_on_the_normalised_text():
         assert B.is_heldout(t.upper().replace(",", " ;"))
 
 
-def _fake_source(work: Path, name: str, paragraphs: list[str], cap=None) -> Source:
+def _fake_source(work: Path, name: str, paragraphs: list[str], cap=None, attribution=None) -> Source:
     pkg = Package("npm", f"fake-{name}", "1.0")
     root = work / "npm" / f"fake-{name}-1.0"
     root.mkdir(parents=True)
@@ -55,7 +55,7 @@ def _fake_source(work: Path, name: str, paragraphs: list[str], cap=None) -> Sour
     assert fetch(pkg, work) == root  # already unpacked: no download
     return Source(name, f"Fake {name}", (pkg,), "CC0-1.0", "fiction",
                   lambda roots: iter(json.loads((roots[0] / "text.json").read_text())),
-                  licence_files=("LICENSE",), cap_words=cap)
+                  licence_files=("LICENSE",), cap_words=cap, attribution=attribution)
 
 
 def test_build_deduplicates_across_sources_caps_holds_out_and_writes_the_card(tmp_path):
@@ -63,7 +63,9 @@ def test_build_deduplicates_across_sources_caps_holds_out_and_writes_the_card(tm
     a = [shared] + [f"The first source says thing number {i} in seven words." for i in range(200)]
     b = [shared.upper(), "Too short.", "A {markup} line that the filter must drop here."] + [
         f"The second source has its own sentence number {i} too." for i in range(200)]
-    sources = [_fake_source(tmp_path / "pkgs", "alpha", a), _fake_source(tmp_path / "pkgs", "beta", b, cap=500)]
+    credit = lambda roots: f"beta's authors, from {roots[0].name}\n"  # noqa: E731
+    sources = [_fake_source(tmp_path / "pkgs", "alpha", a),
+               _fake_source(tmp_path / "pkgs", "beta", b, cap=500, attribution=credit)]
     stats = B.build(sources, tmp_path / "pkgs", tmp_path / "out", log=lambda *_: None)
     train = B_rows(tmp_path / "out" / "train.tsv")
     held = B_rows(tmp_path / "out" / "heldout.tsv")
@@ -75,6 +77,9 @@ def test_build_deduplicates_across_sources_caps_holds_out_and_writes_the_card(tm
     assert all(B.is_heldout(t) for _, t in held) and not any(B.is_heldout(t) for _, t in train)
     assert len({B.normalise(t) for _, t in train + held}) == len(train) + len(held)
     assert (tmp_path / "out" / "licences" / "beta" / "LICENSE").read_text() == "licence of beta\n"
+    credited = (tmp_path / "out" / "licences" / "beta" / "ATTRIBUTION.txt").read_text()
+    assert credited == "beta's authors, from fake-beta-1.0\n"
+    assert beta["licence_files"] == ["LICENSE", "ATTRIBUTION.txt"] and alpha["licence_files"] == ["LICENSE"]
     card = (tmp_path / "out" / "DATA_CARD.md").read_text()
     assert "Fake alpha" in card and "CC0-1.0" in card and f"{stats['train_words']:,} training words" in card
     assert stats["train_words"] == sum(len(t.split()) for _, t in train)

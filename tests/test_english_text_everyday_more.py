@@ -13,7 +13,8 @@ import build_english_text as B  # noqa: E402
 from english_text import rdata  # noqa: E402
 from english_text.base import REGISTERS  # noqa: E402
 from english_text.everyday_more import (  # noqa: E402
-    GNOME_HELP, RECIPES_FILE, SOURCES, STRINGR_DATA, gnome_help, harvard, recipe_step, recipes)
+    GNOME_HELP, RECIPES_FILE, SOURCES, STRINGR_DATA, gnome_help, harvard, recipe_step, recipes,
+    recipes_attribution)
 from test_english_text_extractors_rdata_sword import _lazyload_db, names, strsxp  # noqa: E402
 
 
@@ -39,7 +40,8 @@ def test_recipes_give_a_recipe_its_steps_as_one_paragraph_without_wiki_markup(tm
             "Serve warm.thumb|Finished pancakes|290x290px",
         ]),
         "Cookbook:Cookies": _recipe("Cookies", ["Preheat oven to (), or () if you want chewy cookies."]),
-        "Cookbook:Fufu": _recipe("Fufu", ["Peel the cocoyam.<ref></ref><ref>{{Cite web |title=How To |url=https://x.org"]),
+        "Cookbook:Fufu": _recipe("Fufu", ["Peel the cocoyam.<ref></ref>"
+                                          "<ref>{{Cite web |title=How To |url=https://x.org"]),
     }
     _write(tmp_path / RECIPES_FILE, json.dumps(data))
     assert list(recipes([tmp_path])) == [
@@ -53,6 +55,20 @@ def test_a_recipe_step_keeps_plain_text_and_entities():
     assert recipe_step("<u>Stop stirring</u> and let it boil.<br />") == "Stop stirring and let it boil."
     assert recipe_step("Preheat deep fat fryer to ().") is None
     assert recipe_step("{{Recipe summary") is None
+
+
+def test_every_recipe_page_is_credited_with_its_address(tmp_path):
+    data = {"Cookbook:'Out of Salad Dressing' Salad Dressing": _recipe("x", ["Mix it."]),
+            "Cookbook:A Nice Cup of Tea": _recipe("y", ["Boil the water."])}
+    _write(tmp_path / RECIPES_FILE, json.dumps(data))
+    text = recipes_attribution([tmp_path])
+    assert "Wikibooks contributors" in text and "https://creativecommons.org/licenses/by-sa/4.0/" in text
+    assert text.splitlines()[-2:] == [
+        "Cookbook:'Out of Salad Dressing' Salad Dressing -- "
+        "https://en.wikibooks.org/wiki/Cookbook:%27Out_of_Salad_Dressing%27_Salad_Dressing",
+        "Cookbook:A Nice Cup of Tea -- https://en.wikibooks.org/wiki/Cookbook:A_Nice_Cup_of_Tea"]
+    (recipes_source,) = [s for s in SOURCES if s.name == "recipes"]
+    assert recipes_source.attribution is recipes_attribution and "ATTRIBUTION.txt" in recipes_source.note
 
 
 # ----------------------------------------------------------------------------- Harvard sentences

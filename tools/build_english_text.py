@@ -226,6 +226,9 @@ def build(sources: list[Source], work: Path, out: Path, log=print, guard: ClozeG
                     if f.is_file():
                         shutil.copy(f, lic_dir / f.name)
                         copied.append(f.name)
+            if src.attribution is not None:   # what a licence asks to credit (authors, pages), when no file says it
+                (lic_dir / "ATTRIBUTION.txt").write_text(src.attribution(roots), encoding="utf-8")
+                copied.append("ATTRIBUTION.txt")
             stats["sources"][src.name] = {
                 "title": src.title, "register": src.register, "licence": src.licence, "modern": src.modern,
                 "packages": [f"{p.label} ({source_file(r)})" for p, r in zip(src.packages, roots)],

@@ -31,6 +31,7 @@ class Source:
     register: str                # a key of REGISTERS
     extract: Callable[[list[Path]], Iterator[str]]  # the unpacked roots (in the order of ``packages``) -> paragraphs
     licence_files: tuple[str, ...] = ()   # paths (glob patterns) inside the first root: copied beside the data card
+    attribution: Callable[[list[Path]], str] | None = None  # the unpacked roots -> ATTRIBUTION.txt beside them
     cap_words: int | None = None  # keep at most this many words of the source (None: all)
     note: str = ""               # anything the data card should say about how the text was extracted
     modern: bool = True          # modern English (for the data card's "modern, non-technical" count)

