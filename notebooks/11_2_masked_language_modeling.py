@@ -245,7 +245,7 @@ print(f"{'an untied output matrix would add':55s} {bert_base.vocab_size * bert_b
 # distribution of a corpus, as the chapter describes it (BERT's released code, and Hugging Face's MLM collator,
 # draw them uniformly from the vocabulary instead; this notebook and its exercise follow the chapter).
 # `[CLS]`, `[SEP]` and padding are never selected. Here the corpus is the prose of the Python reference manual
-# (Python 3.11's, a copy of which ships with the course, so the text is the same whichever Python runs this):
+# (Python 3.11.7's, a copy of which ships with the course, so the text is the same whichever Python runs this):
 
 # %%
 from course_lib.pretraining.training import python_reference_documents

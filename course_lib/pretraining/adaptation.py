@@ -3,9 +3,9 @@
 A pretrained MLM has domain-general weights. Training it further with the *same* objective -- predict
 the [MASK]ed tokens -- on text of one domain orients it towards that domain: its held-out loss on
 in-domain text falls and its fill-mask guesses become the domain's words, usually at some cost on
-general text. Here the domain is the Python reference manual (``course_lib/data/python_reference``, PSF licence), split by
-document exactly as the live pretraining splits it (:func:`.training.split_documents`), so the held-out
-documents are never trained on.
+general text. Here the domain is the Python reference manual (``course_lib/data/python_reference``, PSF
+licence), split by document exactly as the live pretraining splits it (:func:`.training.split_documents`), so
+the held-out documents are never trained on.
 
 To keep a run within a minute or two of CPU, only the top ``train_layers`` encoder layers and the MLM
 head's transform and bias are trained; the embeddings (and with them the tied output matrix) and the
