@@ -3,6 +3,7 @@ sentences, the held-out split, the corpus hash that keys the cache, a WordPiece 
 (``tokenizers``), and NSP pairs collated into ``[CLS] A [SEP] B [SEP]`` tensors with segment ids."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -15,6 +16,7 @@ from .masking import IS_NEXT, NOT_NEXT
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 
 
+@functools.cache   # read once, as the module it replaces was imported once (callers only read it)
 def python_reference_topics() -> dict[str, str]:
     """The Python reference manual's topics, as Python 3.11.7's standard library ships them (``pydoc_data.topics``,
     PSF licence), copied into ``course_lib/data/python_reference`` (see its data card): every Python patch version
