@@ -77,7 +77,8 @@ DEVICE_FIRST = ("test_notebooks.py", "test_claims_*", "test_finetuning_*", "test
 PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64",
              "manylinux1_x86_64", "manylinux_2_24_x86_64", "manylinux_2_5_x86_64")
 # a pytest plugin `there` loads: each failure's message is written to $GPU_SUITE_FAILURES the moment it happens,
-# so that a call killed at its time limit still brings back why (pytest prints failures only at its end)
+# so that a call killed at its time limit still brings back why (pytest prints failures only at its end), and each
+# finished test's id to $GPU_SUITE_DONE, which `there --resume` leaves out ($GPU_SUITE_SKIP)
 REPORT_PLUGIN = '''"""Written by tools/gpu_suite.py: each failed test's report, appended as it happens; each finished test's
 id, appended as it ends; and, in a call that resumes, the tests an earlier call finished left out."""
 import os
