@@ -403,6 +403,8 @@ def main(argv=None) -> int:
     t.add_argument("pytest_args", nargs="*")
     c = sub.add_parser("selftest", help="here: bundle for this Python, join in a temp folder, run these tests")
     c.add_argument("--python", default=sys.executable, help="the Python to run them with, of the image's kind: a scratch venv (the wheels are installed into it)")
+    c.add_argument("--python-version", default=None,
+                   help="that Python's version, when it is not this one's (e.g. 3.12: wheels are fetched for it)")
     c.add_argument("pytest_args", nargs="*")
     args = ap.parse_args(argv)
     if args.cmd == "stage":
@@ -418,7 +420,7 @@ def main(argv=None) -> int:
     elif args.cmd == "selftest":
         with tempfile.TemporaryDirectory() as tmp:
             tmp = Path(tmp)
-            split(build_bundle(tmp, None), tmp / "parts")
+            split(build_bundle(tmp, args.python_version), tmp / "parts")
             return there(tmp / "parts", tmp / "out", args.pytest_args, python=args.python)
     return 0
 
