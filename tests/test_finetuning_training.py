@@ -146,7 +146,8 @@ def test_the_key_is_the_same_under_a_torch_that_writes_layer_norm_without_its_bi
     assert structure(odd).count("bias=False)") == 2
     assert "eps=1e-05, elementwise_affine=True, bias=True)" in structure(odd)
     monkeypatch.undo()
-    assert structure(odd) == repr(odd)   # on the pinned torch: its own repr, so no key here changed
+    if "bias=" in repr(nn.LayerNorm(2)):   # a torch that writes the bias (the pinned 2.13): its own repr, so no key
+        assert structure(odd) == repr(odd)   # here changed (under torch 2.11 the lines above are the whole test)
 
 
 def test_fingerprint_is_stable_and_sensitive():

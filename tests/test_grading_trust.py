@@ -12,12 +12,15 @@ files and the gradebook, from the cells, from a daemon that outlives the grader,
 descriptor, children that ignore SIGTERM), graded beside an honest classmate. Each gets what its work deserves, the classmate's row is unchanged, and a fingerprint of everything outside
 the sandbox (names, sizes, modes and times of the files) is identical before and after.
 """
+import contextlib
 import dataclasses
 import hashlib
 import inspect
 import math
 import os
+import shutil
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -219,6 +222,40 @@ def _fingerprint(*roots: Path | str) -> str:
     return h.hexdigest()
 
 
+@contextlib.contextmanager
+def _own_home_and_cache():
+    """The grading below gets a home and a cache of its own (the cache a copy of the real one, by hard links, so the
+    sandbox sees the same files). Under pytest-xdist the other workers run notebooks and training at the same time,
+    and they write into the shared cache (a new run) and the home (~/.cache, ~/.nv, ~/.ipython on a bare machine):
+    the fingerprint of everything outside the sandbox would then change however well the sandbox held. Both are
+    made world-readable, like a real home and cache, so a sandbox under a user id of its own can read them too."""
+    saved = {k: os.environ.get(k) for k in ("HOME", "COURSE_LIB_CACHE")}
+    real = cache_root()
+    top = Path(tempfile.mkdtemp(prefix="trust-home-"))
+    try:
+        top.chmod(0o755)
+        home, cache = top / "home", top / "cache"
+        home.mkdir(mode=0o755)
+        if real.is_dir():
+            def link(src, dst):
+                try:
+                    os.link(src, dst)
+                except OSError:   # another file system: a copy
+                    shutil.copy2(src, dst)
+            shutil.copytree(real, cache, symlinks=True, copy_function=link)
+        else:
+            cache.mkdir(mode=0o755)
+        os.environ.update(HOME=str(home), COURSE_LIB_CACHE=str(cache))
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        shutil.rmtree(top, ignore_errors=True)
+
+
 def _outside(tmp: Path) -> list[Path]:
     site = Path(torch.__file__).resolve().parents[1]
     return [ROOT / "course_lib", ROOT / "notebooks", cache_root(), str(Path.home()) + "/.", tmp / "class",  # (a str: Path drops the "/.")
@@ -332,23 +369,25 @@ def graded_class(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("trust")
     (tmp / "class").mkdir()
     (tmp / "out").mkdir()
-    hostile = _hostile(tmp)
-    assert sorted(hostile) == sorted(HOSTILE)
+    assert sorted(_hostile(tmp)) == sorted(HOSTILE)
     (tmp / "class" / "alice.ipynb").write_bytes(write(answered()))
-    for name, (content, _) in hostile.items():
-        (tmp / "class" / f"{name}.ipynb").write_bytes(content)
-    for p in (tmp / "class").iterdir():
-        p.chmod(0o444)
-    before = _fingerprint(*_outside(tmp))
-    grades = {g.path.stem: g for g in grade_all(tmp / "class", tmp / "out" / "grades.csv", jobs=2, limits=LIMITS,
-                                                 progress=False)}
-    # the moment the grader returns: no process of a submission may be left (had the daemon outlived its
-    # sandbox, it is either still here, asleep, or it has written already and the fingerprint below shows it;
-    # looking for it first and then at the files leaves it no moment to slip between the two)
-    alive = _marked_processes()
-    after_grading = {p.name: p.read_bytes() for p in (tmp / "out").rglob("*") if p.is_file()}
-    return dict(tmp=tmp, hostile=hostile, grades=grades, before=before, after=_fingerprint(*_outside(tmp)),
-                written=after_grading, alive=alive)
+    with _own_home_and_cache():
+        hostile = _hostile(tmp)   # its paths: this grading's own home and cache
+        for name, (content, _) in hostile.items():
+            (tmp / "class" / f"{name}.ipynb").write_bytes(content)
+        for p in (tmp / "class").iterdir():
+            p.chmod(0o444)
+        before = _fingerprint(*_outside(tmp))
+        grades = {g.path.stem: g for g in grade_all(tmp / "class", tmp / "out" / "grades.csv", jobs=2, limits=LIMITS,
+                                                     progress=False)}
+        # the moment the grader returns: no process of a submission may be left (had the daemon outlived its
+        # sandbox, it is either still here, asleep, or it has written already and the fingerprint below shows it;
+        # looking for it first and then at the files leaves it no moment to slip between the two)
+        alive = _marked_processes()
+        after_grading = {p.name: p.read_bytes() for p in (tmp / "out").rglob("*") if p.is_file()}
+        after = _fingerprint(*_outside(tmp))
+    return dict(tmp=tmp, hostile=hostile, grades=grades, before=before, after=after, written=after_grading,
+                alive=alive)
 
 
 @pytest.mark.slow
@@ -410,12 +449,14 @@ def test_the_user_id_sandbox_grades_as_bubblewrap_does(tmp_path, monkeypatch):
     folder = tmp_path / "class"
     folder.mkdir()
     (folder / "alice.ipynb").write_bytes(write(answered()))
-    (folder / "writes_outside.ipynb").write_bytes(_hostile(tmp_path)["writes_outside"][0])
-    before = _fingerprint(*_outside(tmp_path))
-    grades = grade_all(folder, tmp_path / "out" / "grades.csv", limits=dataclasses.replace(LIMITS, isolation="uid"),
-                       progress=False)
+    with _own_home_and_cache():
+        (folder / "writes_outside.ipynb").write_bytes(_hostile(tmp_path)["writes_outside"][0])
+        before = _fingerprint(*_outside(tmp_path))
+        grades = grade_all(folder, tmp_path / "out" / "grades.csv", progress=False,
+                           limits=dataclasses.replace(LIMITS, isolation="uid"))
+        after = _fingerprint(*_outside(tmp_path))
     assert [[r.status for r in g.results] for g in grades] == 2 * [["correct"] * len(NAMES)]
-    assert _fingerprint(*_outside(tmp_path)) == before
+    assert after == before
 
 
 @pytest.mark.slow

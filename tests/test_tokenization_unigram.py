@@ -171,10 +171,14 @@ def test_whitespace_is_normalised_as_sentencepiece_nmt_nfkc_does():
     sp = spm.SentencePieceProcessor(model_proto=proto.getvalue())
     to_space = {chr(c) for c in range(0x3100) if sp.normalize(f"a{chr(c)}b") == "▁a▁b"} | {
         c for c in "\ufeff\ufffd" if sp.normalize(f"a{c}b") == "▁a▁b"}
-    assert SPACE_LIKE == to_space - {" ", "\u2581", "\ufffd"}   # a space already; the ▁ mark; the replacement char
+    # the course follows the pinned sentencepiece (0.2.3), whose nmt_nfkc reads U+061C ARABIC LETTER MARK as a space;
+    # 0.2.2 (the GPU image's) kept it as a character: the one difference between the two, stated, not skipped
+    older = tuple(int(x) for x in spm.__version__.split(".")[:3]) < (0, 2, 3)
+    since_0_2_3 = {"\u061c"} if older else set()
+    assert SPACE_LIKE == (to_space | since_0_2_3) - {" ", "\u2581", "\ufffd"}   # a space already; ▁; the replacement
     ours = from_sentencepiece(sp)
     ours.normalize_whitespace = True
-    for c in sorted(SPACE_LIKE):
+    for c in sorted(SPACE_LIKE - since_0_2_3):
         text = f"the{c}government  said\t\n"
         assert ours.tokenize(text) == sp.encode_as_pieces(text), f"U+{ord(c):04X}"
     assert normalize_whitespace("a\tb\u00a0c\nd") == "a b c d"
