@@ -113,6 +113,16 @@ def test_wheels_are_named_by_their_distribution_and_only_what_the_image_lacks_is
     assert {"torch", "transformers", "numpy", "pytest", "scikit-learn"} <= gpu_suite.IMAGE
 
 
+def test_the_rehearsal_venv_asks_the_images_versions_once_each_and_no_accelerator_stack():
+    reqs = gpu_suite.image_requirements()
+    names = [gpu_suite._norm(r.split("==")[0]) for r in reqs]
+    assert len(names) == len(set(names))
+    assert {"torch==2.11.0", "numpy==2.5.2", "sentencepiece==0.2.2", "tokenizers==0.23.2"} <= set(reqs)
+    assert {"pytest-xdist", "pytest-timeout", "scikit-learn", "scipy", "matplotlib", "numba", "attrs"} <= set(names)
+    assert not [n for n in names if n.startswith(("nvidia", "jax", "cupy", "triton", "torchvision"))]
+    assert set(names) <= gpu_suite.IMAGE   # nothing the image lacks: that comes as the bundle's wheels
+
+
 def test_the_device_heavy_files_run_first_and_a_second_call_goes_on_from_where_the_first_stopped(tmp_path):
     for name in ("test_tokenizer.py", "test_claims_11_2.py", "test_attention.py", "test_notebooks.py",
                  "test_finetuning_models.py", "conftest.py", "exercise_notebooks.py"):

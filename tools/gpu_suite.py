@@ -19,10 +19,15 @@ installed here, the four files of gensim's test data the course reads (found by 
 wheels for the GPU image's Python (3.12) of what it lacks (its package list: /work/.library/device/KINDS.md).
 What the image has (torch with CUDA, transformers, scikit-learn, ...) is used as it is there: that is the point.
 
-`selftest` builds the bundle for this machine's Python, joins it in a temporary folder and runs the given tests
-there with a Python whose packages are the image's kind, e.g. a scratch venv with torch==2.13.0, numpy, scipy,
-scikit-learn, matplotlib, transformers, numba, pytest, pytest-timeout, pytest-xdist, pyyaml, sentencepiece,
-psutil (the wheels are installed into it). tests/test_gpu_suite.py checks the parts, the join, the order and
+`selftest` builds the bundle for this machine's Python (or `--python-version`'s), joins it in a temporary folder
+and runs the given tests there with a Python whose packages are the image's kind: the image itself, as near as this
+machine gets, is `image-venv` (Python 3.12 and the image's torch, numpy, tokenizers, transformers, sentencepiece):
+
+    python tools/gpu_suite.py image-venv /tmp/img312 --python /root/.pyenv/versions/3.12.1/bin/python
+    OMP_NUM_THREADS=1 python tools/gpu_suite.py selftest --python /tmp/img312/bin/python --python-version 3.12 \
+        -- -n 2 --dist loadfile -v      # the whole suite, about 13 minutes on 2 cores
+
+What only CUDA changes (its rounding) is left for the device. tests/test_gpu_suite.py checks the parts, the join, the order and
 hide/unhide.
 """
 from __future__ import annotations
@@ -66,6 +71,22 @@ statsmodels sympy tabulate tensorboard tensorboard-data-server tensorstore threa
 tokenizers toolz torch torchaudio torchdiffeq torch-geometric torchmetrics torchvision tqdm transformers treescope
 triton typer typing-extensions typing-inspect urllib3 uvloop wadler-lindig werkzeug wheel wrapt xarray xxhash
 yarl zipp""".split())
+# the versions the GPU image holds of what decides the suite's numbers (KINDS.md's pip list, 2026-11); `image-venv`
+# builds a Python 3.12 of this kind here, for `selftest` to rehearse the run before a device call (session 22 found
+# four failures so: a test that asked torch 2.13's repr of torch 2.11, sentencepiece 0.2.2's whitespace, the
+# requires-python, and a fingerprint that other xdist workers changed)
+IMAGE_PINS = ("torch==2.11.0", "numpy==2.5.2", "tokenizers==0.23.2", "transformers==5.17.0", "sentencepiece==0.2.2",
+              "huggingface_hub==1.33.0", "safetensors==0.8.0")
+# the image's packages that the rehearsal leaves out: accelerator stacks and what no test imports (the rest is
+# installed at the registry's newest, as the image has some version of each)
+IMAGE_LEFT_OUT = ("jax", "cupy", "cuda-", "nvidia", "flax", "optax", "chex", "orbax", "tensorstore", "tensorboard",
+                  "onnx", "botorch", "gpytorch", "linear-operator", "lightning", "pytorch-lightning", "torch", "triton",
+                  "timm", "opencv", "pyarrow", "mpi4py", "e3nn", "diffrax", "equinox", "lineax", "optimistix",
+                  "numpyro", "scikit-image", "statsmodels", "xarray", "peft", "accelerate", "sentence-transformers",
+                  "cmake", "meson", "ninja", "numba-cuda", "scikit-build-core", "nanobind", "pybind11", "cython",
+                  "treescope", "pyre-extensions", "interface-meta", "formulaic", "wadler-lindig", "jaxtyping",
+                  "ml-dtypes", "opt-einsum-fx", "uvloop", "grpcio", "seaborn", "h5py", "imageio", "tifffile",
+                  "lazy-loader", "pip", "setuptools", "wheel", "build")
 # what needs tools the GPU machine has no use for (JupyterLab, repo2docker): the browser folder is left out too
 NOT_THERE = ("tests/test_notebooks.py::test_lab_command_starts_jupyterlab_headless",
              "tests/test_environment_files.py::test_repo2docker_plan_uses_binder_env_and_postbuild")
@@ -369,6 +390,21 @@ def set_hidden(hide: bool, root: Path = ROOT) -> None:
 THERE_CALL = "OMP_NUM_THREADS=2 python3 tools/gpu_suite.py there -- -n 8 --dist loadfile -v --timeout 300"
 
 
+def image_requirements() -> list[str]:
+    """What `image-venv` installs: the pinned versions, then the rest of the image's packages but those left out."""
+    pinned = {_norm(p.split("==")[0]) for p in IMAGE_PINS}
+    rest = sorted(p for p in IMAGE if p not in pinned and not p.startswith(IMAGE_LEFT_OUT))
+    return [*IMAGE_PINS, *rest]
+
+
+def image_venv(dest: Path, python: str) -> None:
+    """A venv at ``dest`` from ``python`` (3.12, as the image's) with the image's versions (several GB: torch 2.11
+    from the registry is a CUDA build, which runs on the CPU here)."""
+    subprocess.run([python, "-m", "venv", str(dest)], check=True)
+    subprocess.run([str(dest / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                    *image_requirements()], check=True)
+
+
 def plan(parts: list[Path]) -> str:
     """The device calls that carry the parts and run the suite, as a session makes them."""
     n = len(parts)
@@ -406,6 +442,9 @@ def main(argv=None) -> int:
     c.add_argument("--python-version", default=None,
                    help="that Python's version, when it is not this one's (e.g. 3.12: wheels are fetched for it)")
     c.add_argument("pytest_args", nargs="*")
+    v = sub.add_parser("image-venv", help="here: a venv with the GPU image's Python and versions, for selftest")
+    v.add_argument("dest", type=Path)
+    v.add_argument("--python", required=True, help="a Python 3.12 (e.g. pyenv's /root/.pyenv/versions/3.12.1/bin/python)")
     args = ap.parse_args(argv)
     if args.cmd == "stage":
         with tempfile.TemporaryDirectory() as tmp:
@@ -417,6 +456,8 @@ def main(argv=None) -> int:
         out = Path(os.environ.get("OUT") or tempfile.mkdtemp(prefix="gpu-suite-out-"))
         return there(OUT_DIR, out, [*files_from(args.start), *args.pytest_args] if args.start
                      else args.pytest_args, resume=args.resume)
+    elif args.cmd == "image-venv":
+        image_venv(args.dest, args.python)
     elif args.cmd == "selftest":
         with tempfile.TemporaryDirectory() as tmp:
             tmp = Path(tmp)
