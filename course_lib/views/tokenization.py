@@ -55,11 +55,14 @@ def pieces_html(seg: Segmentation, name: str = "", unk_id: int | None = None, sh
                    f"{''.join(boxes)}</span>" for boxes in groups if boxes) or "<i>no tokens</i>"
     plural = (lambda n, s: f"{n} {s}{'' if n == 1 else 's'}")
     count = plural(len(seg), "token") + ("" if words is None else ", " + plural(words, "word"))
-    head = (f"<div style='min-width:11em;font-weight:bold'>{html.escape(name)}<br>"
-            f"<span class='count' style='font-weight:normal' title='{WORDS_NOTE}'>{count}</span>"
+    # two lines (name and count, then the note), so that five rows and the explorer's controls fit one 1280x720
+    # slide below the cell that makes them
+    head = (f"<div style='min-width:11em;font-weight:bold;line-height:1.3'>{html.escape(name)}"
+            + (" · " if name else "")
+            + f"<span class='count' style='font-weight:normal;white-space:nowrap' title='{WORDS_NOTE}'>{count}</span>"
             + (f"<br><small style='font-weight:normal;color:#555'>{html.escape(note)}</small>" if note else "")
             + "</div>")
-    return (f"<div class='pieces-row' style='display:flex;align-items:flex-start;gap:8px;margin:4px 0'>"
+    return (f"<div class='pieces-row' style='display:flex;align-items:flex-start;gap:8px;margin:2px 0'>"
             f"{head}<div>{body}</div></div>")
 
 

@@ -18,6 +18,8 @@ from ..views.common import error_html
 
 DEFAULT_TEXT = "The bank raised its interest rates. [SEP] Savers were pleased."
 REMEMBERED = 16  # (text, causal) inputs whose maps are kept
+CONTROLS_WIDTH = "390px"
+HEATMAP_MAX_HEIGHT = "calc(100vh - 240px)"  # 480 px on a 720-pixel slide: the cell's code and the text box fit above
 
 
 class AttentionExplorer(W.VBox):
@@ -44,26 +46,31 @@ class AttentionExplorer(W.VBox):
         self.head = W.Dropdown(options=["all"] + list(range(H)), value=head, description="head",
                                layout=W.Layout(width="160px"))
         self.kind = W.ToggleButtons(options=[("softmax weights", "weights"), ("raw scores QKᵀ/√d", "scores")],
-                                    value="weights", description="show")
+                                    value="weights", description="show",
+                                    style={"description_width": "40px", "button_width": "150px"})
         self.causal = W.Checkbox(value=False, description="causal mask (hide future tokens)", indent=False)
         self.query = W.Dropdown(description="query", layout=W.Layout(width="220px"))
         self.key = W.Dropdown(description="key", layout=W.Layout(width="220px"))
         self.message = W.HTML()
         self.readout = W.HTML()
-        self.heatmap = W.Image(format="png")
+        # the heat map takes the room beside the controls and never more than the window's height less the room its
+        # cell and the text box take: on a 1280x720 slide it shows whole below the code that makes it, scaled down
+        # (object-fit keeps its proportions); in a notebook it is about the size it is drawn
+        self.heatmap = W.Image(format="png", layout=W.Layout(
+            flex="1 1 auto", min_width="0", width="auto", height="auto", max_height=HEATMAP_MAX_HEIGHT,
+            object_fit="contain", object_position="left top"))
         for w, cls in [(self.text, "explorer-text"), (self.layer, "explorer-layer"), (self.head, "explorer-head"),
                        (self.kind, "explorer-kind"), (self.causal, "explorer-causal"), (self.query, "explorer-query"),
                        (self.key, "explorer-key"), (self.message, "explorer-message"),
                        (self.readout, "explorer-readout"), (self.heatmap, "explorer-heatmap")]:
             w.add_class(cls)
+        # the controls in a column on the left, the heat map on the right: stacked, they left no room on a slide
+        controls = W.VBox([W.HBox([self.layer, self.head]), self.causal, self.kind, self.query, self.key,
+                           self.readout], layout=W.Layout(width=CONTROLS_WIDTH, flex="0 0 auto"))
         super().__init__([
             self.text,
-            W.HBox([self.layer, self.head, self.causal]),
-            self.kind,
-            W.HBox([self.query, self.key]),
-            self.readout,
             self.message,
-            self.heatmap,
+            W.HBox([controls, self.heatmap], layout=W.Layout(align_items="flex-start", width="100%")),
         ])
         self.add_class("attention-explorer")
         self.text.observe(self._recompute, "value")

@@ -61,8 +61,12 @@ class SenseClusters(W.VBox):
                        (self.plot, "clusters-plot"), (self.sentence, "clusters-sentence"),
                        (self.message, "clusters-message")]:
             w.add_class(cls)
-        super().__init__([W.HBox([self.word, self.layer]), W.HBox([self.pooling, self.n_neighbors]), self.message,
-                          self.plot, self.point, self.sentence])
+        # the controls in a column beside the plot, the sentence below: stacked, the widget and its cell were taller
+        # than a 1280x720 slide
+        controls = W.VBox([self.word, self.layer, self.pooling, self.n_neighbors, self.message],
+                          layout=W.Layout(flex="0 0 auto", width="330px"))
+        super().__init__([W.HBox([controls, self.plot], layout=W.Layout(align_items="flex-start")), self.point,
+                          self.sentence])
         self.add_class("sense-clusters")
         self._shown: set[tuple] = set()  # the settings projected so far (then only read from caches)
         for w in (self.word, self.layer, self.pooling, self.n_neighbors):

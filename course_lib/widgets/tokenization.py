@@ -15,6 +15,7 @@ from ..views.common import error_html
 from ..views.tokenization import comparison_html, merges_html
 
 MAX_CHARS = 1000  # keeps every interaction well under 100 ms
+MERGES_SHOWN = 5  # the last merges the table lists (beside the sliders: the explorer fits a 1280x720 slide)
 
 
 class SubwordExplorer(W.VBox):
@@ -46,8 +47,13 @@ class SubwordExplorer(W.VBox):
                        (self.sample, "subword-sample"), (self.message, "subword-message"),
                        (self.rows, "subword-rows"), (self.vocab, "subword-vocab")]:
             w.add_class(cls)
-        super().__init__([self.text, self.merges, W.HBox([self.alpha, self.sample]), self.message, self.rows,
-                          self.vocab])
+        # the sliders on the left and the merges they reach on the right, above the rows: stacked, the explorer was
+        # taller than a 1280x720 slide
+        self.vocab.layout = W.Layout(flex="1 1 auto", min_width="0")
+        controls = W.VBox([self.merges, W.HBox([self.alpha, self.sample])], layout=W.Layout(flex="0 0 auto"))
+        super().__init__([self.text, W.HBox([controls, self.vocab], layout=W.Layout(align_items="flex-start",
+                                                                                    width="100%")),
+                          self.message, self.rows])
         self.add_class("subword-explorer")
         self.text.observe(self._update, "value")
         self.merges.observe(self._update, "value")
@@ -98,7 +104,7 @@ class SubwordExplorer(W.VBox):
         else:
             self.message.value = ""
             self.rows.value = comparison_html(self.segmentations(), text)
-        self.vocab.value = merges_html(self.course.bpe, self.merges.value)
+        self.vocab.value = merges_html(self.course.bpe, self.merges.value, last=MERGES_SHOWN)
 
 
 def _lone_surrogate(text: str) -> str | None:

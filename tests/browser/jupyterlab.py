@@ -394,6 +394,41 @@ def _set_height(page, height: int) -> None:
     page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
 
 
+# a slide is the 1280x720 window; jupyterlab-deck puts 57 px above a slide's first cell and 8 px between a cell's
+# code and its output (measured on 11.1's explorer slide): what is left for the code and the widget under it
+SLIDE = {"width": 1280, "height": 720}
+SLIDE_ROOM = SLIDE["height"] - 57 - 8 - 15   # and 15 px to spare
+
+_WIDGET_BOXES = """() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const rows = [];
+  panel.content.widgets.forEach((cell, i) => {
+    const tops = [...cell.node.querySelectorAll('.jp-OutputArea-output .jupyter-widgets')]
+      .filter((e) => !e.parentElement.closest('.jupyter-widgets'));   // the outermost widget of each output
+    for (const e of tops) {
+      const r = e.getBoundingClientRect();
+      if (r.height === 0) continue;
+      const name = [...e.classList].find((c) => !/^(lm-|jp-|jupyter|widget)/.test(c)) || e.className;
+      rows.push({cell: i, widget: name, code: Math.round(cell.node.querySelector('.jp-InputArea')
+                 .getBoundingClientRect().height), height: Math.round(r.height), width: Math.round(r.width)});
+    }
+  });
+  return rows;
+}"""
+
+
+def widget_boxes_on_a_slide(page) -> list[dict]:
+    """Every widget of the open notebook as it lays out in a 1280-pixel-wide window: its cell, its class, the height
+    of the cell's code and its own height and width (the window is given back its size after)."""
+    page.set_viewport_size(SLIDE)
+    try:
+        page.wait_for_timeout(300)  # Lumino lays the panels out again on the resize event
+        page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        return page.evaluate(_WIDGET_BOXES)
+    finally:
+        _set_height(page, VIEWPORT["height"])
+
+
 def screenshot_notebook(page, name: str, path: Path) -> Path:
     """The whole notebook in one PNG: the viewport is made as tall as the notebook, then restored."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -41,6 +41,19 @@ def test_widget_cells_run_in_jupyterlab(notebook, executed):
     assert result.completed and not result.not_executed
 
 
+@pytest.mark.parametrize("notebook", NOTEBOOKS_WITH_WIDGETS, ids=[p.stem for p in NOTEBOOKS_WITH_WIDGETS])
+def test_every_widget_fits_a_1280x720_slide_under_the_code_that_makes_it(notebook, executed):
+    """The slide metadata puts each widget on a slide of its own with its cell (tools/slide_metadata.py): the code
+    and the widget, as the notebook shows them, must fit the slide's height, so a lecturer never scrolls inside a
+    slide. (Before their controls went beside the heat map, the merge table and the plot, the attention explorer,
+    the subword explorer and the sense clusters were 1,182, 884 and 642 px tall, under 83, 83 and 65 px of code.)"""
+    page, _ = executed(notebook.with_suffix(".ipynb").name)
+    boxes = jl.widget_boxes_on_a_slide(page)
+    assert boxes, "no widget on the page"
+    too_tall = [b for b in boxes if b["code"] + b["height"] > jl.SLIDE_ROOM or b["width"] > jl.SLIDE["width"]]
+    assert not too_tall, f"taller than the {jl.SLIDE_ROOM} px a 1280x720 slide leaves (code + widget): {too_tall}"
+
+
 def drive_explorer(page, name: str, shot_prefix: str) -> dict:
     """Change layer and head, then type an empty sentence; return what was seen. Asserts along the way."""
     jl.watch_kernel(page, name)

@@ -134,6 +134,8 @@ def test_a_widget_is_live_on_its_slide(deck):
     _shot(page, "slides_11_1_explorer.png")
     box = explorer.bounding_box()
     assert box and box["width"] <= 1280 and box["y"] >= 0, box  # on the 1280x720 slide
+    heatmap = page.locator(f".jp-Cell.jp-deck-mod-onscreen {jl.HEATMAP}").first.bounding_box()
+    assert box["y"] + box["height"] <= 720 and heatmap["y"] + heatmap["height"] <= 720, (box, heatmap)  # all of it
     src0 = jl.heatmap_src(page)
     layer = jl.choose_other(page, jl.LAYER, prefer=["4", "1"])
     jl.wait_heatmap_changed(page, src0)
