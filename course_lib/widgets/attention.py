@@ -19,7 +19,9 @@ from ..views.common import error_html
 DEFAULT_TEXT = "The bank raised its interest rates. [SEP] Savers were pleased."
 REMEMBERED = 16  # (text, causal) inputs whose maps are kept
 CONTROLS_WIDTH = "390px"
-HEATMAP_MAX_HEIGHT = "calc(100vh - 240px)"  # 480 px on a 720-pixel slide: the cell's code and the text box fit above
+# 480 px on a 720-pixel slide at JupyterLab's 13-pixel code, less with the lecture preset's larger code: the deck's
+# margin, the cell's few lines of code and the text box fit above it
+HEATMAP_MAX_HEIGHT = "calc(100vh - 175px - 5 * var(--jp-code-font-size, 13px))"
 
 
 class AttentionExplorer(W.VBox):

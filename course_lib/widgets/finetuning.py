@@ -54,16 +54,23 @@ class FineTuningPanel(W.VBox):
         self.start_button = W.Button(description="start", icon="play", button_style="success")
         self.stop_button = W.Button(description="stop", icon="stop", button_style="danger", disabled=True)
         self.clear_button = W.Button(description="clear runs", icon="trash")
+        for b in (self.start_button, self.stop_button, self.clear_button):   # three in the controls' column
+            b.layout.width = "108px"
         self.status = W.HTML()
-        self.chart = W.Image(format="png", layout=W.Layout(align_self="flex-start"))
+        self.chart = W.Image(format="png", layout=W.Layout(flex="0 1 auto", min_width="0", height="auto",
+                                                           object_fit="contain", object_position="left top"))
         self.table = W.HTML()
         for w, cls in [(self.strategy, "ft-strategy"), (self.pooling, "ft-pooling"), (self.lr, "ft-lr"),
                        (self.epochs, "ft-epochs"), (self.start_button, "ft-start"), (self.stop_button, "ft-stop"),
                        (self.clear_button, "ft-clear"), (self.status, "ft-status"), (self.chart, "ft-chart"),
                        (self.table, "ft-table")]:
             w.add_class(cls)
-        super().__init__([W.HBox([self.strategy, self.pooling]), W.HBox([self.lr, self.epochs]),
-                          W.HBox([self.start_button, self.stop_button, self.clear_button]), self.status, self.chart,
+        # the controls in a column beside the curves: stacked, the panel and its cell were taller than a 1280x720
+        # slide at the lecture preset's fonts
+        controls = W.VBox([self.strategy, self.pooling, self.lr, self.epochs,
+                           W.HBox([self.start_button, self.stop_button, self.clear_button]), self.status],
+                          layout=W.Layout(flex="0 0 auto", width="340px"))
+        super().__init__([W.HBox([controls, self.chart], layout=W.Layout(align_items="flex-start", width="100%")),
                           self.table])
         self.add_class("finetuning-panel")
         self.start_button.on_click(lambda _: self.start())

@@ -417,15 +417,25 @@ _WIDGET_BOXES = """() => {
 }"""
 
 
-def widget_boxes_on_a_slide(page) -> list[dict]:
+# the CSS variables the lecture preset sets at its default size (`make lecture`, FONT=20: tools/lecture.settings;
+# test_lecture_browser.py checks that JupyterLab computes them so)
+PRESET_FONTS = {"--jp-code-font-size": "20px", "--jp-content-font-size1": "20px", "--jp-ui-font-size1": "16px"}
+
+
+def widget_boxes_on_a_slide(page, fonts: dict[str, str] | None = None) -> list[dict]:
     """Every widget of the open notebook as it lays out in a 1280-pixel-wide window: its cell, its class, the height
-    of the cell's code and its own height and width (the window is given back its size after)."""
+    of the cell's code and its own height and width; with ``fonts``, under those CSS variables (e.g. PRESET_FONTS).
+    The window's size and the fonts are given back after."""
     page.set_viewport_size(SLIDE)
+    if fonts:
+        page.evaluate("(f) => { for (const [k, v] of Object.entries(f)) document.body.style.setProperty(k, v); }", fonts)
     try:
         page.wait_for_timeout(300)  # Lumino lays the panels out again on the resize event
         page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
         return page.evaluate(_WIDGET_BOXES)
     finally:
+        if fonts:
+            page.evaluate("(f) => { for (const k of Object.keys(f)) document.body.style.removeProperty(k); }", fonts)
         _set_height(page, VIEWPORT["height"])
 
 
