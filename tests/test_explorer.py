@@ -1,4 +1,6 @@
 """The attention explorer's pure functions, its widget wiring, and the attention-cost measurement."""
+import re
+
 import pytest
 import torch
 
@@ -178,3 +180,20 @@ def test_attention_cost_counts_exactly_and_times_on_one_thread():
     assert [p.matmul_flops for p in pts] == [2 * 2 * 2 * 16 * 16 * 8, 2 * 2 * 2 * 32 * 32 * 8]
     assert pts[1].matmul_flops == 4 * pts[0].matmul_flops and pts[1].matrix_bytes == 4 * pts[0].matrix_bytes
     assert all(p.seconds > 0 for p in pts)
+
+
+def test_the_readout_is_the_cell_then_one_line_per_head_even_with_the_masked_note(embedded):
+    """Beside the heat map the readout has a narrow column: the cell on one line, each head on its own."""
+    w = AttentionExplorer(*embedded, text="so long and thanks", layer=0, head="all")
+    w.causal.value = True
+    w.query.value, w.key.value = 1, 3   # a key after its query: masked, and the note holds a ": "
+    cell, table = w.readout.value.split("</span>", 1)
+    assert "block 1, query" in cell and "masked: a causal model cannot look ahead" in cell and "<br>" not in cell
+    rows = re.findall(r"<tr>(.*?)</tr>", table)
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", r) for r in rows[1:]]
+    assert len(rows) == 1 + 6 and all(len(c) == 6 for c in cells)   # a header, then heads 0-5 beside 6-11
+    heads = [c[k] for k in (0, 3) for c in cells]
+    assert heads == [str(h) for h in range(12)] and {c[1] for c in cells} == {"0.000"}   # masked: weight 0
+    w.head.value = 2
+    lines = w.readout.value.split("<br>")
+    assert len(lines) == 2 and lines[1].startswith("head 2: weight 0.000, score")

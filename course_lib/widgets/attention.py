@@ -119,7 +119,7 @@ class AttentionExplorer(W.VBox):
         q, k = self.query.value, self.key.value
         view = select_view(self.maps, self.layer.value, self.head.value, self.kind.value)
         self.heatmap.value = heatmap_png(view, cell=(q, k))
-        self.readout.value = f"<span style='font-family:monospace'>{html.escape(readout(self.maps, self.layer.value, self.head.value, q, k))}</span>"
+        self.readout.value = _readout_lines(readout(self.maps, self.layer.value, self.head.value, q, k))
 
     def _show_error(self, text: str):
         self.maps = None
@@ -128,6 +128,30 @@ class AttentionExplorer(W.VBox):
         self.heatmap.value = b""
         self.heatmap.layout.display = "none"  # no broken-image icon while there is nothing to show
         self.message.value = error_html(text)
+
+
+def _readout_lines(text: str) -> str:
+    """The readout in the controls' column: the cell on one line, then its head's weight and score on the next, or,
+    for all heads, a table of them in two columns of heads (a token has no spaces, so ": head " only ever starts the
+    heads' part)."""
+    cell, _, heads = text.partition(": head ")
+    parts = ("head " + heads).split("; ") if heads else []
+    out = "<span style='font-family:monospace'>" + html.escape(cell)
+    if len(parts) <= 1:
+        return out + "".join("<br>" + html.escape(x) for x in parts) + "</span>"
+    rows = []   # "head 3: weight 0.123, score +1.23" -> ("3", "0.123", "+1.23")
+    for x in parts:
+        h, _, rest = x.removeprefix("head ").partition(": weight ")
+        w, _, sc = rest.partition(", score ")
+        rows.append((h, w, sc))
+    half = -(-len(rows) // 2)
+    td = "<td style='padding:0 6px;text-align:right'>{}</td>"
+    head = "".join(f"<th style='padding:0 6px;text-align:right'>{t}</th>" for t in ("head", "weight", "score") * 2)
+    body = ""
+    for i in range(half):
+        pair = [rows[i]] + ([rows[i + half]] if i + half < len(rows) else [])
+        body += "<tr>" + "".join(td.format(html.escape(v)) for r in pair for v in r) + "</tr>"
+    return out + f"</span><table style='font-family:monospace;font-size:90%'><tr>{head}</tr>{body}</table>"
 
 
 def _start_layer(layer, n: int) -> int:

@@ -60,6 +60,30 @@ def test_every_widget_fits_a_1280x720_slide_under_the_code_that_makes_it(noteboo
                               f"fonts {fonts or 'of JupyterLab'}: {too_tall}")
 
 
+@pytest.mark.skipif(not (ROOT / "notebooks" / EXPLORER_NOTEBOOK).exists(), reason="notebook 11_1 not there yet")
+def test_the_explorer_with_all_heads_and_their_readout_still_fits_a_slide(executed):
+    """All heads: twelve small maps, and the readout's twelve weights in a table of two columns beside them."""
+    page, result = executed(EXPLORER_NOTEBOOK)
+    jl.watch_kernel(page, result.name)
+    explorer = page.locator(jl.EXPLORER).first
+    explorer.wait_for(state="attached", timeout=30_000)
+    explorer.scroll_into_view_if_needed()
+    jl.wait_heatmap_shown(page)
+    before = jl.dropdown_options(page, jl.HEAD)[1]
+    src = jl.heatmap_src(page)
+    jl.choose_other(page, jl.HEAD, prefer=["all"])
+    jl.wait_heatmap_changed(page, src)
+    jl.wait_until_idle(page, result.name)
+    assert jl.dropdown_options(page, jl.HEAD)[1] == "all"
+    assert page.locator(f"{jl.EXPLORER} .explorer-readout table tr").count() == 1 + 6
+    try:
+        for fonts in (None, jl.PRESET_FONTS):
+            box = next(b for b in jl.widget_boxes_on_a_slide(page, fonts) if b["widget"] == "attention-explorer")
+            assert box["code"] + box["height"] <= jl.SLIDE_ROOM, (fonts, box)
+    finally:
+        jl.choose_other(page, jl.HEAD, prefer=[before])
+
+
 def drive_explorer(page, name: str, shot_prefix: str) -> dict:
     """Change layer and head, then type an empty sentence; return what was seen. Asserts along the way."""
     jl.watch_kernel(page, name)
