@@ -158,20 +158,29 @@ def select_view(maps: AttentionMaps, layer: int, head: int | str = "all", kind: 
                 f"{where}: {what} ({direction})")
 
 
-def readout(maps: AttentionMaps, layer: int, head: int | str, query: int, key: int) -> str:
-    """One line about one cell: how much token `query` attends to token `key`."""
+def readout_cell(maps: AttentionMaps, layer: int, head: int | str, query: int,
+                 key: int) -> tuple[str, list[tuple[int, float, float]]]:
+    """One cell, as :func:`readout` writes it: the line that names it, and (head, weight, score) for each head shown."""
     layer = check_index("layer", layer, maps.num_layers)
     T = len(maps.tokens)
     query, key = check_index("query token", query, T), check_index("key token", key, T)
     q, k = maps.tokens[query], maps.tokens[key]
     head_list = range(maps.num_heads) if head == "all" else [check_index("head", head, maps.num_heads)]
     masked = not bool(maps.mask[query, key])
-    parts = []
-    for h in head_list:
-        w, s = float(maps.weights[layer, h, query, key]), float(maps.scores[layer, h, query, key])
-        parts.append(f"head {h}: weight {w:.3f}, score {s:+.2f}")
+    heads = [(h, float(maps.weights[layer, h, query, key]), float(maps.scores[layer, h, query, key]))
+             for h in head_list]
     note = " (masked: a causal model cannot look ahead, so the weight is 0)" if masked else ""
-    return f"block {layer + 1}, query {q!r} ({query}) → key {k!r} ({key}){note}: " + "; ".join(parts)
+    return f"block {layer + 1}, query {q!r} ({query}) → key {k!r} ({key}){note}", heads
+
+
+def head_numbers(h: int, weight: float, score: float) -> str:
+    return f"head {h}: weight {weight:.3f}, score {score:+.2f}"
+
+
+def readout(maps: AttentionMaps, layer: int, head: int | str, query: int, key: int) -> str:
+    """One line about one cell: how much token `query` attends to token `key`."""
+    cell, heads = readout_cell(maps, layer, head, query, key)
+    return f"{cell}: " + "; ".join(head_numbers(*h) for h in heads)
 
 
 # ----------------------------------------------------------------------------- drawing

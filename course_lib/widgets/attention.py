@@ -13,7 +13,8 @@ import html
 
 import ipywidgets as W
 
-from ..views.attention import ExplorerInputError, attention_maps, heatmap_png, readout, select_view
+from ..views.attention import (ExplorerInputError, attention_maps, head_numbers, heatmap_png, readout_cell,
+                               select_view)
 from ..views.common import error_html
 
 DEFAULT_TEXT = "The bank raised its interest rates. [SEP] Savers were pleased."
@@ -119,7 +120,7 @@ class AttentionExplorer(W.VBox):
         q, k = self.query.value, self.key.value
         view = select_view(self.maps, self.layer.value, self.head.value, self.kind.value)
         self.heatmap.value = heatmap_png(view, cell=(q, k))
-        self.readout.value = _readout_lines(readout(self.maps, self.layer.value, self.head.value, q, k))
+        self.readout.value = _readout_html(*readout_cell(self.maps, self.layer.value, self.head.value, q, k))
 
     def _show_error(self, text: str):
         self.maps = None
@@ -130,27 +131,20 @@ class AttentionExplorer(W.VBox):
         self.message.value = error_html(text)
 
 
-def _readout_lines(text: str) -> str:
+def _readout_html(cell: str, heads: list[tuple[int, float, float]]) -> str:
     """The readout in the controls' column: the cell on one line, then its head's weight and score on the next, or,
-    for all heads, a table of them in two columns of heads (a token has no spaces, so ": head " only ever starts the
-    heads' part)."""
-    cell, _, heads = text.partition(": head ")
-    parts = ("head " + heads).split("; ") if heads else []
+    for all heads, a table of them in two columns of heads (the numbers written as :func:`readout` writes them)."""
     out = "<span style='font-family:monospace'>" + html.escape(cell)
-    if len(parts) <= 1:
-        return out + "".join("<br>" + html.escape(x) for x in parts) + "</span>"
-    rows = []   # "head 3: weight 0.123, score +1.23" -> ("3", "0.123", "+1.23")
-    for x in parts:
-        h, _, rest = x.removeprefix("head ").partition(": weight ")
-        w, _, sc = rest.partition(", score ")
-        rows.append((h, w, sc))
+    if len(heads) == 1:
+        return out + "<br>" + html.escape(head_numbers(*heads[0])) + "</span>"
+    rows = [(str(h), f"{w:.3f}", f"{s:+.2f}") for h, w, s in heads]
     half = -(-len(rows) // 2)
     td = "<td style='padding:0 6px;text-align:right'>{}</td>"
     head = "".join(f"<th style='padding:0 6px;text-align:right'>{t}</th>" for t in ("head", "weight", "score") * 2)
     body = ""
     for i in range(half):
         pair = [rows[i]] + ([rows[i + half]] if i + half < len(rows) else [])
-        body += "<tr>" + "".join(td.format(html.escape(v)) for r in pair for v in r) + "</tr>"
+        body += "<tr>" + "".join(td.format(v) for r in pair for v in r) + "</tr>"
     return out + f"</span><table style='font-family:monospace;font-size:90%'><tr>{head}</tr>{body}</table>"
 
 
