@@ -29,9 +29,10 @@
 # 3. sentence pairs (§11.4.2): natural language inference with `[CLS] A [SEP] B [SEP]`;
 # 4. SentenceBERT: a siamese bi-encoder, softmax(W[u; v; |u−v|]), against the cross-encoder —
 #    in accuracy and in what it costs to score all pairs;
-# 5. the **fine-tuning panel**, to compare runs live.
+# 5. a compact student distilled from the fine-tuned model (the lecture's compact BERTs);
+# 6. the **fine-tuning panel**, to compare runs live.
 #
-# Four exercises and two predictions are graded with `check("…")`.
+# Five exercises and three predictions are graded with `check("…")`.
 #
 # Every training run is keyed by its settings, data and starting weights. The notebook's runs ship with the
 # course (`course_lib/data/runs`: what training changed, in float16), so they load at once — all but one: the
@@ -490,8 +491,120 @@ print(f"all pairs of 1,000 sentences: the bi-encoder is {speedup:,.0f}× faster 
 # The cross-encoder's cost grows with the square of the number of sentences, the bi-encoder's encoding
 # linearly (its n × n matrix product is cheap next to n encoder passes). That is why search and clustering
 # use bi-encoders — and often a cross-encoder afterwards, to re-rank the few best candidates.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## 6. A compact student: knowledge distillation
 #
-# ## 6. The fine-tuning panel
+# A fine-tuned model with six blocks is accurate but costs six blocks per token at every prediction. The
+# lecture's recipe for **compact BERTs** (L004; Turc et al. 2019) keeps a small pretrained model, the
+# *student*, and trains it on the predictions of the large fine-tuned one, the *teacher*:
+#
+# 1. fine-tune the teacher on the labelled data (done: `full_model` of section 3);
+# 2. let the teacher label sentences *no one labelled* (the "transfer set");
+# 3. train the student to give the teacher's answers (Hinton et al. 2015), with both distributions
+#    softened by a temperature T: $\mathcal{L}_{KD} = T^2 \cdot \mathrm{KL}\big(\mathrm{softmax}(t/T)
+#    \,\|\, \mathrm{softmax}(s/T)\big)$, averaged over the batch, with $t$ the teacher's scores (logits) and
+#    $s$ the student's.
+#
+# Our student is the embedded model's **bottom 2 blocks** with a new head: pretrained, as the recipe asks,
+# and a third of the encoder's blocks (DistilBERT made its student the same way, from the teacher's own layers;
+# Sanh et al. 2019). Its word embeddings stay frozen, as the learned part of a run must stay small enough to ship.
+# The transfer set is the 2,500 training sentences outside our 500: their gold labels are never read.
+#
+# What T does first: a higher temperature flattens the teacher's distribution, so the student also learns
+# *how sure* the teacher was, not only which class won.
+
+# %%
+from course_lib.finetuning.distill import compact_classifier, soften, train_student
+
+teacher = full_model
+seen = {e.text for e in train}
+transfer = [e.text for e in load_sentiment("train") if e.text not in seen]   # sentences only: no labels
+with torch.no_grad():
+    t_scores = teacher(**collate(train[:4])).logits
+for T in (1, 2, 4):
+    print(f"T = {T}: P(positive) = " + ", ".join(f"{p:.2f}" for p in soften(t_scores, T)[:, 1].tolist()))
+print(f"transfer set: {len(transfer):,} unlabelled sentences; labelled: {len(train)}")
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Exercise `distillation_loss` (putting it together)
+# Write `distillation_loss(student_logits, teacher_logits, T)`: both arguments are (B, C) scores; return
+# $T^2 \cdot \mathrm{KL}(\mathrm{softmax}(t/T) \,\|\, \mathrm{softmax}(s/T))$, one number, the mean over the
+# batch. `F.log_softmax`, `F.softmax` and `F.kl_div` are all you need; mind which argument `F.kl_div` expects
+# as log-probabilities, and what its `reduction` averages over.
+
+# %% tags=["exercise"]
+def distillation_loss(student_logits, teacher_logits, T):
+    ### BEGIN SOLUTION
+    log_p_student = F.log_softmax(student_logits / T, dim=-1)
+    p_teacher = F.softmax(teacher_logits / T, dim=-1)
+    return F.kl_div(log_p_student, p_teacher, reduction="batchmean") * T * T
+    ### END SOLUTION
+
+
+# %%
+check("distillation_loss")
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# Three students, the same 2 blocks and the same learning rates, each trained for about the same number of
+# steps (570 batches of 16):
+#
+# * **gold**: the 500 labelled sentences, 18 epochs;
+# * **top class**: the 3,000 sentences (our 500 and the transfer set) with the teacher's top class as the label,
+#   3 epochs;
+# * **scores**: the same 3,000 sentences with the teacher's scores, $\mathcal{L}_{KD}$ at T = 2, 3 epochs.
+#
+# **Prediction.** The two students that learn from the teacher see the same sentences. With two classes,
+# which of them will be more *accurate* on the held-out sentences: the one trained on the teacher's top
+# class, the one trained on its scores, or will they be about the same (within a point and a half)?
+
+# %% tags=["exercise"]
+### BEGIN SOLUTION
+soft_vs_hard_guess = "about the same"
+### END SOLUTION
+
+# %%
+check("soft_vs_hard_prediction")
+
+# %%
+STUDENT_LAYERS, T_KD = 2, 2.0
+student_config = TrainConfig(lr=1e-4, epochs=3, batch_size=16, lr_overrides=(("classifier.", HEAD_LR),))
+gold_config = TrainConfig(lr=1e-4, epochs=18, batch_size=16, lr_overrides=(("classifier.", HEAD_LR),))
+labelled_and_transfer = [e.text for e in train] + transfer
+students = {
+    "student, gold": train_student(compact_classifier(SENTIMENT_LABELS, STUDENT_LAYERS), train, test, tokenizer,
+                                   SENTIMENT_LABELS, config=gold_config, name="student-gold"),
+    "student, top class": train_student(compact_classifier(SENTIMENT_LABELS, STUDENT_LAYERS), labelled_and_transfer,
+                                        test, tokenizer, SENTIMENT_LABELS, teacher=teacher, hard=True,
+                                        config=student_config, name="student-top-class"),
+    "student, scores": train_student(compact_classifier(SENTIMENT_LABELS, STUDENT_LAYERS), labelled_and_transfer,
+                                     test, tokenizer, SENTIMENT_LABELS, teacher=teacher, temperature=T_KD,
+                                     config=student_config, name="student-scores"),
+}
+runs.update(students)
+for name, run in {"teacher (6 blocks)": runs["full, cls"], **students}.items():
+    print(f"{name:20s} held-out accuracy {run.final():.1%}, held-out loss {run.final('loss'):.3f} "
+          f"(by epoch: {' '.join(f'{x:.2f}' for x in run.curve('loss'))})")
+blocks = {"teacher": len(teacher.bert.encoder.layer), "student": STUDENT_LAYERS}
+print(f"blocks per token: teacher {blocks['teacher']}, student {blocks['student']}")
+curves_figure(list(students.values()), baseline=majority, title="a 2-block student: gold labels vs the teacher's")
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# What the numbers above say (computed in this run; the test suite checks each sentence):
+#
+# * **Learning from the teacher beat learning from the gold labels**, by a few points: the transfer set gave
+#   the student six times as many sentences, labelled by a teacher that is wrong on some of them. With the
+#   same number of steps, the gold-label student only saw its 500 sentences again and again.
+# * The teacher, with three times the blocks, is still the most accurate: a compact model trades a few points
+#   for a third of the encoder's work per token.
+# * **Top class or scores: about the same accuracy.** With two classes a score adds one thing to the top
+#   class, how sure the teacher was — and that shows in the **held-out loss**: the student trained on the
+#   scores has the lowest, and it fell over the run, while the top-class and gold students' losses *rose*: they
+#   grew more confident than they were right (the gold student most of all, on 500 sentences seen 18 times). With many classes, the scores also say which *wrong* classes are plausible (Hinton's "dark
+#   knowledge"), and soft targets matter more.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## 7. The fine-tuning panel
 #
 # Choose what to train, the pooling, the learning rate and the epochs, and press **start**. Training runs in
 # the background (the rest of the notebook stays usable) and the curves are redrawn as it goes; **stop**

@@ -139,9 +139,9 @@ def test_the_runs_that_train_part_of_the_model_are_the_shipped_ones(out):
     origin = dict(re.findall(r"^run (.+?)\s{2,}(shipped with the course|loaded from the cache|trained just now)$",
                              out, re.M))
     assert set(origin) == {"head only, cls", "head only, mean", "last 2 layers, cls", "full, cls",
-                           "full, cls, lr 1e-2", "NLI cross-encoder", "NLI bi-encoder"}, origin
+                           "full, cls, lr 1e-2", "NLI cross-encoder", "NLI bi-encoder", *STUDENTS}, origin
     for name in ("head only, cls", "head only, mean", "last 2 layers, cls", "full, cls", "NLI cross-encoder",
-                 "NLI bi-encoder"):
+                 "NLI bi-encoder", *STUDENTS):
         assert origin[name] == "shipped with the course", (name, "run tools/ship_runs.py --only finetuning")
     assert origin["full, cls, lr 1e-2"] != "shipped with the course"  # every row moved: 45 MB as a delta
 
@@ -154,3 +154,55 @@ def test_sentencebert_s_third_feature_is_the_paper_s_and_the_slide_s_abbreviatio
     assert "SentenceBERT (Reimers & Gurevych 2019; lecture L004)" in text
     assert ("The paper's third feature is the element-wise absolute difference $|u - v|$; the L004 slide, which says "
             "\"u, v, and u–v\", abbreviates it.") in text
+
+
+# ----------------------------------------------------------------------------- §6 distillation
+
+STUDENTS = ("student, gold", "student, top class", "student, scores")
+
+
+def distilled(out: str) -> dict[str, tuple[float, float, list[float]]]:
+    """name -> (held-out accuracy, held-out loss, loss by epoch), as §6 printed them."""
+    rows = {m.group(1).strip(): (float(m.group(2)) / 100, float(m.group(3)), [float(x) for x in m.group(4).split()])
+            for m in re.finditer(r"^(teacher \(6 blocks\)|student, [a-z ]+?)\s+held-out accuracy ([\d.]+)%, held-out "
+                                 r"loss ([\d.]+) \(by epoch: ([\d. ]+)\)$", out, re.M)}
+    assert set(rows) == {"teacher (6 blocks)", *STUDENTS}, rows
+    return rows
+
+
+def test_learning_from_the_teacher_beats_learning_from_the_gold_labels_and_the_teacher_is_best(out):
+    r = distilled(out)
+    acc = {k: v[0] for k, v in r.items()}
+    assert acc["student, top class"] > acc["student, gold"] and acc["student, scores"] > acc["student, gold"]
+    assert acc["teacher (6 blocks)"] > max(acc[k] for k in STUDENTS)
+    assert "blocks per token: teacher 6, student 2" in out
+    assert min(acc.values()) > 0.6  # every student learnt the task ("a few points" from the teacher)
+
+
+def test_top_class_and_scores_are_about_as_accurate_as_predicted(out):
+    from course_lib.exercises import run_exercise
+
+    r = distilled(out)
+    assert abs(r["student, scores"][0] - r["student, top class"][0]) <= 0.015  # "within a point and a half"
+    assert run_exercise("soft_vs_hard_prediction", {"soft_vs_hard_guess": "about the same"}).correct
+
+
+def test_the_scores_student_has_the_lowest_held_out_loss_which_fell_while_the_others_rose(out):
+    r = distilled(out)
+    loss = {k: r[k][1] for k in STUDENTS}
+    assert loss["student, scores"] == min(loss.values())
+    by_epoch = {k: r[k][2] for k in STUDENTS}
+    assert by_epoch["student, scores"][-1] < by_epoch["student, scores"][0]
+    for k in ("student, top class", "student, gold"):
+        assert by_epoch[k][-1] > by_epoch[k][0], k
+    assert by_epoch["student, gold"][-1] > by_epoch["student, top class"][-1]  # "the gold student most of all"
+    assert len(by_epoch["student, gold"]) == 18 and len(by_epoch["student, scores"]) == 3
+
+
+def test_the_temperature_flattens_the_teachers_distribution(out):
+    rows = {int(m.group(1)): [float(x) for x in m.group(2).split(", ")]
+            for m in re.finditer(r"^T = (\d): P\(positive\) = ([\d., ]+)$", out, re.M)}
+    assert sorted(rows) == [1, 2, 4]
+    for a, b in ((1, 2), (2, 4)):
+        assert all(abs(y - 0.5) <= abs(x - 0.5) for x, y in zip(rows[a], rows[b]))
+    assert "transfer set: 2,500 unlabelled sentences; labelled: 500" in out

@@ -168,12 +168,15 @@ def test_every_shipped_run_is_complete_small_and_in_the_readme():
 
 SHIPPED_FT = sorted(p.name for p in (RUNS / "finetuning").iterdir() if p.is_dir()) if (RUNS / "finetuning").is_dir() else []
 FINETUNING = [n for n in SHIPPED_FT if ship_runs.WHAT[ship_runs._prefix(n)][0] == "11.4a"]
+STUDENTS = [n for n in SHIPPED_FT if ship_runs._prefix(n) in ship_runs.STUDENT_RUNS]
 
 
 def test_the_fine_tuning_runs_of_11_4a_are_shipped_but_not_the_one_that_moves_every_weight():
     assert {ship_runs._prefix(n) for n in FINETUNING} == {"head-cls", "head-mean", "last2-cls", "full-cls",
                                                          "nli-cross", "nli-bi"}
-    assert {ship_runs._prefix(n) for n in SHIPPED_FT} - set(map(ship_runs._prefix, FINETUNING)) == ship_runs.LABELLING_RUNS
+    assert ({ship_runs._prefix(n) for n in SHIPPED_FT} - set(map(ship_runs._prefix, FINETUNING))
+            == ship_runs.LABELLING_RUNS | ship_runs.STUDENT_RUNS)
+    assert {ship_runs._prefix(n) for n in STUDENTS} == ship_runs.STUDENT_RUNS
 
 
 def _recipe(folder):
@@ -242,6 +245,37 @@ def test_the_first_steps_of_a_shipped_fine_tuning_run_are_reproduced(prefix, emp
                              device="cpu")  # where the shipped run was trained: a GPU draws other dropout masks
     assert not again.shipped and again.interrupted
     assert losses == pytest.approx(shipped.step_losses[:5], abs=TOL)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", STUDENTS)
+def test_a_shipped_student_loads_under_the_shipped_teacher_and_scores_its_recorded_accuracy(name, empty_cache):
+    """The students are keyed by the run that trained their teacher: the teacher loaded from its shipped delta
+    (weights that differ from the freshly trained ones in their last bits) finds the students made with it."""
+    from course_lib.finetuning.classify import pretrained_encoder, train_classifier
+    from course_lib.finetuning.data import SENTIMENT_LABELS, SentenceCollator, load_sentiment
+    from course_lib.finetuning.distill import Student, compact_classifier, train_student
+    from course_lib.finetuning.runs import TrainRun
+    from course_lib.finetuning.training import evaluate
+
+    (teacher_folder,) = [RUNS / "finetuning" / n for n in FINETUNING if ship_runs._prefix(n) == "full-cls"]
+    shipped_teacher, teacher, train, test, collate, strategy = _recipe(teacher_folder)
+    assert train_classifier(teacher, train, test, collate, strategy, shipped_teacher.config, name="full-cls",
+                            progress=False).shipped
+    shipped = TrainRun.from_dict(json.loads((RUNS / "finetuning" / name / "run.json").read_text()))
+    _, tokenizer = pretrained_encoder()
+    seen = {e.text for e in train}
+    data = train if shipped.info["teacher"] is None else (
+        [e.text for e in train] + [e.text for e in load_sentiment("train") if e.text not in seen])
+    kwargs = {"temperature": shipped.info["temperature"]} | ({} if shipped.info["teacher"] is None else {
+        "teacher": teacher, "hard": shipped.info["teacher"] == "top class"})
+    student = compact_classifier(SENTIMENT_LABELS, shipped.info["layers"])
+    run = train_student(student, data, test, tokenizer, SENTIMENT_LABELS, config=shipped.config, name=shipped.name,
+                        progress=False, **kwargs)
+    assert run.shipped, f"{name} is not the run this recipe asks for: run tools/ship_runs.py --only finetuning"
+    assert not [f for f in empty_cache.rglob("*") if f.is_file()], "loading a shipped run wrote into the cache"
+    scores = evaluate(Student(student), test, SentenceCollator(tokenizer, SENTIMENT_LABELS, 64))
+    assert scores["accuracy"] == pytest.approx(run.final(), abs=1.01 / len(test)), "at most one example flips"
 
 
 # ----------------------------------------------------------------------------- 11.5: SpanBERT (and 11.4b / 11.5's heads)

@@ -17,7 +17,8 @@ What is shipped (every other heavy step is cached on first use, see the README):
                                         last 2 layers, full fine-tuning at 5e-5 -- its word embeddings by the
                                         rows that moved --, the NLI cross- and bi-encoder), from executing the
                                         notebook itself in the empty cache; the full fine-tuning at 1e-2 (every
-                                        row moved: 45 MB as a delta) is trained on first use and cached
+                                        row moved: 45 MB as a delta) is trained on first use and cached; and
+                                        §6's three distilled students (2 blocks, 7 MB each)
   finetuning/<run>-<key>                notebooks 11.4b and 11.5: the taggers, the QA head and the span model,
                                         heads on frozen states (keyed by the ids and weights the states come
                                         from, not by their floats, so every machine finds them)
@@ -159,6 +160,15 @@ for _run, _what, _call in [
         ("nli-cross", f"cross-encoder: the last 3 blocks and the head, mean pooling, {_NLI}", "name=\"nli-cross\""),
         ("nli-bi", f"SentenceBERT bi-encoder: the last 3 blocks and W, mean pooling, {_NLI}", "name=\"nli-bi\"")]:
     WHAT[_run] = ("11.4a", _what, f"train_classifier(..., {_call})")
+_STUDENT = "a student of MiniLM's bottom 2 blocks (word embeddings frozen) and a new head"
+for _run, _what, _call in [
+        ("student-gold", f"{_STUDENT}, on the 500 gold-labelled sentences, 18 epochs", "name=\"student-gold\""),
+        ("student-top-class", f"{_STUDENT}, on 3,000 sentences labelled with the teacher's (full-cls) top class, "
+         "3 epochs", "teacher=teacher, hard=True, name=\"student-top-class\""),
+        ("student-scores", f"{_STUDENT}, on the teacher's (full-cls) scores for 3,000 sentences, L_KD at T = 2, "
+         "3 epochs", "teacher=teacher, temperature=T_KD, name=\"student-scores\"")]:
+    WHAT[_run] = ("11.4a §6", _what, f"train_student(..., {_call})")
+STUDENT_RUNS = {"student-gold", "student-top-class", "student-scores"}
 _NER = "wikigold NER: W_K alone on the frozen encoder"
 _SPANS = "GUM entities (1,200 sentences, MiniLM's first 4 layers frozen, 6 epochs)"
 for _run, _what, _call in [

@@ -10,8 +10,12 @@ freeze_last_k     freeze_all_but_last(model, k): only the last k transformer blo
 sbert_features    sbert_features(u, v) -> [u; v; |u − v|], (B, d) x 2 -> (B, 3d) (SentenceBERT, L004)
 bi_encoder_logits bi_encoder_logits(z_a, mask_a, z_b, mask_b, W, b) -> (B, C): mean-pool each sentence over its
                   real tokens, build [u; v; |u − v|], apply W and b -- pooling, features and head composed
+distillation_loss distillation_loss(student_logits, teacher_logits, T) -> T² · KL(softmax(t/T) ‖ softmax(s/T)), the
+                  mean over the batch (Hinton et al. 2015; L004's compact BERTs) -- temperature, two softmaxes, the
+                  KL's direction and its reduction composed; each common slip gives another number
 pooling_prediction  (question) head only on the frozen embedded model: does [CLS] or mean pooling do better?
 all_pairs_prediction (question) encoder passes a cross-encoder needs for all pairs among 1,000 sentences
+soft_vs_hard_prediction (question) a student on the teacher's top class or on its scores: which is more accurate?
 
 The references are course_lib's (``model.classification.pool``, ``finetuning.freezing``,
 ``finetuning.sbert.sbert_features``); inputs are small, seeded and built so that each common mistake gives a
@@ -24,6 +28,7 @@ import functools
 import torch
 import torch.nn.functional as F
 
+from ..finetuning.distill import distillation_loss as reference_distillation
 from ..finetuning.freezing import count_parameters, freeze
 from ..finetuning.sbert import sbert_features as reference_features
 from ..model.bert import BertConfig, BertModel
@@ -296,6 +301,87 @@ def check_bi_encoder_logits(bi_encoder_logits):
     raise Wrong("the logits differ from W [u; v; |u − v|] + b with u, v the masked means" + case)
 
 
+# ----------------------------------------------------------------------------- distillation_loss (composed)
+
+def distill_inputs(case: int):
+    """(student scores, teacher scores, T): 3 classes, so that averaging over the classes gives another number."""
+    g = torch.Generator().manual_seed(40 + case)
+    B, C, T = ((4, 3, 2.0), (3, 3, 4.0), (5, 2, 1.0))[case]
+    return torch.randn(B, C, generator=g) * 2, torch.randn(B, C, generator=g) * 3, T
+
+
+def _distill_alternatives(s, t, T):
+    """The numbers a plausible slip gives, with what to say about it."""
+    B, C = s.shape
+    ref = reference_distillation(s, t, T)
+    log_ps, pt = F.log_softmax(s / T, -1), F.softmax(t / T, -1)
+    entropy_t = -(pt * pt.log()).sum(-1).mean()
+    ps, log_pt = F.softmax(s / T, -1), F.log_softmax(t / T, -1)
+    alts = [
+        ("no T²", ref / (T * T),
+         "multiply by T²: softening both distributions by T shrinks the gradients by about 1/T², and T² puts them "
+         "back, so the loss keeps its weight whatever T you pick"),
+        ("mean over classes too", ref / C,
+         "your number is the right one divided by the number of classes: F.kl_div's reduction='mean' averages over "
+         "every entry (batch × classes); the KL is a sum over the classes, averaged over the batch "
+         "(reduction='batchmean')"),
+        ("sum over the batch", ref * B,
+         "you summed over the batch: take the mean over the sentences (reduction='batchmean')"),
+        ("no temperature", F.kl_div(F.log_softmax(s, -1), F.softmax(t, -1), reduction="batchmean") * T * T,
+         "divide both scores by T before their softmaxes: the temperature is what softens the distributions"),
+        ("no temperature, no T²", F.kl_div(F.log_softmax(s, -1), F.softmax(t, -1), reduction="batchmean"),
+         "the temperature is missing: divide both scores by T before their softmaxes, and multiply the KL by T²"),
+        ("T on the teacher only", F.kl_div(F.log_softmax(s, -1), pt, reduction="batchmean") * T * T,
+         "the student's scores must be divided by T too: both distributions are softened by the same temperature"),
+        ("T on the student only", F.kl_div(log_ps, F.softmax(t, -1), reduction="batchmean") * T * T,
+         "the teacher's scores must be divided by T too: both distributions are softened by the same temperature"),
+        ("reversed KL", F.kl_div(log_pt, ps, reduction="batchmean") * T * T,
+         "the KL goes the other way: KL(teacher ‖ student) = Σ p_teacher · (log p_teacher − log p_student); "
+         "F.kl_div(input, target) takes the *student's* log-probabilities as input and the teacher's "
+         "probabilities as target"),
+        ("cross-entropy", ref + entropy_t * T * T,
+         "you computed the cross-entropy −Σ p_teacher log p_student: it is the KL plus the teacher's entropy, a "
+         "constant for the student (same gradients), but the exercise asks for the KL, which is 0 when the "
+         "student gives the teacher's distribution"),
+        ("probabilities as input", F.kl_div(F.softmax(s / T, -1), pt, reduction="batchmean") * T * T,
+         "F.kl_div expects its first argument as log-probabilities: pass F.log_softmax of the student's scores"),
+        ("log-probabilities as target", F.kl_div(log_ps, F.log_softmax(t / T, -1), reduction="batchmean") * T * T,
+         "F.kl_div expects its target as probabilities (unless log_target=True): pass F.softmax of the teacher's "
+         "scores"),
+    ]
+    return alts
+
+
+@exercise("distillation_loss", needs=["distillation_loss"])
+def check_distillation_loss(distillation_loss):
+    for i in range(3):
+        s, t, T = distill_inputs(i)
+        case = f" (scores {fmt_shape(s.shape)}, T = {T:g})"
+        got = expect_tensor(distillation_loss(s.clone(), t.clone(), T), "the loss")
+        if got.dim() != 0:
+            if got.shape == (s.shape[0],):
+                raise Wrong("return one number: average the per-sentence KL over the batch" + case)
+            raise Wrong(f"the loss should be one number (a 0-dimensional tensor), got shape {fmt_shape(got.shape)}"
+                        + case)
+        want = reference_distillation(s, t, T)
+        if close(got, want):
+            continue
+        for name, alt, why in _distill_alternatives(s, t, T):
+            if T == 1.0 and name in ("no T²", "no temperature", "no temperature, no T²", "T on the teacher only",
+                                     "T on the student only"):
+                continue  # the same number at T = 1
+            if close(got, alt):
+                raise Wrong(why + case)
+        raise Wrong(f"loss {float(got):.4f}, expected {float(want):.4f}: T² · KL(softmax(t/T) ‖ softmax(s/T)), "
+                    "summed over the classes and averaged over the batch" + case)
+    with torch.no_grad():
+        same = distillation_loss(t.clone(), t.clone(), 2.0)
+    if not close(torch.as_tensor(same, dtype=torch.float32), torch.tensor(0.0)):
+        raise Wrong("a student that gives the teacher's scores exactly should have loss 0 (the KL of a distribution "
+                    "to itself)")
+    return "T² · KL(softmax(t/T) ‖ softmax(s/T)), averaged over the batch"
+
+
 # ----------------------------------------------------------------------------- prediction questions
 
 question(
@@ -318,4 +404,18 @@ question(
     hint="a cross-encoder reads two sentences together, so nothing it computes for one sentence can be reused "
          "with another: every pair it compares costs a pass of its own. Does the number of pairs grow like the "
          "number of sentences, or faster? And which pairs does finding the most similar pair really need?",
+)
+
+question(
+    "soft_vs_hard_prediction", variable="soft_vs_hard_guess", choices=["top class", "scores", "about the same"],
+    answer="about the same",
+    why="with two classes, the teacher's scores add one number to its top class: how sure it was. The two students "
+        "saw the same sentences and the teacher's answers; they made nearly the same decisions (accuracy within a "
+        "point or so), and the difference showed in their confidence instead: the student trained on the scores "
+        "has the lower held-out loss. With many classes the scores also rank the wrong classes, and soft targets "
+        "carry more.",
+    hint="count what the teacher's scores tell the student beyond its top class when there are only two classes, "
+         "and ask whether that extra information changes which side of 0.5 a prediction falls, or how close to "
+         "0.5 it sits.",
+    giveaways=["about the same accuracy", "within a point"],
 )

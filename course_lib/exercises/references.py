@@ -91,6 +91,8 @@ REFERENCES: dict[str, tuple[str, ...]] = {
     # pool does the masked mean pooling, this exercise's own step; not sbert_features, which the notebook says to
     # reuse and the solution calls
     "bi_encoder_logits": ("course_lib.exercises.ch11_4a.bi_reference", "course_lib.model.classification.pool"),
+    "distillation_loss": ("course_lib.finetuning.distill.distillation_loss", "course_lib.finetuning.distill.Student",
+                          "course_lib.exercises.ch11_4a.reference_distillation"),
 
     # ----------------------------------------------------------------------------- ch11_4b: sequence labelling
     "align_labels": ("course_lib.finetuning.labelling.align_labels",),

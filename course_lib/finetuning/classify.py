@@ -24,7 +24,7 @@ from ..model.classification import BertForSequenceClassification
 from ..model.device import get_device
 from .freezing import freeze
 from .frozen import FromLayer, frozen_states, num_layers, pad_states, run_layers
-from .runs import TrainConfig, TrainRun, _remember_start, initial_fingerprint, run_key
+from .runs import TrainConfig, TrainRun, _remember_run, _remember_start, initial_fingerprint, run_key
 from .shipped import find_finished
 from .sbert import SiameseClassifier, SiameseFromLayer, collate_pair_states, pair_state_examples
 from .training import fit
@@ -127,6 +127,8 @@ def train_classifier(model, train: Sequence, test: Sequence, collate, strategy: 
                       **common)
     if cache:
         _remember_start(model, start_fp)
+    if run.finished:
+        _remember_run(model, run.key)
     return run
 
 

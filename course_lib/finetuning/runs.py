@@ -233,6 +233,15 @@ def _remember_start(model: nn.Module, start_fp: str) -> None:
     object.__setattr__(model, "_finetuning_started_from", seen)
 
 
+def _remember_run(model: nn.Module, key: str) -> None:
+    object.__setattr__(model, "_finetuning_runs", getattr(model, "_finetuning_runs", {}) | {model_fingerprint(model): key})
+
+
+def trained_by(model: nn.Module) -> str | None:
+    """The key of the run that gave ``model`` its weights (trained, cached or shipped), or None (distill.py)."""
+    return getattr(model, "_finetuning_runs", {}).get(model_fingerprint(model))
+
+
 def run_key(model: nn.Module, train_data: Sequence, config: TrainConfig, eval_data: Sequence | None = None,
             extra: Any = None) -> str:
     """The cache key of a run: config + model (as it was before training) + data (+ ``extra``, e.g. max length)."""

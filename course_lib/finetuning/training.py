@@ -79,7 +79,12 @@ def to_device(batch: dict, device: torch.device) -> dict:
 
 
 def correct_and_counted(logits: torch.Tensor, labels: torch.Tensor) -> tuple[int, int]:
-    """How many argmax predictions equal the labels, and how many labels count (not -100)."""
+    """How many argmax predictions equal the labels, and how many labels count (not -100).
+
+    Labels that are scores of the same shape as ``logits`` (a teacher's, in distillation) count by their argmax:
+    the share of the predictions that agree with the teacher's top class."""
+    if labels.is_floating_point() and labels.shape == logits.shape:
+        labels = labels.argmax(-1)
     keep = labels != IGNORE_INDEX
     pred = logits.argmax(-1)
     return int((pred[keep] == labels[keep]).sum()), int(keep.sum())

@@ -9,6 +9,8 @@ ENCODE = "    enc = tokenizer(sentences)\n    hidden = encoder(**enc).last_hidde
 FREEZE = "def freeze_all_but_last(model, k):\n"
 FEAT = "def sbert_features(u, v):\n"
 BI = "def bi_encoder_logits(z_a, mask_a, z_b, mask_b, W, b):\n"
+KD = "def distillation_loss(student_logits, teacher_logits, T):\n"
+LOGS = "    log_ps = F.log_softmax(student_logits / T, dim=-1)\n    pt = F.softmax(teacher_logits / T, dim=-1)\n"
 MEAN = """\
     def mean(z, m):
         m = m.unsqueeze(-1).float()
@@ -108,10 +110,37 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
     "softmaxed": ("bi_encoder_logits", BI + MEAN + "    u, v = mean(z_a, mask_a), mean(z_b, mask_b)\n"
                   "    return (torch.cat([u, v, (u - v).abs()], -1) @ W.T + b).softmax(-1)",
                   "return the logits (scores), not the softmax"),
+    # ------------------------------------------------------------------ distillation_loss
+    "no T squared": ("distillation_loss", KD + LOGS + "    return F.kl_div(log_ps, pt, reduction='batchmean')",
+                     "multiply by T²"),
+    "kl_div's default mean": ("distillation_loss", KD + LOGS + "    return F.kl_div(log_ps, pt) * T * T",
+                              "reduction='mean' averages over every entry"),
+    "summed over the batch": ("distillation_loss", KD + LOGS + "    return F.kl_div(log_ps, pt, reduction='sum') * T * T",
+                              "you summed over the batch"),
+    "no temperature": ("distillation_loss", KD + "    return F.kl_div(F.log_softmax(student_logits, -1), "
+                       "F.softmax(teacher_logits, -1), reduction='batchmean') * T * T",
+                       "divide both scores by T before their softmaxes"),
+    "teacher softened only": ("distillation_loss", KD + "    pt = F.softmax(teacher_logits / T, dim=-1)\n"
+                              "    return F.kl_div(F.log_softmax(student_logits, -1), pt, reduction='batchmean') * T * T",
+                              "the student's scores must be divided by T too"),
+    "KL the other way": ("distillation_loss", KD + "    ps = F.softmax(student_logits / T, -1)\n"
+                         "    log_pt = F.log_softmax(teacher_logits / T, -1)\n"
+                         "    return F.kl_div(log_pt, ps, reduction='batchmean') * T * T", "the KL goes the other way"),
+    "soft cross-entropy": ("distillation_loss", KD + LOGS + "    return -(pt * log_ps).sum(-1).mean() * T * T",
+                           "you computed the cross-entropy"),
+    "probabilities into kl_div": ("distillation_loss", KD + "    ps = F.softmax(student_logits / T, -1)\n"
+                                  "    pt = F.softmax(teacher_logits / T, -1)\n"
+                                  "    return F.kl_div(ps, pt, reduction='batchmean') * T * T",
+                                  "expects its first argument as log-probabilities"),
+    "per sentence": ("distillation_loss", KD + LOGS + "    return (pt * (pt.log() - log_ps)).sum(-1) * T * T",
+                     "average the per-sentence KL over the batch"),
+    "a float": ("distillation_loss", KD + LOGS + "    return (F.kl_div(log_ps, pt, reduction='batchmean') * T * T).item()",
+                "the loss"),
     # ------------------------------------------------------------------ questions
     "cls guess": ("pooling_prediction", "pooling_guess = '[CLS]'", "which vector the embedded model's own training"),
     "not a choice": ("pooling_prediction", "pooling_guess = 'max'", "choose one of"),
     "n squared": ("all_pairs_prediction", "passes_guess = '1,000,000'", "every pair it compares costs a pass"),
+    "soft wins": ("soft_vs_hard_prediction", "soft_vs_hard_guess = 'scores'", "count what the teacher's scores tell"),
 }
 
 WRONG_ANSWERS: dict[str, list[tuple[str, str]]] = {}
