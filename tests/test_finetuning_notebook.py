@@ -177,6 +177,12 @@ def test_learning_from_the_teacher_beats_learning_from_the_gold_labels_and_the_t
     assert acc["teacher (6 blocks)"] > max(acc[k] for k in STUDENTS)
     assert "blocks per token: teacher 6, student 2" in out
     assert min(acc.values()) > 0.6  # every student learnt the task ("a few points" from the teacher)
+    m = re.search(r"one standard error of an accuracy near (\d+)% on 400 sentences: ([\d.]+)%", out)
+    assert m
+    se = float(m.group(2)) / 100
+    assert se == pytest.approx(math.sqrt(acc["student, scores"] * (1 - acc["student, scores"]) / 400), abs=1e-3)
+    gap = max(acc["student, top class"], acc["student, scores"]) - acc["student, gold"]
+    assert 0 < gap < 2 * se  # "a little better", "under two standard errors"
 
 
 def test_top_class_and_scores_are_about_as_accurate_as_predicted(out):

@@ -212,3 +212,28 @@ def test_panel_shows_errors_inside_the_widget(panel):
     panel.wait(30)
     assert "no model today" in panel.status.value and "⚠" in panel.status.value
     assert panel.start_button.disabled is False
+
+
+def test_the_students_figure_puts_runs_of_other_epoch_lengths_on_one_step_axis_and_the_loss_on_a_log_scale():
+    from course_lib.finetuning.runs import EpochRecord, TrainConfig, TrainRun
+    from course_lib.views.finetuning import students_figure
+
+    def run(name, steps_per_epoch, accs, losses):
+        r = TrainRun(name=name, key="k", config=TrainConfig(), trainable_parameters=1, total_parameters=1,
+                     device="cpu", steps_per_epoch=steps_per_epoch)
+        r.epochs = [EpochRecord(epoch=i + 1, train_loss=0.5, train_accuracy=None, eval={"accuracy": a, "loss": l},
+                                seconds=1.0, eval_seconds=0.1, steps=steps_per_epoch)
+                    for i, (a, l) in enumerate(zip(accs, losses))]
+        return r
+
+    gold = run("g", 32, [0.5, 0.6, 0.7], [0.7, 1.5, 3.0])
+    soft = run("s", 188, [0.7, 0.74], [0.6, 0.55])
+    teacher = run("t", 32, [0.8], [0.49])
+    fig = students_figure({"gold": gold, "scores": soft}, teacher=teacher, baseline=0.5)
+    ax_acc, ax_loss = fig.axes
+    lines = {ln.get_label(): ln for ln in ax_acc.get_lines() if not ln.get_label().startswith("_")}
+    assert list(lines["gold"].get_xdata()) == [32, 64, 96] and list(lines["scores"].get_xdata()) == [188, 376]
+    assert ax_loss.get_yscale() == "log"
+    assert [ln.get_ydata()[-1] for ln in ax_loss.get_lines()][:2] == [3.0, 0.55]
+    assert {t.get_text() for t in ax_acc.texts} == {"teacher", "majority class"}
+    assert "steps" in ax_acc.get_xlabel() and "cross-entropy" in ax_loss.get_ylabel()

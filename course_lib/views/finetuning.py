@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
@@ -180,4 +181,37 @@ def cosine_by_label_figure(cosines: dict[str, Sequence[float]], labels: Sequence
     ax.set(xlabel="gold label of the pair", ylabel="cos(u, v)", title=title)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, axis="y")
+    return fig
+
+
+def students_figure(students: dict, teacher=None, baseline: float | None = None,
+                    title: str | None = None) -> Figure:
+    """Distilled students against training steps, so that runs with other epoch lengths line up: left, held-out
+    accuracy (the teacher's as a line); right, held-out cross-entropy on a log scale (how sure the students are
+    when they are wrong). ``students``: label -> run."""
+    fig = Figure(figsize=(10, 3.6), dpi=100, layout="constrained")
+    ax_acc, ax_loss = fig.subplots(1, 2)
+    for i, (label, run) in enumerate(students.items()):
+        st = style(i)
+        steps = [e.epoch * run.steps_per_epoch for e in run.epochs]
+        for ax, metric in ((ax_acc, "accuracy"), (ax_loss, "loss")):
+            ax.plot(steps, run.curve(metric), color=st["color"], marker=st["marker"], linestyle=st["linestyle"],
+                    label=label)
+    for ax, value, text in ((ax_acc, None if teacher is None else teacher.final(), "teacher"),
+                            (ax_acc, baseline, "majority class"),
+                            (ax_loss, None if teacher is None else teacher.final("loss"), "teacher")):
+        if value is not None:
+            ax.axhline(value, color="#555555", linewidth=1, linestyle=(0, (4, 3)))
+            ax.annotate(text, (0.01, value), xycoords=("axes fraction", "data"), ha="left", va="bottom", fontsize=8,
+                        color="#555555")
+    ax_acc.set(xlabel="training steps (batches of 16)", ylabel="held-out accuracy", title="held-out accuracy")
+    ax_loss.set(xlabel="training steps (batches of 16)", ylabel="held-out cross-entropy (log scale)",
+                title="held-out loss: how sure, when wrong", yscale="log")
+    for fmt in (ax_loss.yaxis.set_major_formatter, ax_loss.yaxis.set_minor_formatter):
+        fmt(FuncFormatter(lambda v, _: f"{v:g}"))  # 0.6, 2, 3 rather than 6 x 10^-1
+    for ax in (ax_acc, ax_loss):
+        ax.grid(alpha=0.3)
+    ax_acc.legend(fontsize=8, loc="lower right")
+    if title:
+        fig.suptitle(title)
     return fig
