@@ -8,8 +8,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from course_lib.finetuning.distill import (Student, TeacherCollator, compact_classifier, distillation_loss, soften,
-                                           train_student)
+from course_lib.finetuning.distill import (Student, TeacherCollator, compact_classifier, distillation_loss,
+                                           paired_difference, soften, train_student)
 from course_lib.finetuning.runs import TrainConfig, _remember_run, trained_by
 from course_lib.finetuning.training import correct_and_counted
 
@@ -193,3 +193,24 @@ def test_a_student_trains_on_a_teachers_scores_and_its_run_is_cached_by_the_teac
     other = train_student(compact_classifier(labels, layers=1), texts, test, tok, labels, teacher=teacher,
                           config=config, progress=False, device="cpu")
     assert not other.cached and other.key not in (run.key, hard.key)
+    trained = compact_classifier(labels, layers=1)
+    first = train_student(trained, texts, test, tok, labels, teacher=teacher, config=config, progress=False,
+                          device="cpu")
+    again = train_student(trained, texts, test, tok, labels, teacher=teacher, config=config, progress=False,
+                          device="cpu")  # the same, already trained student: its run, not a new one from here
+    assert again.cached and again.key == first.key
+    assert train_student(trained, texts, test, tok, labels, teacher=teacher, temperature=4.0, config=config,
+                         progress=False, device="cpu").key != first.key
+
+
+def test_the_paired_difference_counts_only_the_sentences_where_one_is_right():
+    gold = torch.tensor([0, 1, 1, 0, 1, 0, 1, 1])
+    a = torch.tensor([0, 1, 1, 0, 0, 0, 1, 0])   # 6 right
+    b = torch.tensor([0, 1, 0, 1, 1, 0, 1, 0])   # 5 right
+    d = paired_difference(a, b, gold)
+    x = torch.tensor([0, 0, 1, 1, -1, 0, 0, 0], dtype=torch.double)
+    assert d["difference"] == pytest.approx(1 / 8) and d["n"] == 8 and d["disagree"] == 3
+    assert d["se"] == pytest.approx(float(x.std()) / math.sqrt(8))
+    assert paired_difference(a, a, gold)["se"] == 0.0
+    with pytest.raises(ValueError, match="need two predictions per example"):
+        paired_difference(a, b[:3], gold)

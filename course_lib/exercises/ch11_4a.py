@@ -306,7 +306,7 @@ def check_bi_encoder_logits(bi_encoder_logits):
 def distill_inputs(case: int):
     """(student scores, teacher scores, T): 3 classes, so that averaging over the classes gives another number."""
     g = torch.Generator().manual_seed(40 + case)
-    B, C, T = ((4, 3, 2.0), (3, 3, 4.0), (5, 2, 1.0))[case]
+    B, C, T = ((5, 3, 2.0), (3, 3, 4.0), (5, 2, 1.0))[case]  # B never T², so a slip on one cannot hide another
     return torch.randn(B, C, generator=g) * 2, torch.randn(B, C, generator=g) * 3, T
 
 
@@ -321,6 +321,12 @@ def _distill_alternatives(s, t, T):
         ("no T²", ref / (T * T),
          "multiply by T²: softening both distributions by T shrinks the gradients by about 1/T², and T² puts them "
          "back, so the loss keeps its weight whatever T you pick"),
+        ("T, not T²", ref / T,
+         "you multiplied by T once: the factor is T² (T * T), which undoes the 1/T² that softening puts on the "
+         "gradients"),
+        ("softmax over the batch", F.kl_div(F.log_softmax(s / T, 0), F.softmax(t / T, 0), reduction="batchmean") * T * T,
+         "your softmaxes run over the batch (dim=0): each sentence's scores become a distribution over its classes, "
+         "the last axis (dim=-1)"),
         ("mean over classes too", ref / C,
          "your number is the right one divided by the number of classes: F.kl_div's reduction='mean' averages over "
          "every entry (batch × classes); the KL is a sum over the classes, averaged over the batch "
@@ -367,8 +373,8 @@ def check_distillation_loss(distillation_loss):
         if close(got, want):
             continue
         for name, alt, why in _distill_alternatives(s, t, T):
-            if T == 1.0 and name in ("no T²", "no temperature", "no temperature, no T²", "T on the teacher only",
-                                     "T on the student only"):
+            if T == 1.0 and name in ("no T²", "T, not T²", "no temperature", "no temperature, no T²",
+                                     "T on the teacher only", "T on the student only"):
                 continue  # the same number at T = 1
             if close(got, alt):
                 raise Wrong(why + case)
@@ -409,13 +415,13 @@ question(
 question(
     "soft_vs_hard_prediction", variable="soft_vs_hard_guess", choices=["top class", "scores", "about the same"],
     answer="about the same",
-    why="with two classes, the teacher's scores add one number to its top class: how sure it was. The two students "
-        "saw the same sentences and the teacher's answers; they made nearly the same decisions (accuracy within a "
-        "point or so), and the difference showed in their confidence instead: the student trained on the scores "
-        "has the lower held-out loss. With many classes the scores also rank the wrong classes, and soft targets "
-        "carry more.",
-    hint="count what the teacher's scores tell the student beyond its top class when there are only two classes, "
-         "and ask whether that extra information changes which side of 0.5 a prediction falls, or how close to "
-         "0.5 it sits.",
+    why="with two classes, the teacher's scores add one number to its top class: how sure it was. Both students "
+        "learnt from the same sentences and the same teacher, and they ended within a point of each other, well "
+        "inside what chance moves an accuracy on 400 sentences; the difference showed in their confidence "
+        "instead: the student trained on the scores has the lower held-out loss. With many classes the scores "
+        "also rank the wrong classes, and soft targets carry more.",
+    hint="with two classes, what does a score tell the student that the top class does not? Think about whether "
+         "that mostly shapes which answers a model gives, or how sure it is of them, and how big a difference in "
+         "accuracy 400 test sentences can show.",
     giveaways=["about the same accuracy", "within a point"],
 )

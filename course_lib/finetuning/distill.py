@@ -23,6 +23,7 @@ the run is keyed by the run that trained the teacher (:func:`runs.trained_by`), 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -156,6 +157,12 @@ def train_student(student: BertForSequenceClassification, train: Sequence, test:
         teacher.to(get_device(device))
     wrapped = Student(student, temperature)
     start_fp = initial_fingerprint(student)
+    # a student this function trained (or stopped) remembers the wrapper it started as: called again, it finds
+    # its run (loaded, or resumed) instead of keying a new one by its trained weights
+    started = getattr(student, "_distill_started_from", {}).get(model_fingerprint(wrapped))
+    if started is not None:
+        _remember_start(wrapped, started)
+    wrapped_start = initial_fingerprint(wrapped)
     key = run_key(wrapped, train, config, test, extra={"collate": collate.cache_key(), "method": "distill-v1"})
     info = {"teacher": None if teacher is None else ("top class" if hard else f"scores at T = {temperature:g}"),
             "temperature": float(temperature), "layers": len(student.bert.encoder.layer), "train_examples": len(train),
@@ -165,5 +172,21 @@ def train_student(student: BertForSequenceClassification, train: Sequence, test:
               device=device, length=collate.length)
     if cache:
         _remember_start(student, start_fp)
+        object.__setattr__(student, "_distill_started_from", getattr(student, "_distill_started_from", {}) |
+                           {model_fingerprint(Student(student, temperature)): wrapped_start})
     return run
+
+
+def paired_difference(pred_a: torch.Tensor, pred_b: torch.Tensor, gold: torch.Tensor) -> dict:
+    """Accuracy of a minus accuracy of b on the same examples, with its standard error: the sample standard
+    deviation of (a right) − (b right) over the examples, over √n. Only examples where one is right and the other
+    wrong move it, so it is about √d / n for d such examples (paired, unlike two separate errors)."""
+    pred_a, pred_b, gold = (torch.as_tensor(x).reshape(-1) for x in (pred_a, pred_b, gold))
+    if not len(gold) == len(pred_a) == len(pred_b) or len(gold) < 2:
+        raise ValueError(f"need two predictions per example and at least 2 examples: got {len(pred_a)}, "
+                         f"{len(pred_b)} predictions for {len(gold)} labels")
+    x = (pred_a == gold).double() - (pred_b == gold).double()
+    n = len(x)
+    return {"difference": float(x.mean()), "se": float(x.std(unbiased=True) / math.sqrt(n)), "n": n,
+            "disagree": int((pred_a != pred_b).sum())}
 

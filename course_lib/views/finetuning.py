@@ -204,9 +204,11 @@ def students_figure(students: dict, teacher=None, baseline: float | None = None,
             ax.axhline(value, color="#555555", linewidth=1, linestyle=(0, (4, 3)))
             ax.annotate(text, (0.01, value), xycoords=("axes fraction", "data"), ha="left", va="bottom", fontsize=8,
                         color="#555555")
-    ax_acc.set(xlabel="training steps (batches of 16)", ylabel="held-out accuracy", title="held-out accuracy")
-    ax_loss.set(xlabel="training steps (batches of 16)", ylabel="held-out cross-entropy (log scale)",
-                title="held-out loss: how sure, when wrong", yscale="log")
+    sizes = sorted({run.config.batch_size for run in students.values()})
+    xlabel = f"training steps (batches of {', '.join(map(str, sizes))})"
+    ax_acc.set(xlabel=xlabel, ylabel="held-out accuracy", title="held-out accuracy")
+    ax_loss.set(xlabel=xlabel, ylabel="held-out cross-entropy (log scale)",
+                title="held-out loss (confident mistakes cost most)", yscale="log")
     for fmt in (ax_loss.yaxis.set_major_formatter, ax_loss.yaxis.set_minor_formatter):
         fmt(FuncFormatter(lambda v, _: f"{v:g}"))  # 0.6, 2, 3 rather than 6 x 10^-1
     for ax in (ax_acc, ax_loss):

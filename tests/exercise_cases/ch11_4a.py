@@ -134,13 +134,19 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
                                   "expects its first argument as log-probabilities"),
     "per sentence": ("distillation_loss", KD + LOGS + "    return (pt * (pt.log() - log_ps)).sum(-1) * T * T",
                      "average the per-sentence KL over the batch"),
+    "T once": ("distillation_loss", KD + LOGS + "    return F.kl_div(log_ps, pt, reduction='batchmean') * T",
+               "you multiplied by T once"),
+    "KD softmax over the batch": ("distillation_loss", KD + "    log_ps = F.log_softmax(student_logits / T, dim=0)\n"
+                               "    pt = F.softmax(teacher_logits / T, dim=0)\n"
+                               "    return F.kl_div(log_ps, pt, reduction='batchmean') * T * T",
+                               "your softmaxes run over the batch (dim=0)"),
     "a float": ("distillation_loss", KD + LOGS + "    return (F.kl_div(log_ps, pt, reduction='batchmean') * T * T).item()",
                 "the loss"),
     # ------------------------------------------------------------------ questions
     "cls guess": ("pooling_prediction", "pooling_guess = '[CLS]'", "which vector the embedded model's own training"),
     "not a choice": ("pooling_prediction", "pooling_guess = 'max'", "choose one of"),
     "n squared": ("all_pairs_prediction", "passes_guess = '1,000,000'", "every pair it compares costs a pass"),
-    "soft wins": ("soft_vs_hard_prediction", "soft_vs_hard_guess = 'scores'", "count what the teacher's scores tell"),
+    "soft wins": ("soft_vs_hard_prediction", "soft_vs_hard_guess = 'scores'", "what does a score tell the student"),
 }
 
 WRONG_ANSWERS: dict[str, list[tuple[str, str]]] = {}
