@@ -96,7 +96,8 @@ class FineTuningPanel(W.VBox):
         self.current = None
         settings = (self.strategy.value, self.pooling.value, self.config())
         self.start_button.disabled, self.stop_button.disabled = True, False
-        self.status.value = f"<i>starting: {self._describe(*settings)}…</i>"
+        # every line of a run's status is written by its thread: a comm message sent here, on the kernel's main
+        # thread, can reach the page after the thread's first lines, and "starting" would follow "step 5"
         self._thread = threading.Thread(target=self._train, args=settings, daemon=True)
         self._thread.start()
 
@@ -121,6 +122,7 @@ class FineTuningPanel(W.VBox):
         return f"{strategy}, {pooling} pooling, lr {cfg.lr:g}, {cfg.epochs} epoch(s)"
 
     def _train(self, strategy, pooling, cfg) -> None:
+        self.status.value = f"<i>starting: {self._describe(strategy, pooling, cfg)}…</i>"
         try:
             model = self.make_model(pooling)
             name = f"{pooling}-{strategy}-lr{cfg.lr:g}"
