@@ -145,7 +145,8 @@ def train_student(student: BertForSequenceClassification, train: Sequence, test:
                   device=None) -> TrainRun:
     """Train ``student`` on ``train``: on the gold labels without a ``teacher``; with one, on the teacher's scores
     (``hard=True``: on its top class). Held-out accuracy on ``test`` (gold labels) after every epoch. Cached and
-    shipped like every fine-tuning run, keyed by the student, the data, the teacher's weights and the settings."""
+    shipped like every fine-tuning run, keyed by the student's starting weights, the data, the settings and the
+    teacher (the run that trained it, else its weights)."""
     if len(train) == 0:
         raise ValueError("no training sentences: train is empty")
     if hard and teacher is None:
