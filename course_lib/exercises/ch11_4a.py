@@ -317,7 +317,7 @@ def _distill_alternatives(s, t, T):
     log_ps, pt = F.log_softmax(s / T, -1), F.softmax(t / T, -1)
     entropy_t = -(pt * pt.log()).sum(-1).mean()
     ps, log_pt = F.softmax(s / T, -1), F.log_softmax(t / T, -1)
-    alts = [
+    return [
         ("no T²", ref / (T * T),
          "multiply by T²: softening both distributions by T shrinks the gradients by about 1/T², and T² puts them "
          "back, so the loss keeps its weight whatever T you pick"),
@@ -355,7 +355,6 @@ def _distill_alternatives(s, t, T):
          "F.kl_div expects its target as probabilities (unless log_target=True): pass F.softmax of the teacher's "
          "scores"),
     ]
-    return alts
 
 
 @exercise("distillation_loss", needs=["distillation_loss"])

@@ -13,9 +13,9 @@ The teacher needs no gold label, so the student can learn from every *unlabelled
     run = train_student(student, transfer, test, tokenizer, SENTIMENT_LABELS, teacher=teacher, temperature=2.0,
                         config=TrainConfig(lr=1e-4, epochs=3), name="student-soft")
 
-The student here is the embedded model's bottom ``layers`` blocks and a new head: a compact model that was
-pretrained (as the slides' recipe asks), made by keeping the lower layers of a bigger one, as DistilBERT
-initialised its student from its teacher's layers (Sanh et al. 2019). Its word embeddings stay frozen: they are
+The student here is the embedded model's bottom ``layers`` blocks and a new head: initialised from a pretrained
+model's lower layers (as Sun et al. 2019 initialised theirs), a stand-in for the compact models Turc et al.
+pretrained at their own size. Its word embeddings stay frozen: they are
 most of its parameters, and freezing them keeps each shipped run small. The teacher's scores are computed batch by
 batch during training (as most distillation code does), so a cached or shipped run needs no teacher pass at all;
 the run is keyed by the run that trained the teacher (:func:`runs.trained_by`), or else by the teacher's weights.
@@ -25,13 +25,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..model.classification import BertForSequenceClassification
+from ..model.classification import BertForSequenceClassification, SequenceClassifierOutput
 from ..model.device import get_device
 from .classify import pretrained_classifier
 from .data import SentenceCollator
@@ -45,19 +44,20 @@ def distillation_loss(student_logits: torch.Tensor, teacher_logits: torch.Tensor
     if student_logits.shape != teacher_logits.shape or student_logits.dim() != 2:
         raise ValueError(f"the student's and the teacher's scores must both be (batch, classes), got "
                          f"{tuple(student_logits.shape)} and {tuple(teacher_logits.shape)}")
-    if not temperature > 0:
-        raise ValueError(f"the temperature must be positive, not {temperature}")
-    T = float(temperature)
+    T = _temperature(temperature)
     log_p_student = F.log_softmax(student_logits / T, dim=-1)
-    p_teacher = F.softmax(teacher_logits.detach() / T, dim=-1)
-    return F.kl_div(log_p_student, p_teacher, reduction="batchmean") * T * T
+    return F.kl_div(log_p_student, soften(teacher_logits.detach(), T), reduction="batchmean") * T * T
 
 
 def soften(logits: torch.Tensor, temperature: float) -> torch.Tensor:
     """softmax(logits / T): T > 1 flattens a distribution, T < 1 sharpens it, T = 1 leaves it."""
+    return (logits / _temperature(temperature)).softmax(-1)
+
+
+def _temperature(temperature: float) -> float:
     if not temperature > 0:
         raise ValueError(f"the temperature must be positive, not {temperature}")
-    return (logits / temperature).softmax(-1)
+    return float(temperature)
 
 
 def compact_classifier(labels: Sequence[str], layers: int = 2, pooling: str = "cls", seed: int = 0,
@@ -78,32 +78,24 @@ def compact_classifier(labels: Sequence[str], layers: int = 2, pooling: str = "c
     return model
 
 
-@dataclass
-class DistillationOutput:
-    logits: torch.Tensor
-    loss: torch.Tensor | None = None
-
-
 class Student(nn.Module):
     """A classifier trained on the teacher's scores: ``labels`` of shape (B, C) (floats) are the teacher's logits
     and the loss is :func:`distillation_loss`; class indices (B,) give the usual cross-entropy."""
 
     def __init__(self, model: BertForSequenceClassification, temperature: float = 2.0):
         super().__init__()
-        if not temperature > 0:
-            raise ValueError(f"the temperature must be positive, not {temperature}")
-        self.model, self.temperature = model, float(temperature)
+        self.model, self.temperature = model, _temperature(temperature)
 
     def extra_repr(self) -> str:
         return f"temperature={self.temperature}"
 
-    def forward(self, input_ids, attention_mask=None, token_type_ids=None, labels=None) -> DistillationOutput:
-        logits = self.model(input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).logits
-        if labels is None:
-            return DistillationOutput(logits)
-        if labels.is_floating_point():
-            return DistillationOutput(logits, distillation_loss(logits, labels, self.temperature))
-        return DistillationOutput(logits, F.cross_entropy(logits, labels))
+    def forward(self, input_ids, attention_mask=None, token_type_ids=None, labels=None) -> SequenceClassifierOutput:
+        scores = labels is not None and labels.is_floating_point()  # else class indices: the model's own loss
+        out = self.model(input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
+                         labels=None if scores else labels)
+        if scores:
+            out.loss = distillation_loss(out.logits, labels, self.temperature)
+        return out
 
 
 class TeacherCollator(SentenceCollator):
