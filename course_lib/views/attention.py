@@ -173,8 +173,14 @@ def readout_cell(maps: AttentionMaps, layer: int, head: int | str, query: int,
     return f"block {layer + 1}, query {q!r} ({query}) → key {k!r} ({key}){note}", heads
 
 
+def weight_and_score(weight: float, score: float) -> tuple[str, str]:
+    """A cell's softmax weight and raw score as the readouts write them."""
+    return f"{weight:.3f}", f"{score:+.2f}"
+
+
 def head_numbers(h: int, weight: float, score: float) -> str:
-    return f"head {h}: weight {weight:.3f}, score {score:+.2f}"
+    w, s = weight_and_score(weight, score)
+    return f"head {h}: weight {w}, score {s}"
 
 
 def readout(maps: AttentionMaps, layer: int, head: int | str, query: int, key: int) -> str:

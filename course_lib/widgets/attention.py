@@ -14,7 +14,7 @@ import html
 import ipywidgets as W
 
 from ..views.attention import (ExplorerInputError, attention_maps, head_numbers, heatmap_png, readout_cell,
-                               select_view)
+                               select_view, weight_and_score)
 from ..views.common import error_html
 
 DEFAULT_TEXT = "The bank raised its interest rates. [SEP] Savers were pleased."
@@ -133,11 +133,11 @@ class AttentionExplorer(W.VBox):
 
 def _readout_html(cell: str, heads: list[tuple[int, float, float]]) -> str:
     """The readout in the controls' column: the cell on one line, then its head's weight and score on the next, or,
-    for all heads, a table of them in two columns of heads (the numbers written as :func:`readout` writes them)."""
+    for all heads, a table of them in two columns of heads (the numbers written by ``weight_and_score``)."""
     out = "<span style='font-family:monospace'>" + html.escape(cell)
     if len(heads) == 1:
         return out + "<br>" + html.escape(head_numbers(*heads[0])) + "</span>"
-    rows = [(str(h), f"{w:.3f}", f"{s:+.2f}") for h, w, s in heads]
+    rows = [(str(h), *weight_and_score(w, s)) for h, w, s in heads]
     half = -(-len(rows) // 2)
     td = "<td style='padding:0 6px;text-align:right'>{}</td>"
     head = "".join(f"<th style='padding:0 6px;text-align:right'>{t}</th>" for t in ("head", "weight", "score") * 2)
