@@ -596,6 +596,7 @@ runs.update(students)
 for name, run in {"teacher (6 blocks)": runs["full, cls"], **students}.items():
     print(f"{name:20s} held-out accuracy {run.final():.1%}, held-out loss {run.final('loss'):.3f} "
           f"(by epoch: {' '.join(f'{x:.2f}' for x in run.curve('loss'))})")
+print("held-out accuracy by epoch, student, gold: " + " ".join(f"{x:.1%}" for x in students["student, gold"].curve()))
 print(f"blocks per token: teacher {len(teacher.bert.encoder.layer)}, student {STUDENT_LAYERS}")
 students_figure({"gold labels (500 sentences, 18 epochs)": students["student, gold"],
                  "teacher's top class (3,000, 3 epochs)": students["student, top class"],
@@ -625,8 +626,8 @@ for a, b in (("student, top class", "student, gold"), ("student, scores", "stude
 # * **Learning from the teacher did about as well as learning from the gold labels, perhaps a little better**:
 #   a couple of points at the end of the runs, under two standard errors, so not a difference these 400
 #   sentences can vouch for. The transfer set gave the student six times as many sentences, labelled by a
-#   teacher that is wrong on some of them; the gold student saw its 500 sentences again and again, and its
-#   held-out accuracy wanders from epoch to epoch in the figure.
+#   teacher that gets about one held-out sentence in five wrong; the gold student saw its 500 sentences again
+#   and again, and its held-out accuracy went up and down from epoch to epoch (the figure's left panel).
 # * The teacher, with three times the blocks, is still the most accurate: a compact model trades a few points
 #   for a third of the encoder's blocks per token.
 # * **Top class or scores: about the same accuracy**, and the two students disagree on fewer sentences than

@@ -176,6 +176,12 @@ def test_learning_from_the_teacher_beats_learning_from_the_gold_labels_and_the_t
     assert acc["student, top class"] > acc["student, gold"] and acc["student, scores"] > acc["student, gold"]
     assert acc["teacher (6 blocks)"] > max(acc[k] for k in STUDENTS)
     assert "blocks per token: teacher 6, student 2" in out
+    assert acc["teacher (6 blocks)"] == pytest.approx(0.8, abs=0.03)  # "about one held-out sentence in five wrong"
+    m = re.search(r"^held-out accuracy by epoch, student, gold: ([\d.% ]+)$", out, re.M)
+    assert m
+    by_epoch = [float(x) / 100 for x in m.group(1).replace("%", "").split()]
+    assert len(by_epoch) == 18 and by_epoch[-1] == pytest.approx(acc["student, gold"], abs=0.0006)
+    assert any(b < a for a, b in zip(by_epoch, by_epoch[1:]))  # "went up and down from epoch to epoch"
     assert min(acc.values()) > 0.6  # every student learnt the task ("a few points" from the teacher)
     pairs = paired(out)
     for a in ("student, top class", "student, scores"):
