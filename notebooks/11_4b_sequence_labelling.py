@@ -27,12 +27,13 @@
 #    and decoding subword predictions back to words;
 # 2. real data: wikigold (Wikipedia, PER / ORG / LOC / MISC), and why its IOB1 tags are converted to BIO;
 # 3. entity-level precision, recall and F1 — and what token accuracy says about a tagger that finds no entity;
-# 4. a token-classification head $\mathbf{y}_i = \text{softmax}(\mathbf{W_K} \mathbf{z}_i)$ (eq. 11.14)
-#    fine-tuned on CPU, against two baselines; the **alignment viewer**;
+# 4. a token-classification head $\mathbf{y}_i = \text{softmax}(\mathbf{W_K} \mathbf{z}_i)$ (eq. 11.14), first
+#    alone on the frozen encoder (a probe), then fine-tuned with all six blocks of the encoder, against two
+#    baselines; the **alignment viewer**;
 # 5. extractive QA with a start vector $S$ and an end vector $E$; the best span under a length limit; $S$ and
 #    $E$ trained alone, then a shipped reader fine-tuned offline, scored live; the **QA span viewer**.
 #
-# Five exercises and three predictions are graded with `check("…")`.
+# Five exercises and four predictions are graded with `check("…")`.
 
 # %% tags=["setup"]
 import torch
@@ -318,10 +319,10 @@ word_majority_f1 = entity_scores(gold_tags, baselines["word majority tag"]).micr
 # `BertForTokenClassification` wraps the pretrained encoder (shared, not copied):
 
 # %% [markdown]
-# On two CPU cores, fine-tuning all six layers of the encoder would take most of a lecture. So the default
-# here trains **the head alone**, on a frozen encoder (the "head only" strategy of notebook 11.4a):
-# `TRAIN_LAYERS = 0`. With `TRAIN_LAYERS = 1` the top block learns too: try it (several minutes on two cores the
-# first time) and compare its entity F1 with the head alone's below. Frozen layers compute the same vectors in every epoch, so they are computed once and
+# First the cheapest strategy: **the head alone**, on a frozen encoder (the "head only" strategy of notebook
+# 11.4a), `TRAIN_LAYERS = 0`. It asks how much of NER the encoder's vectors already hold; the encoder itself
+# learns further down ("Fine-tuning the encoder too"). With `TRAIN_LAYERS = 1` the top block learns too: try it
+# and compare its entity F1 with the head alone's below. Frozen layers compute the same vectors in every epoch, so they are computed once and
 # cached on disk; a finished run is cached by its configuration, model and data, so re-running a cell loads it.
 # The runs of the head alone in this notebook ship with the course, so the cells load them ("shipped with the
 # course" in a run's summary); `fit(..., cache=False)` trains one here, in seconds.
@@ -355,7 +356,7 @@ import matplotlib.pyplot as plt
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3))
 ax1.plot(run.step_losses, color="#0072B2")
 ax1.set(xlabel="training step", ylabel="cross-entropy (subwords)", title="training loss")
-ax2.plot(range(1, len(run.epochs) + 1), run.curve("f1"), "o-", color="#D55E00", label="fine-tuned")
+ax2.plot(range(1, len(run.epochs) + 1), run.curve("f1"), "o-", color="#D55E00", label="head only (probe)")
 ax2.axhline(dictionary_f1, color="#009E73", ls="--", label="entity dictionary")
 ax2.axhline(word_majority_f1, color="#CC79A7", ls=":", label="word majority tag")
 ax2.set(xlabel="epoch", ylabel="entity F1 (held out)", title="held-out entity F1", ylim=(0, 1))
@@ -418,6 +419,76 @@ policy_f1 = {"first": tagger_f1, "every": entity_scores(gold_tags, pred_every).m
 # decoded moves entity F1 by a point at most.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Fine-tuning the encoder too
+# The probe read the encoder's vectors as they were. Fine-tuning as the chapter means it lets the encoder learn as
+# well: here all six blocks learn together with $\mathbf{W_K}$ (the embeddings stay frozen, so their output is
+# computed once, as above), at 5e-5 for the blocks, the slides' range, and 5e-3 for the new head, for four
+# epochs. Same data, same labels (first subwords), same decoding.
+#
+# **Predict before you look.** Against the probe's entity F1 on the held-out articles, the tagger whose six blocks
+# learn too ends: set `full_vs_probe` to `"about the same (within 5 points)"`, `"10 to 20 points higher"` or
+# `"close to double"`.
+
+# %% tags=["exercise"]
+### BEGIN SOLUTION
+full_vs_probe = "close to double"
+### END SOLUTION
+
+# %%
+check("full_vs_probe")
+
+# %%
+# claim: full-tagger
+full_tagger = NerTagger.build(train_layers=6, policy="first")
+full_config = TrainConfig(lr=5e-5, epochs=4, batch_size=32, lr_overrides=(("model.classifier.", 5e-3),))
+full_run = full_tagger.fit(train_sents, full_config, eval_sentences=test_sents, name="wikigold-ner-full")
+print(full_run)
+full_seconds = sum(e.seconds for e in full_run.epochs) + full_run.info.get("frozen_pass_seconds", 0)
+print(f"training took {full_seconds:.0f} s when the run was made ({full_run.device})")
+trained_full, what_full = full_tagger.trained_parameters()
+print(f"trained parameters: {trained_full:,} ({what_full})")
+pred_full = full_tagger.predict(test_sents, "first")
+full_report = entity_scores(gold_tags, pred_full)
+full_f1 = full_report.micro.f1
+print(f"\n{'entity F1':10s} {'probe':>6s} {'full':>6s}")
+for t in sorted(full_report.per_type):
+    print(f"{t:10s} {report.per_type[t].f1:6.2f} {full_report.per_type[t].f1:6.2f}")
+print(f"{'micro avg':10s} {tagger_f1:6.2f} {full_f1:6.2f}   (precision {report.micro.precision:.2f} -> "
+      f"{full_report.micro.precision:.2f}, recall {report.micro.recall:.2f} -> {full_report.micro.recall:.2f})")
+print(f"full / probe: {full_f1 / tagger_f1:.2f}x")
+full_chapter_tags = full_tagger.predict([TaggedSentence(tuple(chapter_words), ("O",) * 7, 0)], "first")[0]
+print("the chapter's sentence:", " ".join(f"{w}/{t}" for w, t in zip(chapter_words, full_chapter_tags)))
+
+# %%
+import numpy as np
+
+types = sorted(full_report.per_type) + ["micro avg"]
+rows = {"entity dictionary": entity_scores(gold_tags, baselines["entity dictionary"]), "head only (probe)": report,
+        "six blocks fine-tuned": full_report}
+fig, ax = plt.subplots(figsize=(9, 3.2))
+for k, ((name, rep), colour) in enumerate(zip(rows.items(), ("#009E73", "#D55E00", "#0072B2"))):
+    f1s = [rep.per_type[t].f1 for t in types[:-1]] + [rep.micro.f1]
+    ax.bar(np.arange(len(types)) + (k - 1) * 0.27, f1s, width=0.27, color=colour, label=name)
+ax.set_xticks(np.arange(len(types)), types)
+ax.set(xlabel="entity type", ylabel="entity F1 (held out)", ylim=(0, 1),
+       title="Fine-tuning the encoder helps every entity type")
+ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
+fig.tight_layout()
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# Letting the blocks learn nearly doubles entity F1, and it raises precision and recall alike: the probe mostly
+# found entities the dictionary did not know, the fine-tuned tagger also tags far fewer spans that are wrong.
+# Every type gains; PER and LOC reach about 0.8, while ORG and MISC stay below 0.5. On the chapter's sentence it
+# now calls every word of both places LOC and finds *Sunshine Canyon* whole, but it splits *Mt. Sanitas* in two:
+# B-LOC B-LOC, two places where there is one. The encoder was trained to make sentence vectors for
+# similarity, not to tell where a name starts and what kind it is; fine-tuning reshapes every token's vector for
+# the task, which one linear map on frozen vectors cannot do. It trained in under three minutes on two CPU cores.
+#
+# Why not the 0.9 and more that BERT-base reports on news text (CoNLL-2003)? This encoder has six layers, not
+# twelve; it saw 1,457 training sentences; and it is **uncased**: 'Mt.' became `mt` in §1, so the capital
+# letter, the strongest cue that a word is a name, is gone before the first layer.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Optional: BIO-constrained Viterbi decoding (a CRF whose transitions are fixed)
 # Greedy decoding tags each word on its own, so it can produce sequences BIO forbids, such as I-PER right
 # after O (a lenient reader turns it into an entity, a strict one drops it). The chapter's alternative is a
@@ -450,13 +521,13 @@ print(f"entity F1: {tagger_f1:.3f} greedy, {crf_f1:.3f} with constrained Viterbi
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The alignment viewer
 # Type a sentence (and, if you like, its gold tags): its words, subwords, the gold labels under both
-# alignments (-100 where the loss looks away), the tagger's argmax per subword and the word tags decoded
-# from first subwords, wrong ones marked ✗. The drop-down offers held-out wikigold sentences.
+# alignments (-100 where the loss looks away), the argmax per subword of the tagger fine-tuned with all six
+# blocks, and the word tags decoded from first subwords, wrong ones marked ✗. The drop-down offers held-out wikigold sentences.
 
 # %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets.labelling import AlignmentViewer
 
-AlignmentViewer(tagger, examples=test_sents[:30])
+AlignmentViewer(full_tagger, examples=test_sents[:30])
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `predicted_entities` (putting the pieces together)
@@ -479,9 +550,9 @@ def predicted_entities(words, word_ids, subword_logits, tags):
 check("predicted_entities")
 
 # %%
-view = tagger.tag(words)
+view = full_tagger.tag(words)
 try:
-    print(predicted_entities(words, view["word_ids"], torch.log(view["probs"]), tagger.labels.tags))
+    print(predicted_entities(words, view["word_ids"], torch.log(view["probs"]), full_tagger.labels.tags))
 except NotImplementedError:
     print("write predicted_entities above to see the entities the tagger finds in the chapter's sentence")
 

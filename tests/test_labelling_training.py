@@ -114,7 +114,7 @@ def test_tagger_tag_shows_subwords_and_both_decodings(tokenizer):
         tagger.tag([])
 
 
-@pytest.mark.parametrize("train_layers", [0, 1, 2])
+@pytest.mark.parametrize("train_layers", [0, 1, 2, 3])
 def test_the_tagger_says_how_many_parameters_train_and_which(tokenizer, train_layers):
     """11.4b printed "(the head alone, on a frozen encoder)" whatever TRAIN_LAYERS was: with 1, 1,777,929
     parameters train. The count and its words come from the tagger, and equal what fit() unfreezes."""
@@ -128,9 +128,10 @@ def test_the_tagger_says_how_many_parameters_train_and_which(tokenizer, train_la
         assert (n, words) == (head, "the head alone, on a frozen encoder")
     else:
         block = sum(p.numel() for p in tagger.model.bert.encoder.layer[-1].parameters())
-        which = "the top encoder block" if train_layers == 1 else "the top 2 encoder blocks"
+        which = {1: "the top encoder block", 2: "the top 2 encoder blocks", 3: "all 3 encoder blocks"}[train_layers]
+        below = "the frozen embeddings" if train_layers == 3 else "the frozen layers below"  # TINY has 3 blocks
         assert n == head + train_layers * block and "head alone" not in words
-        assert words == f"the head ({head:,}) and {which} ({train_layers * block:,}), on the frozen layers below"
+        assert words == f"the head ({head:,}) and {which} ({train_layers * block:,}), on {below}"
 
 
 def test_the_embedded_tagger_with_one_block_trains_1_777_929_parameters():

@@ -20,7 +20,7 @@ What is shipped (every other heavy step is cached on first use, see the README):
                                         row moved: 45 MB as a delta) is trained on first use and cached; and
                                         §6's three distilled students (2 blocks, 7 MB each)
   finetuning/<run>-<key>                notebooks 11.4b and 11.5: the taggers, the QA head and the span model,
-                                        heads on frozen states (keyed by the ids and weights the states come
+                                        heads (and, for 11.4b's full tagger, all six blocks) on frozen states (keyed by the ids and weights the states come
                                         from, not by their floats, so every machine finds them)
   spans/spanbert-<key>                  notebook 11.5: the SBO head of the short SpanBERT run (2.4 MB)
 """
@@ -118,8 +118,8 @@ def _deltas(cache: Path, wanted) -> list[tuple[str, Path, dict]]:
 
 
 LABELLING_NOTEBOOKS = ["11_4b_sequence_labelling", "11_5_span_based"]
-LABELLING_RUNS = {"wikigold-ner-first", "wikigold-ner-every", "squad-sample-head-only", "span-ner-learned",
-                  "gum-bio-outermost"}  # fine-tuning runs of these notebooks, by name
+LABELLING_RUNS = {"wikigold-ner-first", "wikigold-ner-every", "wikigold-ner-full", "squad-sample-head-only",
+                  "span-ner-learned", "gum-bio-outermost"}  # fine-tuning runs of these notebooks, by name
 
 
 def _labelling(cache: Path) -> list[tuple[str, Path, dict]]:
@@ -175,6 +175,8 @@ for _run, _what, _call in [
         ("wikigold-ner-first", f"BIO tagger, first-subword labels, {_NER}", "tagger.fit(..., name=\"wikigold-ner-first\")"),
         ("wikigold-ner-every", f"BIO tagger, every-subword labels, {_NER}",
          "tagger_every.fit(..., name=\"wikigold-ner-every\")"),
+        ("wikigold-ner-full", "BIO tagger, first-subword labels, wikigold NER: W_K and all six encoder blocks "
+         "(embeddings frozen), lr 5e-5, 4 epochs", "full_tagger.fit(..., name=\"wikigold-ner-full\")"),
         ("squad-sample-head-only", "extractive QA, the start/end head on the frozen encoder, SQuAD 2.0 sample",
          "head_only.fit(..., name=\"squad-sample-head-only\")")]:
     WHAT[_run] = ("11.4b", _what, _call)

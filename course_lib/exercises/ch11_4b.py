@@ -423,6 +423,17 @@ question(
     giveaways=["token accuracy flatters", "token accuracy is high", "token accuracy rewards the O"])
 
 question(
+    "full_vs_probe", variable="full_vs_probe",
+    choices=["about the same (within 5 points)", "10 to 20 points higher", "close to double"],
+    answer="close to double",
+    why="the probe can only draw straight lines through vectors the encoder made for another purpose (sentence "
+        "similarity). When the six blocks learn too, every token's vector is reshaped for the task -- where a name "
+        "starts and what kind it is -- and entity F1 nearly doubles, precision and recall alike",
+    hint="the probe is one linear map on vectors that were never trained to carry entity types or boundaries. How "
+         "much can change when ten million parameters of the encoder may move toward the task, instead of "
+         "three thousand in the head?")
+
+question(
     "threshold_hindsight", variable="threshold_hindsight",
     choices=["5 or more F1 points above", "a point or two above", "less than half a point above"],
     answer="a point or two above",
