@@ -30,12 +30,13 @@
 #    takes from each position, why an encoder is not trained to predict the next word, padding masks, and one
 #    attention head built from its inputs;
 # 3. multi-head attention: splitting and merging heads;
-# 4. the input representation and the transformer block, both checked against the pretrained model;
+# 4. the input representation and the transformer block, both checked against the pretrained model, and what
+#    the position embeddings are for (a prediction);
 # 5. how many parameters a BERT has, and where they are;
 # 6. what limits BERT to 512 tokens (a prediction first);
 # 7. the **attention explorer**, to look at any block and head.
 #
-# Five exercises and three predictions are graded: run `check("…")` after each one. A prediction is asked
+# Five exercises and four predictions are graded: run `check("…")` after each one. A prediction is asked
 # *before* the cell that reveals the answer: commit to one, then read on.
 #
 # Layers are counted as in every notebook: **L0 is the embedding output** (`hidden_states[0]`) and layer ℓ is
@@ -527,6 +528,65 @@ with torch.no_grad():
     y = block.output.LayerNorm(h + ffn)                                   # (1, T, 384)
     layer1_output = model(**enc, output_hidden_states=True).hidden_states[1]
 torch.allclose(y, layer1_output, atol=1e-5)
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Prediction `word_order`
+# Look at what the block does with positions. Attention weighs every key by its content, wherever it stands; the
+# feed-forward network treats each position on its own. Only $\mathbf{E}_\text{pos}$ says where a token is.
+# Take a copy of the model, set its whole position table to zero, and encode *the dog bit the man* and *the man
+# bit the dog*. Their last-layer `[CLS]` vectors will be: `"identical, up to rounding"`, `"different, but
+# close"` or `"very different"`?
+
+# %% tags=["exercise"]
+### BEGIN SOLUTION
+word_order = "identical, up to rounding"
+### END SOLUTION
+
+# %%
+check("word_order")
+
+# %%
+# claim: word-order
+import copy
+
+orderless = copy.deepcopy(model).eval()  # the same weights, but every position embedding set to zero
+with torch.no_grad():
+    orderless.embeddings.position_embeddings.weight.zero_()
+pair = ("the dog bit the man", "the man bit the dog")
+for name, m in (("learned positions", model), ("positions zeroed", orderless)):
+    with torch.no_grad():
+        h1, h2 = (m(**tokenizer(s).to(model.device)).last_hidden_state[0] for s in pair)
+    cls_cos = float(torch.nn.functional.cosine_similarity(h1[0], h2[0], dim=0))
+    print(f"{name:17s}: [CLS] cosine {cls_cos:.6f}, largest difference {float((h1[0] - h2[0]).abs().max()):.1e}; "
+          f"'dog' (position 2, then 5): largest difference {float((h1[2] - h2[5]).abs().max()):.1e}")
+print(tokenizer(pair[0]).tokens[0], tokenizer(pair[1]).tokens[0])
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# With the positions zeroed, the two `[CLS]` vectors are the same to the sixth decimal, and *dog* gets the same
+# vector at position 2 as at position 5: without positions the encoder reads a **bag of words**, and who bit whom
+# is lost in every layer. With the learned positions the vectors differ, though not by much (a cosine of about
+# 0.99): this encoder was trained to place sentences that share their words close together.
+#
+# What did the table learn? The cosine of every pair of its first 128 rows:
+
+# %%
+# claim: position-rows
+rows = torch.nn.functional.normalize(model.embeddings.position_embeddings.weight.detach().float().cpu(), dim=1)
+cosines = rows @ rows.T  # (512, 512)
+for gap in (1, 3, 6, 10, 100):
+    print(f"rows {gap:3d} apart: mean cosine {float(torch.diagonal(cosines, gap).mean()):.2f}")
+fig, ax = plt.subplots(figsize=(4.6, 3.8))
+image = ax.imshow(cosines[:128, :128], cmap="cividis", vmin=-1, vmax=1)
+fig.colorbar(image, ax=ax, label="cosine")
+ax.set(xlabel="position j", ylabel="position i", title="Cosine of the position embeddings\nE_pos[i] and E_pos[j]")
+fig.tight_layout()
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# A bright band along the diagonal: neighbouring positions have similar rows, and the similarity fades with the
+# distance. Fainter stripes run beside it: rows six apart are more alike than rows three apart, as if the table
+# held waves of a few positions' period — what the original transformer's sine and cosine encodings are by design.
+# Nobody told this model that position 7 is near position 8; it learned its code for *where* from the training
+# text alone.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5. How many parameters?

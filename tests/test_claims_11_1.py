@@ -191,6 +191,40 @@ def test_the_block_written_out_reproduces_layer_0(run):
 
 # ----------------------------------------------------------------------------- §5 parameters
 
+def test_without_positions_the_encoder_cannot_tell_word_order(run):
+    """Zeroing the position table makes the two orders of one bag of words give the same [CLS], and 'dog' the same
+    vector at positions 2 and 5 ("the same to the sixth decimal"); with the learned table they differ, "not by
+    much (a cosine of about 0.99)". The answer of the prediction is the zeroed row."""
+    from course_lib.exercises import EXERCISES
+
+    text = output(run, "word-order")
+    row = {name: re.search(rf"{name}\s*: \[CLS\] cosine ([\d.]+), largest difference ([\d.e+-]+); 'dog' \(position 2, "
+                           rf"then 5\): largest difference ([\d.e+-]+)", text).groups() for name in
+           ("learned positions", "positions zeroed")}
+    cos, cls_diff, dog_diff = (float(x) for x in row["positions zeroed"])
+    assert abs(cos - 1) < 1e-5 and cls_diff < 1e-5 and dog_diff < 1e-5  # "the same to the sixth decimal"
+    cos, cls_diff, dog_diff = (float(x) for x in row["learned positions"])
+    assert 0.98 <= cos < 0.995 and cls_diff > 0.01 and dog_diff > 0.01  # "differ, though not by much (about 0.99)"
+    assert "['[CLS]', 'the', 'dog', 'bit', 'the', 'man', '[SEP]']" in text  # dog at position 2, then 5
+    assert "['[CLS]', 'the', 'man', 'bit', 'the', 'dog', '[SEP]']" in text
+    assert EXERCISES["word_order"].answer == "identical, up to rounding"
+    p = " ".join(prose(run).split())
+    assert "the two `[CLS]` vectors are the same to the sixth decimal" in p
+    assert "though not by much (a cosine of about 0.99)" in p
+
+
+def test_neighbouring_positions_have_similar_rows(run):
+    """"neighbouring positions have similar rows, and the similarity fades with the distance" (the heat map's
+    bright diagonal band)."""
+    gaps = dict((int(g), float(c)) for g, c in re.findall(r"rows\s+(\d+) apart: mean cosine (-?[\d.]+)",
+                                                          output(run, "position-rows")))
+    assert sorted(gaps) == [1, 3, 6, 10, 100]
+    assert gaps[1] > 0.7 and gaps[1] > gaps[10] > gaps[100]
+    assert gaps[6] > gaps[3] + 0.1  # "the stripes: rows six apart are more alike than rows three apart"
+    p = " ".join(prose(run).split())
+    assert "neighbouring positions have similar rows, and the similarity fades with the distance" in p
+    assert "rows six apart are more alike than rows three apart" in p
+
 def _counts(run) -> dict[str, float]:
     return {name.strip(): float(n) for name, n in
             re.findall(r"^(.+?) +([\d.]+)M parameters", output(run, "parameter-counts"), re.M)}
@@ -319,7 +353,7 @@ def test_every_claim_cell_has_a_test_and_every_test_its_cell():
     tested = {
         "scaling", "softmax-rows", "library-attention", "causal-toy", "causal-layer1", "causal-cls", "causal-sublayers",
         "causal-first-token", "causal-drift", "next-word", "padding", "self-attention-toy", "head-shapes",
-        "input-representation", "block", "parameter-counts", "parameter-breakdown", "stored-count", "position-table",
+        "input-representation", "block", "word-order", "position-rows", "parameter-counts", "parameter-breakdown", "stored-count", "position-table",
         "position-error", "tokenizer-error", "quadratic-exact", "quadratic-memory", "head-patterns",
     }
     assert marked == tested, f"claim cells without a test: {marked - tested}; tests without a cell: {tested - marked}"

@@ -420,6 +420,17 @@ question(
     hint="Draw the lower-triangular mask for T = 5 and count, row by row, how many keys each query keeps.")
 
 question(
+    "word_order", variable="word_order",
+    choices=["identical, up to rounding", "different, but close", "very different"],
+    answer="identical, up to rounding",
+    why="attention weighs each key by its content, not by where it stands, and the feed-forward network treats "
+        "every position alone: reorder the input and every output is reordered the same way. [CLS] reads the "
+        "same bag of words in both sentences, so it comes out the same. Only the position embeddings tell the "
+        "two orders apart",
+    hint="follow one layer. If you swap two input vectors, what happens to the attention weights and outputs of "
+         "the other tokens, and of the two you swapped? Nothing else in the block knows the index of a token")
+
+question(
     "bert_base_size", variable="bert_base_size", choices=["10M", "110M", "340M", "1B"], answer="110M",
     why="the chapter says about 100M and the slides 110M; the count below shows where they are "
         "(340M is BERT-large: 24 layers of d = 1024)",

@@ -214,6 +214,11 @@ CASES.update({
                             "keys each query keeps."),
     "a position instead of a choice": ("lose_most", "lose_most = 0",
                                        "`lose_most` is 0; choose one of 'first', 'middle', 'last', 'none'"),
+    "positions zeroed still tell the order": ("word_order", 'word_order = "different, but close"',
+                                              "not 'different, but close'. follow one layer. If you swap two input "
+                                              "vectors, what happens to the attention weights and outputs of the "
+                                              "other tokens, and of the two you swapped? Nothing else in the block "
+                                              "knows the index of a token"),
     "BERT-base is BERT-large's size": ("bert_base_size", 'bert_base_size = "340M"',
                                        "not '340M'. One layer holds about 12·d² weights (4d² in Q, K, V and W^O, 8d² in "
                                        "the feed-forward with d_ff = 4d); with d = 768 and 12 layers, add the word "
