@@ -28,13 +28,14 @@
 # 2. the MLM head itself: a small transform, then the output matrix tied to the input embeddings; where
 #    BERT-base's 110M parameters are;
 # 3. the MLM corruption: 15% of tokens, of which 80% [MASK], 10% a random token, 10% unchanged — and why;
+#    what masking one piece of a word gives away (whole-word masking);
 # 4. the loss, computed on the selected tokens only, from raw text to a number;
 # 5. next sentence prediction (NSP), segment embeddings and the pooler;
 # 6. pretraining a tiny BERT live, with MLM + NSP, until it predicts real words;
 # 7. MLM domain adaptation: continuing the MLM training on the Python manual;
 # 8. RoBERTa's and BART's changes to the recipe; 9. sampling languages for multilingual models (eq. 11.7).
 #
-# Five exercises and three predictions are graded with `check("…")`.
+# Five exercises and four predictions are graded with `check("…")`.
 
 # %% tags=["setup"]
 import math
@@ -347,6 +348,52 @@ for name, model, tok, texts, uni in ((OTHER_MLM, other_model, other_tokenizer, g
 # every selected token `[MASK]`ed. Devlin et al. (2019) made that comparison (their masking-strategy ablation):
 # with `[MASK]` at every selected position, results fell, most of all when the vectors were used as features
 # without fine-tuning — the model had never been asked for good vectors of the real tokens it sees later.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Whole words: what a [MASK] on one piece gives away
+# BERT selects *tokens*, and a token is often one WordPiece of a longer word: the masked `##itas` of
+# *san ##itas* sits right beside `san`. Whole-word masking selects words instead, and gives every piece of a
+# selected word the same fate (`mlm_mask(..., whole_word=True)`, with the tokenizer's `word_ids`). On a sentence
+# with long words, token masking and whole-word masking at a 30% rate (doubled so that one sentence shows it):
+
+# %%
+wwm_enc = tokenizer("Unsurprisingly, the mountaineers acclimatised before the ascent.")
+for whole_word in (False, True):
+    wwm_batch = mlm_mask(wwm_enc.input_ids, special_ids=tokenizer.special_ids, mask_token_id=tokenizer.mask_token_id,
+                         unigram=heldout_unigram, select_prob=0.3, generator=4, whole_word=whole_word,
+                         word_ids=wwm_enc.word_ids)
+    print(f"whole_word={whole_word!s:5}:", " ".join(tokenizer.convert_ids_to_tokens(wwm_batch.input_ids[0])))
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Prediction `piece_given_away`
+# Take one piece of a word of two or more pieces in held-out text, and ask course-bert for it twice: once with only
+# that piece masked (the word's other pieces in view), once with every piece of the word masked. Same text, same
+# position. How often does its top-1 guess recover the piece with the other pieces in view, compared with the whole
+# word masked: `"about as often"`, `"about twice as often"` or `"five times as often or more"`?
+
+# %% tags=["exercise"]
+### BEGIN SOLUTION
+piece_given_away = "five times as often or more"
+### END SOLUTION
+
+# %%
+check("piece_given_away")
+
+# %%
+# claim: whole-word
+from course_lib.pretraining.whole_word import piece_vs_whole_word
+
+pieces = piece_vs_whole_word(mlm_model, tokenizer, heldout[:1000], seed=0)
+for score in pieces.values():
+    print(score)
+print(f"top-1 with the other pieces in view / with the whole word masked: "
+      f"{pieces['piece alone'].top1 / pieces['whole word'].top1:.1f}x")
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# With the word's other pieces in view, course-bert recovers the masked piece about half the time; with the whole
+# word masked, in fewer than one case in ten: a piece beside its sister pieces is mostly spelling, not context.
+# Token masking spends part of the 15% on such easy guesses. That is why BERT's authors later released models
+# trained with whole-word masking, and why SpanBERT (notebook 11.5) masks spans of whole words.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4. The MLM loss (§11.2.1)

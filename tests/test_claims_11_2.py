@@ -246,6 +246,25 @@ def test_at_random_tokens_it_copies_four_times_in_ten_and_recovers_one_in_five(r
     assert 0.2 <= stats["[MASK]"]["original"] <= 0.3, "at [MASK] it gets about a quarter right"
 
 
+@pytest.mark.slow
+def test_a_piece_beside_its_sister_pieces_is_five_times_easier_than_its_whole_word(run):
+    """"With the word's other pieces in view, course-bert recovers the masked piece about half the time; with the
+    whole word masked, in fewer than one case in ten" -- so the prediction's answer is "five times as often or
+    more". The whole-word corruption shown above it masks every piece of a word it selects."""
+    from course_lib.exercises import EXERCISES
+
+    text = output(run, "whole-word")
+    top1 = {c: float(x) / 100 for c, x in re.findall(r"^(piece alone|whole word)\s+[\d,]+ pieces: top-1 = the original "
+                                                       r"piece\s+([\d.]+)%", text, re.M)}
+    n = {c: int(x.replace(",", "")) for c, x in re.findall(r"^(piece alone|whole word)\s+([\d,]+) pieces", text, re.M)}
+    assert n["piece alone"] == n["whole word"] >= 500  # the same pieces, asked twice
+    assert 0.4 <= top1["piece alone"] <= 0.6  # "about half the time"
+    assert top1["whole word"] < 0.1  # "in fewer than one case in ten"
+    ratio = number(r"whole word masked: ([\d.]+)x", text)
+    assert ratio >= 5 and EXERCISES["piece_given_away"].answer == "five times as often or more"
+    assert "course-bert recovers the masked piece about half the time; with the whole word masked, in fewer than " \
+        "one case in ten" in " ".join(prose(run).split())
+
 # ----------------------------------------------------------------------------- §4 the loss
 
 @pytest.mark.slow

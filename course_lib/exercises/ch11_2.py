@@ -772,6 +772,18 @@ question(
     giveaways=["predict a token it can see — which is usually right", "it mostly predicts that very token"])
 
 question(
+    "piece_given_away", variable="piece_given_away",
+    choices=["about as often", "about twice as often", "five times as often or more"],
+    answer="five times as often or more",
+    why="the other pieces of a word narrow the masked piece down to a handful of spellings: 'san' and '##itas' "
+        "leave little doubt about what sits between or beside them. With the whole word masked, only the "
+        "context is left, and many words fit a context. The piece-alone guess is mostly spelling, which is why "
+        "whole-word masking (and SpanBERT's spans of whole words) makes the task harder and the training signal "
+        "richer",
+    hint="cover one piece of a long word in a sentence and guess it; then cover the whole word and guess the same "
+         "piece. How many candidates are left in each case?")
+
+question(
     "share_in_loss", variable="share_in_loss", choices=["1.5%", "12%", "15%", "85%", "100%"], answer="15%",
     why="every selected token is predicted, whatever its fate: 80% of them are [MASK]ed (12% of the text), but the "
         "10% random and the 10% unchanged ones are in the loss too; the other 85% of the tokens are only context. "

@@ -375,6 +375,8 @@ CASES.update({
         "not '[MASK]'. think about what the 10% unchanged tokens teach"),
     "the most frequent token": ("unchanged_prediction", 'at_unchanged = "the most frequent token"',
         "At such a position, what is the target, and what does the model's input hold there?"),
+    "a piece is as hard as its word": ("piece_given_away", 'piece_given_away = "about twice as often"',
+        "How many candidates are left in each case?"),
     "only the [MASK]ed tokens": ("share_in_loss", 'share_in_loss = "12%"',
         "not '12%'. the loss runs over the set M of selected tokens"),
     "every token": ("share_in_loss", 'share_in_loss = "100%"', "Are the selected tokens that were not replaced"),
