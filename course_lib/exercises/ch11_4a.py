@@ -412,6 +412,17 @@ question(
 )
 
 question(
+    "mlm_search_prediction", variable="mlm_search",
+    choices=["above MiniLM", "between MiniLM and word overlap", "below word overlap"], answer="below word overlap",
+    why="masked language modelling trains each token's vector to predict the word behind it, not a sentence's "
+        "mean vector to sit near the vectors of sentences that mean the same: after it, those means crowd "
+        "together, and their cosines are ruled by frequent words and shared quirks rather than meaning. TF-IDF at "
+        "least rewards the rarer words a premise and its hypothesis share. SentenceBERT trains the siamese network "
+        "precisely because averaged BERT vectors search so poorly",
+    hint="what was each model trained to do? Which of them was ever asked to put two sentences that mean the same "
+         "close together, and what does masked language modelling ask of a sentence's mean vector?")
+
+question(
     "soft_vs_hard_prediction", variable="soft_vs_hard_guess", choices=["top class", "scores", "about the same"],
     answer="about the same",
     why="with two classes, the teacher's scores add one number to its top class: how sure it was. Both students "

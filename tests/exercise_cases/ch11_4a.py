@@ -146,6 +146,8 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
     "cls guess": ("pooling_prediction", "pooling_guess = '[CLS]'", "which vector the embedded model's own training"),
     "not a choice": ("pooling_prediction", "pooling_guess = 'max'", "choose one of"),
     "n squared": ("all_pairs_prediction", "passes_guess = '1,000,000'", "every pair it compares costs a pass"),
+    "mlm in between": ("mlm_search_prediction", "mlm_search = 'between MiniLM and word overlap'",
+                       "what was each model trained to do?"),
     "soft wins": ("soft_vs_hard_prediction", "soft_vs_hard_guess = 'scores'", "what does a score tell the student"),
 }
 
