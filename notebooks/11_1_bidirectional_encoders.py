@@ -30,13 +30,13 @@
 #    takes from each position, why an encoder is not trained to predict the next word, padding masks, and one
 #    attention head built from its inputs;
 # 3. multi-head attention: splitting and merging heads;
-# 4. the input representation and the transformer block, both checked against the pretrained model, and what
-#    the position embeddings are for (a prediction);
+# 4. the input representation and the transformer block, both checked against the pretrained model; the whole
+#    encoder written from its weights (an exercise); what the position embeddings are for (a prediction);
 # 5. how many parameters a BERT has, and where they are;
 # 6. what limits BERT to 512 tokens (a prediction first);
 # 7. the **attention explorer**, to look at any block and head.
 #
-# Five exercises and four predictions are graded: run `check("…")` after each one. A prediction is asked
+# Six exercises and four predictions are graded: run `check("…")` after each one. A prediction is asked
 # *before* the cell that reveals the answer: commit to one, then read on.
 #
 # Layers are counted as in every notebook: **L0 is the embedding output** (`hidden_states[0]`) and layer ℓ is
@@ -528,6 +528,59 @@ with torch.no_grad():
     y = block.output.LayerNorm(h + ffn)                                   # (1, T, 384)
     layer1_output = model(**enc, output_hidden_states=True).hidden_states[1]
 torch.allclose(y, layer1_output, atol=1e-5)
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Exercise `bert_encoder` (putting it together): BERT from its weights
+# Write `bert_encoder(input_ids, token_type_ids, attention_mask, model)`: the list of the L + 1 hidden states
+# `[L0, L1, …, L_L]`, each (B, T, d), of a **padded batch**, computed from the model's weights alone:
+# `model.embeddings` (its three tables and its `LayerNorm`) and, for each `block` in `model.encoder.layer`,
+# `block.attention.self.query`/`key`/`value` (with `.num_heads`), `block.attention.output.dense` and `.LayerNorm`,
+# `block.intermediate.dense`, `block.output.dense` and `.LayerNorm`. Use your `split_heads`, `merge_heads` and
+# `scaled_dot_product_attention`. Calling a block, or the model, as a whole is refused: the check runs your
+# function on two small random BERTs of their own widths and head counts, with texts of different lengths.
+#
+# Hints: the attention mask says which *keys* are real; every head of every query must ignore the padding. Padding
+# positions may hold anything in your output: only real tokens are compared.
+
+# %% tags=["exercise"]
+def bert_encoder(input_ids, token_type_ids, attention_mask, model):
+    """[L0, L1, ..., L_L] of a padded batch, from the model's weights (eq. 11.1-11.6 and Fig. 11.3)."""
+    ### BEGIN SOLUTION
+    emb = model.embeddings
+    positions = torch.arange(input_ids.size(1), device=input_ids.device)
+    x = emb.LayerNorm(emb.word_embeddings(input_ids) + emb.position_embeddings(positions)
+                      + emb.token_type_embeddings(token_type_ids))
+    states = [x]
+    real_keys = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, T): for every head and every query
+    for block in model.encoder.layer:
+        att, out = block.attention.self, block.attention.output
+        q, k, v = (split_heads(proj(x), att.num_heads) for proj in (att.query, att.key, att.value))
+        heads, _ = scaled_dot_product_attention(q, k, v, real_keys)
+        h = out.LayerNorm(x + out.dense(merge_heads(heads)))
+        x = block.output.LayerNorm(h + block.output.dense(torch.nn.functional.gelu(block.intermediate.dense(h))))
+        states.append(x)
+    return states
+    ### END SOLUTION
+
+
+# %%
+check("bert_encoder")
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# Once it passes, run it on the embedded MiniLM itself, on two sentences of different lengths, and compare every
+# layer with the model's own `hidden_states` at the real tokens:
+
+# %%
+batch = tokenizer(["The bank raised its interest rates.", "Savers were pleased."]).to(model.device)
+try:
+    with torch.no_grad():
+        mine = bert_encoder(batch.input_ids, batch.token_type_ids, batch.attention_mask, model)
+        theirs = model(**batch, output_hidden_states=True).hidden_states
+    real = batch.attention_mask.bool()
+    print("largest difference per layer, at the real tokens:",
+          [f"{float((a[real] - b[real]).abs().max()):.1e}" for a, b in zip(mine, theirs)])
+except NotImplementedError:
+    print("write bert_encoder above to run your BERT on the embedded model")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Prediction `word_order`

@@ -6,6 +6,10 @@ heads        split_heads(X, n_heads): (B, T, d) -> (B, H, T, d/H) and merge_head
 self_attention  single_head_self_attention(X, W_Q, W_K, W_V, causal=False, attention_mask=None) -> (output,
              weights): one head from the inputs, with the causal and the padding mask (eq. 11.1-11.6, Fig. 11.1)
 param_count  bert_parameter_count(config) -> the number of parameters of BertModel(config)
+bert_encoder bert_encoder(input_ids, token_type_ids, attention_mask, model) -> [L0, L1, ..., L_L]: the whole
+             encoder from its weights on a padded batch -- embeddings, heads, masked attention, residuals, post-LN,
+             GELU feed-forward composed; graded on two random BERTs (their own widths and head counts, LayerNorms
+             random), with the module forwards refused, and each common slip named
 
 Prediction questions, asked before the cell that reveals the answer: ``lose_most`` (which position loses the
 most context under a causal mask), ``bert_base_size`` (BERT-base's parameters), ``limit_512`` (what stops a
@@ -16,14 +20,16 @@ with ``course_lib``'s reference implementation.
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
 import torch
+import torch.nn.functional as F
 
 from ..model import attention as A
 from ..model.bert import BertConfig, BertModel
-from .core import NotAttempted, Wrong, exercise, question
+from .core import NotAttempted, Wrong, exercise, question, seeded
 from .hints import ATOL, RTOL, close, expect_shape, expect_tensor, first_mismatch, fmt_index, fmt_int, fmt_num, fmt_shape
 
 
@@ -409,6 +415,161 @@ def check_param_count(bert_parameter_count):
                      + ("did you leave it out?" if diff < 0 else "did you count it twice?"))
         raise Wrong(hint)
     return f"right for BERT-base ({fmt_int(counts[0])}) and {len(counts) - 1} smaller configurations"
+
+
+# ----------------------------------------------------------------------------- the whole encoder
+
+# (config, lengths): two random models of different widths and head counts, so that memorised sizes (384, 12 heads)
+# fail; three texts of very different lengths, so that a missing padding mask changes the shorter ones
+ENCODER_CASES = [
+    (BertConfig(vocab_size=50, hidden_size=24, num_hidden_layers=2, num_attention_heads=3, intermediate_size=40,
+                max_position_embeddings=16), (9, 6, 2)),
+    (BertConfig(vocab_size=60, hidden_size=32, num_hidden_layers=3, num_attention_heads=8, intermediate_size=48,
+                max_position_embeddings=16), (7, 7, 3)),
+]
+_COMPOSITE = "a module of the model ({}) was called as a whole"
+
+
+def _refuse(what, *args, **kwargs):
+    raise RuntimeError(_COMPOSITE.format(what) + ": compute it from its weights (its Embedding, Linear and "
+                       "LayerNorm layers), which is the point of the exercise")
+
+
+@torch.no_grad()
+def encoder_case(config: BertConfig, lengths, seed: int):
+    """A random model in eval mode, and a padded batch. Its weights are drawn larger than an initialisation's
+    (1/√fan-in), so that activations are of order 1 and each slip (a tanh GELU, a wrong scale) shows; its
+    LayerNorms are random too, so that each misplaced one shows."""
+    g = torch.Generator().manual_seed(seed)
+    with seeded(seed):
+        model = BertModel(config).eval()
+    for module in model.modules():
+        if isinstance(module, torch.nn.Linear):
+            module.weight.copy_(_randn(*module.weight.shape, g=g) / math.sqrt(module.in_features))
+            module.bias.copy_(0.1 * _randn(*module.bias.shape, g=g))
+        elif isinstance(module, torch.nn.LayerNorm):
+            module.weight.copy_(1 + 0.5 * _randn(*module.weight.shape, g=g))
+            module.bias.copy_(0.5 * _randn(*module.bias.shape, g=g))
+    T = max(lengths)
+    input_ids = torch.randint(1, config.vocab_size, (len(lengths), T), generator=g)
+    attention_mask = (torch.arange(T) < torch.tensor(lengths)[:, None]).long()
+    token_type_ids = ((torch.arange(T) >= torch.tensor(lengths)[:, None] // 2) & attention_mask.bool()).long()
+    input_ids = input_ids * attention_mask  # padding is id 0
+    return model, input_ids, token_type_ids, attention_mask
+
+
+def _embed(model, ids, types, positions=True, norm=True, segments=True):
+    e = model.embeddings
+    x = e.word_embeddings(ids)
+    if positions:
+        x = x + e.position_embeddings(torch.arange(ids.size(1)))
+    if segments:
+        x = x + e.token_type_embeddings(types)
+    return e.LayerNorm(x) if norm else x
+
+
+def _block(block, x, attention_mask, use_mask=True, pre_ln=False, approximate="none", scale="d_h", heads=None):
+    """One post-LN block written out, with the slips the hints name."""
+    att, out = block.attention.self, block.attention.output
+    H = heads or att.num_heads
+    if x.size(-1) % H:
+        return None
+    norm1 = out.LayerNorm if not pre_ln else (lambda t: t)
+    inner = (lambda t: t) if not pre_ln else out.LayerNorm
+    q, k, v = (A.split_heads(proj(inner(x)), H) for proj in (att.query, att.key, att.value))
+    d_h = q.size(-1)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d_h if scale == "d_h" else x.size(-1) if scale == "d" else 1)
+    if use_mask:
+        scores = scores.masked_fill(~attention_mask.bool()[:, None, None, :], float("-inf"))
+    heads = scores.softmax(-1) @ v
+    a = out.dense(A.merge_heads(heads))
+    h = norm1(x + a)
+    if pre_ln:
+        ffn = block.output.dense(F.gelu(block.intermediate.dense(block.output.LayerNorm(h)), approximate=approximate))
+        return h + ffn
+    ffn = block.output.dense(F.gelu(block.intermediate.dense(h), approximate=approximate))
+    return block.output.LayerNorm(h + ffn)
+
+
+EMBEDDING_SLIPS = {
+    "your L0 has no LayerNorm: the input vector is LayerNorm(E_tok[w] + E_pos[i] + E_seg[s])": dict(norm=False),
+    "your L0 has no position embeddings: add model.embeddings.position_embeddings of 0, 1, …, T−1":
+        dict(positions=False),
+    "your L0 has no segment embeddings: add model.embeddings.token_type_embeddings(token_type_ids)":
+        dict(segments=False),
+}
+BLOCK_SLIPS = {
+    "padding keys must get weight 0 in every head: mask the scores where attention_mask is 0 (the longest text is "
+    "right, the shorter ones are not)": dict(use_mask=False),
+    "that is a pre-LayerNorm block (x + Sublayer(LayerNorm(x))): BERT's is post-LayerNorm, LayerNorm(x + "
+    "Sublayer(x)), after each residual sum": dict(pre_ln=True),
+    "your GELU is the tanh approximation: BERT's is the exact one (torch.nn.functional.gelu's default)":
+        dict(approximate="tanh"),
+    "scale the scores of each head by √d_h (its query size), not by √d, the model's width": dict(scale="d"),
+    "scale the scores by 1/√d_h (eq. 11.6)": dict(scale="none"),
+    "you split the vectors into 12 heads, MiniLM's number: split into block.attention.self.num_heads": dict(heads=12),
+    "you attend with one head of the model's width: split the vectors into block.attention.self.num_heads heads":
+        dict(heads=1),
+}
+
+
+@exercise("bert_encoder", needs=["bert_encoder"], points=2)
+def check_bert_encoder(bert_encoder):
+    for seed, (config, lengths) in enumerate(ENCODER_CASES):
+        model, ids, types, mask = encoder_case(config, lengths, 300 + seed)
+        expected = list(model(ids, mask, types, output_hidden_states=True).hidden_states)
+        case = (f"a random BERT with d = {config.hidden_size}, {config.num_attention_heads} heads, "
+                f"{config.num_hidden_layers} blocks, and a batch of texts of lengths {list(lengths)}")
+        guarded_model = encoder_case(config, lengths, 300 + seed)[0]
+        guarded_model.forward = functools.partial(_refuse, "the model")
+        guarded_model.embeddings.forward = functools.partial(_refuse, "model.embeddings")
+        for i, block in enumerate(guarded_model.encoder.layer):
+            for name, module in (("", block), (".attention", block.attention), (".attention.self", block.attention.self),
+                                 (".attention.output", block.attention.output), (".intermediate", block.intermediate),
+                                 (".output", block.output)):
+                module.forward = functools.partial(_refuse, f"model.encoder.layer[{i}]{name}")
+        got = bert_encoder(ids.clone(), types.clone(), mask.clone(), guarded_model)
+        try:
+            _check_encoder_case(got, expected, model, ids, types, mask)
+        except Wrong as e:
+            raise Wrong(f"{e} (with {case})") from None
+    return (f"your encoder reproduces every layer of {len(ENCODER_CASES)} random BERTs on padded batches: run it "
+            "on the embedded model below")
+
+
+def _check_encoder_case(got, expected, model, ids, types, mask):
+    L = len(expected) - 1
+    if isinstance(got, torch.Tensor):
+        raise Wrong(f"return the list of all {L + 1} hidden states [L0, L1, …, L{L}], not a single tensor")
+    if not isinstance(got, (list, tuple)):
+        raise Wrong(f"return a list of {L + 1} tensors [L0, L1, …, L{L}], not a {type(got).__name__}")
+    if len(got) != L + 1:
+        hint = ": did you leave out L0, the embedding output?" if len(got) == L else ""
+        raise Wrong(f"return {L + 1} hidden states (L0 and one per block of the {L}), got {len(got)}{hint}")
+    real = mask.bool()
+    for layer, (h, ref) in enumerate(zip(got, expected)):
+        h = expect_tensor(h, f"layer L{layer}")
+        expect_shape(h, ref.shape, f"layer L{layer}", axes=("batch", "token", "feature"))
+        if close(h[real], ref[real]):
+            continue
+        if layer == 0:
+            for hint, slip in EMBEDDING_SLIPS.items():
+                if close(h[real], _embed(model, ids, types, **slip)[real]):
+                    raise Wrong(hint)
+        else:
+            block = model.encoder.layer[layer - 1]
+            for hint, slip in BLOCK_SLIPS.items():
+                slipped = _block(block, expected[layer - 1], mask, **slip)
+                if slipped is not None and close(h[real], slipped[real]):
+                    raise Wrong(f"block {layer}: {hint}")
+            longest = mask.sum(1) == mask.size(1)
+            if close(h[longest], ref[longest]):
+                raise Wrong(f"block {layer} is right on the text without padding and wrong on the shorter ones: "
+                            "the padding keys must be hidden from every query of every head")
+        idx, diff = first_mismatch(torch.where(real[..., None], h, ref), ref)
+        right = "" if layer == 0 else " (L0 is right)" if layer == 1 else f" (L0–L{layer - 1} are right)"
+        raise Wrong(f"layer L{layer} differs from the model's by {diff:.3g} at text {idx[0]}, token {idx[1]}, "
+                    f"feature {idx[2]}{right}")
 
 
 # ----------------------------------------------------------------------------- predictions

@@ -201,6 +201,69 @@ CASES.update({
         "single_head_self_attention should return a pair (output, weights), got a single tensor" + PLAIN),
 })
 
+# ----------------------------------------------------------------------------- the whole encoder
+ENCODER = """\
+def bert_encoder(input_ids, token_type_ids, attention_mask, model):
+    emb = model.embeddings
+    positions = torch.arange(input_ids.size(1))
+    x = emb.LayerNorm(emb.word_embeddings(input_ids) + emb.position_embeddings(positions)
+                      + emb.token_type_embeddings(token_type_ids))
+    states = [x]
+    keys = attention_mask.bool()[:, None, None, :]
+    for block in model.encoder.layer:
+        att, out = block.attention.self, block.attention.output
+        q, k, v = (A.split_heads(proj(x), att.num_heads) for proj in (att.query, att.key, att.value))
+        s = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+        heads = s.masked_fill(~keys, float("-inf")).softmax(-1) @ v
+        h = out.LayerNorm(x + out.dense(A.merge_heads(heads)))
+        x = block.output.LayerNorm(h + block.output.dense(torch.nn.functional.gelu(block.intermediate.dense(h))))
+        states.append(x)
+    return states
+"""
+FIRST_BERT = " (with a random BERT with d = 24, 3 heads, 2 blocks, and a batch of texts of lengths [9, 6, 2])"
+
+
+def encoder_edit(old: str, new: str) -> str:
+    assert ENCODER.count(old) == 1, old
+    return ENCODER.replace(old, new)
+
+
+CASES.update({
+    "encoder without the padding mask": ("bert_encoder", encoder_edit('s.masked_fill(~keys, float("-inf"))', "s"),
+        "block 1: padding keys must get weight 0 in every head: mask the scores where attention_mask is 0 (the "
+        "longest text is right, the shorter ones are not)" + FIRST_BERT),
+    "encoder with a pre-LN block": ("bert_encoder", encoder_edit(
+        "        h = out.LayerNorm(x + out.dense(A.merge_heads(heads)))\n"
+        "        x = block.output.LayerNorm(h + block.output.dense(torch.nn.functional.gelu(block.intermediate.dense(h))))",
+        "        h = x + out.dense(A.merge_heads(heads))\n"
+        "        x = h + block.output.dense(torch.nn.functional.gelu(block.intermediate.dense(block.output.LayerNorm(h))))"
+        ).replace("(A.split_heads(proj(x), att.num_heads)", "(A.split_heads(proj(out.LayerNorm(x)), att.num_heads)"),
+        "block 1: that is a pre-LayerNorm block (x + Sublayer(LayerNorm(x))): BERT's is post-LayerNorm, "
+        "LayerNorm(x + Sublayer(x)), after each residual sum" + FIRST_BERT),
+    "encoder with the tanh GELU": ("bert_encoder", encoder_edit(
+        "torch.nn.functional.gelu(block.intermediate.dense(h))",
+        "torch.nn.functional.gelu(block.intermediate.dense(h), approximate='tanh')"),
+        "block 1: your GELU is the tanh approximation: BERT's is the exact one (torch.nn.functional.gelu's default)"
+        + FIRST_BERT),
+    "encoder with MiniLM's 12 heads": ("bert_encoder", encoder_edit("att.num_heads)", "12)"),
+        "block 1: you split the vectors into 12 heads, MiniLM's number: split into block.attention.self.num_heads"
+        + FIRST_BERT),
+    "encoder scaled by the width": ("bert_encoder", encoder_edit("math.sqrt(q.size(-1))", "math.sqrt(x.size(-1))"),
+        "block 1: scale the scores of each head by √d_h (its query size), not by √d, the model's width" + FIRST_BERT),
+    "encoder without LayerNorm on the embeddings": ("bert_encoder", encoder_edit(
+        "x = emb.LayerNorm(emb.word_embeddings(input_ids)", "x = (emb.word_embeddings(input_ids)"),
+        "your L0 has no LayerNorm: the input vector is LayerNorm(E_tok[w] + E_pos[i] + E_seg[s])" + FIRST_BERT),
+    "encoder without L0": ("bert_encoder", encoder_edit("states = [x]", "states = []"),
+        "return 3 hidden states (L0 and one per block of the 2), got 2: did you leave out L0, the embedding output?"
+        + FIRST_BERT),
+    "encoder calling the blocks": ("bert_encoder", encoder_edit(
+        "        att, out = block.attention.self, block.attention.output\n",
+        "        x = block(x, None, False)[0]\n        states.append(x)\n        continue\n"),
+        "your function bert_encoder raised RuntimeError: a module of the model (model.encoder.layer[0]) was called "
+        "as a whole: compute it from its weights (its Embedding, Linear and LayerNorm layers), which is the point "
+        "of the exercise"),
+})
+
 # ----------------------------------------------------------------------------- predictions
 LIMIT_HINT = ("A 513-token input would cost only (513/512)² ≈ 1.004 times as much as a 512-token one, so ask of each "
               "choice whether it makes a 513th token impossible or only dearer. Which of them depends on how many "
