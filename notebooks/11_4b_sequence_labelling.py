@@ -33,7 +33,7 @@
 # 5. extractive QA with a start vector $S$ and an end vector $E$; the best span under a length limit; $S$ and
 #    $E$ trained alone, then a shipped reader fine-tuned offline, scored live; the **QA span viewer**.
 #
-# Five exercises and four predictions are graded with `check("…")`.
+# Five exercises and five predictions are graded with `check("…")`.
 
 # %% tags=["setup"]
 import torch
@@ -417,6 +417,39 @@ policy_f1 = {"first": tagger_f1, "every": entity_scores(gold_tags, pred_every).m
 # The chapter's alignment does not help it either: trained on every piece, the probe ends a fraction of a point
 # below the one trained on first pieces only. For this head on a frozen encoder, how the pieces are aligned and
 # decoded moves entity F1 by a point at most.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Which layer should the probe read?
+# The probe reads the last layer, L6. ELMo's lesson (lecture L004) was that the layers hold different things, and
+# that the last is not the best for every task. The same head, trained the same way, on the vectors of a lower
+# layer instead (`NerTagger.build(read_layer=k)` cuts the encoder after block k):
+#
+# **Predict before you look.** On which layer's vectors does the probe find named entities best? Set `probe_layer`
+# to `"L2"`, `"L4"` or `"L6"`.
+
+# %% tags=["exercise"]
+### BEGIN SOLUTION
+probe_layer = "L4"
+### END SOLUTION
+
+# %%
+check("probe_layer")
+
+# %%
+# claim: probe-layers
+probe_f1 = {}
+for layer in (2, 4, 6):  # L6 is the probe above (the same run, loaded)
+    layer_probe = NerTagger.build(train_layers=0, read_layer=layer)
+    print(layer_probe.fit(train_sents, config, eval_sentences=test_sents,
+                          name="wikigold-ner-first" if layer == 6 else f"wikigold-ner-probe-L{layer}"))
+    probe_f1[f"L{layer}"] = entity_scores(gold_tags, layer_probe.predict(test_sents, "first")).micro.f1
+for layer, f1 in probe_f1.items():
+    print(f"the head alone on {layer}: entity F1 {f1:.2f}")
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# The middle layer wins: the probe on L4 finds entities far better than on the last layer, and even L2 beats L6.
+# This encoder's last layer was trained to serve its sentence vector; the word-level information NER needs is more
+# readable lower down. Fine-tuning (next) does not have to choose: it can reshape every layer.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Fine-tuning the encoder too

@@ -134,6 +134,20 @@ def test_alignment_policy(run):
     assert "The chapter's alignment does not help it either" in p and "by a point at most" in p
 
 
+def test_probe_layers(run):
+    """"The middle layer wins: the probe on L4 finds entities far better than on the last layer, and even L2 beats
+    L6" -- the prediction's answer; the L6 probe is the probe above (the same shipped run)."""
+    import course_lib.exercises.ch11_4b  # noqa: F401  (registers the question)
+    from course_lib.exercises import EXERCISES
+
+    f1 = {int(k): float(v) for k, v in re.findall(r"the head alone on L(\d): entity F1 ([\d.]+)", output(run, "probe-layers"))}
+    assert sorted(f1) == [2, 4, 6]
+    assert max(f1, key=f1.get) == 4 and EXERCISES["probe_layer"].answer == "L4"
+    assert f1[4] - f1[6] >= 0.1 and f1[2] > f1[6]  # "far better", "even L2 beats L6"
+    assert f1[6] == round(number(r"entity F1 ([\d.]+) vs the dictionary", output(run, "tagger")), 2)
+    p = " ".join(prose(run).split())
+    assert "the probe on L4 finds entities far better than on the last layer, and even L2 beats L6" in p
+
 def test_full_tagger(run):
     """The tagger whose six blocks learn too, against the probe: "nearly doubles entity F1", precision and recall
     alike, every type gains (the figure's title), PER and LOC about 0.8, ORG and MISC below 0.5, the chapter's
@@ -342,6 +356,7 @@ def test_the_runs_are_the_shipped_ones(run):
     import re
 
     out = run.outputs_text()
-    for name in ("wikigold-ner-first", "wikigold-ner-full", "squad-sample-head-only"):
+    for name in ("wikigold-ner-first", "wikigold-ner-full", "wikigold-ner-probe-L2", "wikigold-ner-probe-L4",
+                 "squad-sample-head-only"):
         assert re.search(rf"TrainRun\('{name}': (\d+)/\1 epochs finished.*, shipped with the course\)", out), \
             f"{name} is not the shipped run: run tools/ship_runs.py --only labelling"

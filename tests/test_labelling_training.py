@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from course_lib.finetuning.frozen import FromLayer, freeze_below, frozen_states, pad_states
+from course_lib.finetuning.frozen import FromLayer, freeze_below, frozen_states, num_layers, pad_states
 from course_lib.finetuning.labelling import LabelSet, TaggedSentence, encode_words, load_wikigold
 from course_lib.finetuning.ner import NerTagger, dictionary_baseline, entity_dictionary, word_majority_baseline
 from course_lib.finetuning.qa import load_squad, make_features
@@ -218,3 +218,20 @@ def test_a_tagger_run_on_frozen_states_is_found_again_when_the_states_round_othe
     monkeypatch.setattr(ner, "frozen_states", rounded_otherwise)
     again = tiny_tagger(tokenizer).fit(train, cfg, progress=False)
     assert again.cached and again.key == run.key
+
+
+def test_a_probe_of_a_lower_layer_reads_that_layers_vectors():
+    """NerTagger.build(read_layer=k) cuts the encoder after block k: its states are the full encoder's hidden_states[k],
+    and a fresh build of the whole encoder is not cut (each build loads its own model)."""
+    probe = NerTagger.build(train_layers=0, read_layer=2)
+    whole = NerTagger.build(train_layers=0)
+    assert num_layers(probe.model.bert) == 2 and num_layers(whole.model.bert) == 6
+    enc = probe.encode([["Mt.", "Sanitas", "is", "in", "Sunshine", "Canyon", "."]])
+    with torch.no_grad():
+        cut = probe.model.bert(enc.input_ids, enc.attention_mask).last_hidden_state
+        full = whole.model.bert(enc.input_ids, enc.attention_mask, output_hidden_states=True).hidden_states[2]
+    assert torch.allclose(cut, full, atol=1e-6)
+    with pytest.raises(ValueError, match="read_layer must be between 1 and 6"):
+        NerTagger.build(read_layer=7)
+    with pytest.raises(ValueError, match=r"train_layers \(2\) cannot exceed read_layer \(1\)"):
+        NerTagger.build(train_layers=2, read_layer=1)

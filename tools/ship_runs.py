@@ -118,8 +118,8 @@ def _deltas(cache: Path, wanted) -> list[tuple[str, Path, dict]]:
 
 
 LABELLING_NOTEBOOKS = ["11_4b_sequence_labelling", "11_5_span_based"]
-LABELLING_RUNS = {"wikigold-ner-first", "wikigold-ner-every", "wikigold-ner-full", "squad-sample-head-only",
-                  "span-ner-learned", "gum-bio-outermost"}  # fine-tuning runs of these notebooks, by name
+LABELLING_RUNS = {"wikigold-ner-first", "wikigold-ner-every", "wikigold-ner-full", "wikigold-ner-probe-L2",
+                  "wikigold-ner-probe-L4", "squad-sample-head-only", "span-ner-learned", "gum-bio-outermost"}  # fine-tuning runs of these notebooks, by name
 
 
 def _labelling(cache: Path) -> list[tuple[str, Path, dict]]:
@@ -175,6 +175,10 @@ for _run, _what, _call in [
         ("wikigold-ner-first", f"BIO tagger, first-subword labels, {_NER}", "tagger.fit(..., name=\"wikigold-ner-first\")"),
         ("wikigold-ner-every", f"BIO tagger, every-subword labels, {_NER}",
          "tagger_every.fit(..., name=\"wikigold-ner-every\")"),
+        ("wikigold-ner-probe-L2", "BIO tagger, first-subword labels, wikigold NER: W_K alone on layer L2 of the "
+         "frozen encoder (cut after block 2)", "layer_probe.fit(..., name=\"wikigold-ner-probe-L2\")"),
+        ("wikigold-ner-probe-L4", "BIO tagger, first-subword labels, wikigold NER: W_K alone on layer L4 of the "
+         "frozen encoder (cut after block 4)", "layer_probe.fit(..., name=\"wikigold-ner-probe-L4\")"),
         ("wikigold-ner-full", "BIO tagger, first-subword labels, wikigold NER: W_K and all six encoder blocks "
          "(embeddings frozen), lr 5e-5, 4 epochs", "full_tagger.fit(..., name=\"wikigold-ner-full\")"),
         ("squad-sample-head-only", "extractive QA, the start/end head on the frozen encoder, SQuAD 2.0 sample",

@@ -423,6 +423,15 @@ question(
     giveaways=["token accuracy flatters", "token accuracy is high", "token accuracy rewards the O"])
 
 question(
+    "probe_layer", variable="probe_layer", choices=["L2", "L4", "L6"], answer="L4",
+    why="the last layer of this encoder was trained to serve its sentence vector (mean-pooled for similarity), "
+        "and it gives up word-level detail for that; lower layers keep more of what each token is, but have "
+        "read less of its context. A middle layer balances the two for NER -- ELMo's finding that tasks prefer "
+        "different layers",
+    hint="what was the last layer of all-MiniLM-L6-v2 trained to be good at, and does NER need the same thing? What "
+         "does a token's vector hold in the lowest layers, and what does it lack there?")
+
+question(
     "full_vs_probe", variable="full_vs_probe",
     choices=["about the same (within 5 points)", "10 to 20 points higher", "close to double"],
     answer="close to double",

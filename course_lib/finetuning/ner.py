@@ -88,12 +88,22 @@ class NerTagger:
 
     @classmethod
     def build(cls, encoder: str | None = None, policy: str = "first", train_layers: int = 2, seed: int = 0,
-              labels: LabelSet | None = None, device: str = "cpu") -> "NerTagger":
-        """A fresh head (seeded) on a pretrained encoder (``load_pretrained(encoder)``; None = the embedded one)."""
+              labels: LabelSet | None = None, device: str = "cpu", read_layer: int | None = None) -> "NerTagger":
+        """A fresh head (seeded) on a pretrained encoder (``load_pretrained(encoder)``; None = the embedded one).
+
+        read_layer: cut the encoder after this block, so that the head reads layer L<read_layer> (None: the last).
+        """
         from ..checkpoints import load_pretrained
 
         bert, tokenizer = load_pretrained(encoder, device=device)
         bert = getattr(bert, "bert", bert)  # a model with an MLM head: take its encoder
+        if read_layer is not None:
+            L = num_layers(bert)
+            if not 1 <= read_layer <= L:
+                raise ValueError(f"read_layer must be between 1 and {L} (this encoder has {L} layers), not {read_layer}")
+            if train_layers > read_layer:
+                raise ValueError(f"train_layers ({train_layers}) cannot exceed read_layer ({read_layer})")
+            bert.encoder.layer = bert.encoder.layer[:read_layer]  # a fresh model: nothing shared is cut
         labels = labels or LabelSet()
         torch.manual_seed(seed)
         model = BertForTokenClassification(bert, len(labels)).to(bert.device)

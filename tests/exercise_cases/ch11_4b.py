@@ -162,6 +162,7 @@ WRONG_ANSWERS = {
     ],
     "every_subword_entities": [('subword_entities = "2"', "B- tag right after another B- tag")],
     "all_o_accuracy": [('all_o_token_accuracy = "below 50%"', "What share of the words")],
+    "probe_layer": [('probe_layer = "L6"', "what was the last layer of all-MiniLM-L6-v2 trained to be good at")],
     "full_vs_probe": [('full_vs_probe = "10 to 20 points higher"', "never trained to carry entity types")],
     "threshold_hindsight": [('threshold_hindsight = "5 or more F1 points above"', "How well must that number separate")],
 }
