@@ -458,8 +458,8 @@ for layer, f1 in probe_f1.items():
 # computed once, as above), at 5e-5 for the blocks, the slides' range, and 5e-3 for the new head, for four
 # epochs. Same data, same labels (first subwords), same decoding.
 #
-# **Predict before you look.** Against the probe's entity F1 on the held-out articles, the tagger whose six blocks
-# learn too ends: set `full_vs_probe` to `"about the same (within 5 points)"`, `"10 to 20 points higher"` or
+# **Predict before you look.** Against the entity F1 of the probe on the last layer (L6, the tagger above), the
+# tagger whose six blocks learn too ends: set `full_vs_probe` to `"about the same (within 5 points)"`, `"10 to 20 points higher"` or
 # `"close to double"`.
 
 # %% tags=["exercise"]
