@@ -20,8 +20,9 @@ What is shipped (every other heavy step is cached on first use, see the README):
                                         row moved: 45 MB as a delta) is trained on first use and cached; and
                                         §6's three distilled students (2 blocks, 7 MB each)
   finetuning/<run>-<key>                notebooks 11.4b and 11.5: the taggers, the QA head and the span model,
-                                        heads (and, for 11.4b's full tagger, all six blocks) on frozen states (keyed by the ids and weights the states come
-                                        from, not by their floats, so every machine finds them)
+                                        heads (and, for 11.4b's full tagger, all six blocks) on frozen states
+                                        (keyed by the ids and weights the states come from, not by their floats,
+                                        so every machine finds them)
   spans/spanbert-<key>                  notebook 11.5: the SBO head of the short SpanBERT run (2.4 MB)
 """
 from __future__ import annotations
@@ -119,7 +120,8 @@ def _deltas(cache: Path, wanted) -> list[tuple[str, Path, dict]]:
 
 LABELLING_NOTEBOOKS = ["11_4b_sequence_labelling", "11_5_span_based"]
 LABELLING_RUNS = {"wikigold-ner-first", "wikigold-ner-every", "wikigold-ner-full", "wikigold-ner-probe-L2",
-                  "wikigold-ner-probe-L4", "squad-sample-head-only", "span-ner-learned", "gum-bio-outermost"}  # fine-tuning runs of these notebooks, by name
+                  "wikigold-ner-probe-L4", "squad-sample-head-only", "span-ner-learned",
+                  "gum-bio-outermost"}  # fine-tuning runs of these notebooks, by name
 
 
 def _labelling(cache: Path) -> list[tuple[str, Path, dict]]:

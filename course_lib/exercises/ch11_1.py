@@ -20,6 +20,7 @@ with ``course_lib``'s reference implementation.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import math
 import numbers
@@ -520,7 +521,7 @@ def check_bert_encoder(bert_encoder):
         expected = list(model(ids, mask, types, output_hidden_states=True).hidden_states)
         case = (f"a random BERT with d = {config.hidden_size}, {config.num_attention_heads} heads, "
                 f"{config.num_hidden_layers} blocks, and a batch of texts of lengths {list(lengths)}")
-        guarded_model = encoder_case(config, lengths, 300 + seed)[0]
+        guarded_model = copy.deepcopy(model)  # the same weights, its module forwards refused
         guarded_model.forward = functools.partial(_refuse, "the model")
         guarded_model.embeddings.forward = functools.partial(_refuse, "model.embeddings")
         for i, block in enumerate(guarded_model.encoder.layer):

@@ -122,7 +122,8 @@ class NerTagger:
         if not top:
             return head, "the head alone, on a frozen encoder"
         if self.start == 0:
-            return head + blocks, f"the head ({head:,}) and all {len(top)} encoder blocks ({blocks:,}), on the frozen embeddings"
+            return head + blocks, (f"the head ({head:,}) and all {len(top)} encoder blocks ({blocks:,}), on the "
+                                   "frozen embeddings")
         which = "the top encoder block" if len(top) == 1 else f"the top {len(top)} encoder blocks"
         return head + blocks, f"the head ({head:,}) and {which} ({blocks:,}), on the frozen layers below"
 

@@ -152,6 +152,18 @@ class FateStats:
 HEAD_ROWS = 512  # positions whose |V| scores are held at once (512 x 30,522 floats: 62 MB)
 
 
+def head_top1_and_p(model, hidden: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The MLM head's top-1 token and its probability of ``targets`` at each of the (n, d) states ``hidden``:
+    two (n,) tensors, the |V| scores computed HEAD_ROWS positions at a time."""
+    top1, p_target = [], []
+    for j in range(0, len(hidden), HEAD_ROWS):
+        logits = model.cls.predictions(hidden[j:j + HEAD_ROWS])
+        t = targets[j:j + HEAD_ROWS]
+        top1.append(logits.argmax(-1))
+        p_target.append((logits.gather(1, t[:, None])[:, 0] - logits.logsumexp(-1)).exp())  # softmax at the target
+    return torch.cat(top1), torch.cat(p_target)
+
+
 @torch.no_grad()
 def predictions_by_fate(model, tokenizer, texts, unigram: torch.Tensor, *, seed: int = 0,
                         batch_size: int = 64) -> dict[str, FateStats]:
@@ -191,14 +203,10 @@ def predictions_by_fate(model, tokenizer, texts, unigram: torch.Tensor, *, seed:
         for fate, where in groups.items():
             if not where.any():
                 continue
-            h, orig, seen = hidden[where], original[where], shown[where]
-            for j in range(0, len(h), HEAD_ROWS):  # (rows, |V|) scores a chunk at a time: 3,000 rows are 0.4 GB
-                logits = model.cls.predictions(h[j:j + HEAD_ROWS])
-                o, s = orig[j:j + HEAD_ROWS], seen[j:j + HEAD_ROWS]
-                top1 = logits.argmax(-1)
-                p_orig = (logits.gather(1, o[:, None])[:, 0] - logits.logsumexp(-1)).exp()  # softmax at the original
-                sums[fate] += torch.tensor([len(o), (top1 == o).sum().item(), p_orig.double().sum().item(),
-                                            (top1 == s).sum().item()], dtype=torch.float64)
+            orig, seen = original[where], shown[where]
+            top1, p_orig = head_top1_and_p(model, hidden[where], orig)  # 3,000 rows at once would be 0.4 GB
+            sums[fate] += torch.tensor([len(orig), (top1 == orig).sum().item(), p_orig.double().sum().item(),
+                                        (top1 == seen).sum().item()], dtype=torch.float64)
     stats = {}
     for fate, (n, t1, po, ts) in ((f, s.tolist()) for f, s in sums.items()):
         n = int(n)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .fill_mask import HEAD_ROWS, NoMLMHeadError
+from .fill_mask import NoMLMHeadError, head_top1_and_p
 
 CONDITIONS = ("piece alone", "whole word")
 
@@ -90,13 +90,10 @@ def piece_vs_whole_word(model, tokenizer, texts, *, seed: int = 0, batch_size: i
         for condition, ids in zip(CONDITIONS, (piece_alone, whole_word)):
             hidden = model.bert.last_hidden_by_length(ids.to(dev), enc.attention_mask[rows].to(dev),
                                                       enc.token_type_ids[rows].to(dev))[at]  # (n, d)
-            for j in range(0, len(hidden), HEAD_ROWS):
-                logits = model.cls.predictions(hidden[j:j + HEAD_ROWS])
-                o = original[j:j + HEAD_ROWS]
-                p = (logits.gather(1, o[:, None])[:, 0] - logits.logsumexp(-1)).exp()
-                sums[condition][0] += len(o)
-                sums[condition][1] += int((logits.argmax(-1) == o).sum())
-                sums[condition][2] += float(p.double().sum())
+            top1, p = head_top1_and_p(model, hidden, original)
+            sums[condition][0] += len(original)
+            sums[condition][1] += int((top1 == original).sum())
+            sums[condition][2] += float(p.double().sum())
     if not sums[CONDITIONS[0]][0]:
         raise ValueError("none of the texts has a word of two or more pieces: there is nothing to compare")
     return {c: PieceScore(c, n, hits / n, p_sum / n) for c, (n, hits, p_sum) in sums.items()}
