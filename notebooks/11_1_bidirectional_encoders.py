@@ -540,7 +540,8 @@ torch.allclose(y, layer1_output, atol=1e-5)
 # function on two small random BERTs of their own widths and head counts, with texts of different lengths.
 #
 # Hints: the attention mask says which *keys* are real; every head of every query must ignore the padding. Padding
-# positions may hold anything in your output: only real tokens are compared.
+# positions may hold anything finite in your output: only real tokens are compared. Make every tensor you create
+# (the positions, say) on the device of `input_ids`: the check runs on the CPU, the embedded model may not.
 
 # %% tags=["exercise"]
 def bert_encoder(input_ids, token_type_ids, attention_mask, model):
@@ -584,11 +585,10 @@ except NotImplementedError:
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Prediction `word_order`
-# Look at what the block does with positions. Attention weighs every key by its content, wherever it stands; the
-# feed-forward network treats each position on its own. Only $\mathbf{E}_\text{pos}$ says where a token is.
-# Take a copy of the model, set its whole position table to zero, and encode *the dog bit the man* and *the man
-# bit the dog*. Their last-layer `[CLS]` vectors will be: `"identical, up to rounding"`, `"different, but
-# close"` or `"very different"`?
+# Take a copy of the model, set its whole position table $\mathbf{E}_\text{pos}$ to zero, and encode *the dog bit
+# the man* and *the man bit the dog*. Their last-layer `[CLS]` vectors will be: `"identical, up to rounding"`,
+# `"different, but close"` or `"very different"`? (Go through your `bert_encoder`: which of its steps could tell
+# the two orders apart?)
 
 # %% tags=["exercise"]
 ### BEGIN SOLUTION
@@ -605,22 +605,28 @@ import copy
 orderless = copy.deepcopy(model).eval()  # the same weights, but every position embedding set to zero
 with torch.no_grad():
     orderless.embeddings.position_embeddings.weight.zero_()
-pair = ("the dog bit the man", "the man bit the dog")
+pair, other = ("the dog bit the man", "the man bit the dog"), "a storm closed the airport"
 for name, m in (("learned positions", model), ("positions zeroed", orderless)):
     with torch.no_grad():
-        h1, h2 = (m(**tokenizer(s).to(model.device)).last_hidden_state[0] for s in pair)
+        h1, h2, h3 = (m(**tokenizer(s).to(model.device)).last_hidden_state[0] for s in (*pair, other))
     cls_cos = float(torch.nn.functional.cosine_similarity(h1[0], h2[0], dim=0))
     print(f"{name:17s}: [CLS] cosine {cls_cos:.6f}, largest difference {float((h1[0] - h2[0]).abs().max()):.1e}; "
           f"'dog' (position 2, then 5): largest difference {float((h1[2] - h2[5]).abs().max()):.1e}")
+    if m is model:
+        print(f"{'':17s}  [CLS] cosine with '{other}': {float(torch.nn.functional.cosine_similarity(h1[0], h3[0], dim=0)):.2f}")
 print(tokenizer(pair[0]).tokens[0], tokenizer(pair[1]).tokens[0])
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # With the positions zeroed, the two `[CLS]` vectors are the same to the sixth decimal, and *dog* gets the same
-# vector at position 2 as at position 5: without positions the encoder reads a **bag of words**, and who bit whom
-# is lost in every layer. With the learned positions the vectors differ, though not by much (a cosine of about
-# 0.99): this encoder was trained to place sentences that share their words close together.
+# vector at position 2 as at position 5. Attention weighs every key by its content, wherever it stands, and the
+# feed-forward network treats each position on its own: only $\mathbf{E}_\text{pos}$ says where a token is.
+# Without it the encoder reads a **bag of words**, and who bit whom is lost in every layer. With the learned
+# positions the vectors differ, though not by much: a cosine of about 0.99, where a sentence with other words
+# is much further away (the cosine printed beside it). In this model, which words a sentence has moves its
+# `[CLS]` vector far more than their order.
 #
-# What did the table learn? The cosine of every pair of its first 128 rows:
+# What did the table learn? The cosine of every pair of its rows (the map shows the first 128; the means printed
+# are over all 512):
 
 # %%
 # claim: position-rows
@@ -635,9 +641,10 @@ ax.set(xlabel="position j", ylabel="position i", title="Cosine of the position e
 fig.tight_layout()
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# A bright band along the diagonal: neighbouring positions have similar rows, and the similarity fades with the
-# distance. Fainter stripes run beside it: rows six apart are more alike than rows three apart, as if the table
-# held waves of a few positions' period — what the original transformer's sine and cosine encodings are by design.
+# A bright band along the diagonal: neighbouring positions have the most similar rows, and rows a hundred apart
+# are far less alike — though the fall is not smooth. Fainter stripes run beside the diagonal: rows six apart are
+# more alike than rows three apart, as if the table held waves of a few positions' period — what the original
+# transformer's sine and cosine encodings are by design.
 # Nobody told this model that position 7 is near position 8; it learned its code for *where* from the training
 # text alone.
 

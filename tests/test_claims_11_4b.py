@@ -147,6 +147,7 @@ def test_probe_layers(run):
     assert f1[6] == round(number(r"entity F1 ([\d.]+) vs the dictionary", output(run, "tagger")), 2)
     p = " ".join(prose(run).split())
     assert "the probe on L4 finds entities far better than on the last layer, and even L2 beats L6" in p
+    assert "The last layer is not the best for every task" in p  # said after the question, not before it
 
 def test_full_tagger(run):
     """The tagger whose six blocks learn too, against the probe: "nearly doubles entity F1", precision and recall
@@ -159,6 +160,8 @@ def test_full_tagger(run):
     text = output(run, "full-tagger")
     ratio = number(r"full / probe: ([\d.]+)x", text)
     assert 1.7 <= ratio < 2.2  # "close to double", "nearly doubles"
+    over_l4 = number(r"against the best single-layer probe \(L4, [\d.]+\): \+([\d.]+)", text)
+    assert 0.12 <= over_l4 <= 0.18  # "against the best frozen layer, L4, the gain is still about fifteen points"
     assert EXERCISES["full_vs_probe"].answer == "close to double"
     probe_f1, full_f1 = (float(x) for x in re.search(r"micro avg\s+([\d.]+)\s+([\d.]+)", text).groups())
     assert full_f1 - probe_f1 > 0.2  # not "10 to 20 points higher"
@@ -179,7 +182,8 @@ def test_full_tagger(run):
     assert "'mt'" in output(run, "subwords")  # "uncased: 'Mt.' became `mt`"
     assert "1457 training sentences" in run.outputs_text()
     p = " ".join(prose(run).split())
-    for said in ("Letting the blocks learn nearly doubles entity F1, and it raises precision and recall alike",
+    for said in ("Letting the blocks learn nearly doubles entity F1 against the probe on L6, and it raises precision "
+                 "and recall alike; against the best frozen layer, L4, the gain is still about fifteen points",
                  "Every type gains; PER and LOC reach about 0.8, while ORG and MISC stay below 0.5",
                  "It trained in under three minutes on two CPU cores", "it saw 1,457 training sentences",
                  "finds *Sunshine Canyon* whole, but it splits *Mt. Sanitas* in two: B-LOC B-LOC"):

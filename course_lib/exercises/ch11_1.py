@@ -421,9 +421,10 @@ def check_param_count(bert_parameter_count):
 # ----------------------------------------------------------------------------- the whole encoder
 
 # (config, lengths): two random models of different widths and head counts, so that memorised sizes (384, 12 heads)
-# fail; three texts of very different lengths, so that a missing padding mask changes the shorter ones
+# fail; three texts of very different lengths, so that a missing padding mask changes the shorter ones. Neither has as
+# many heads as texts, so that a key mask of shape (B, 1, T) cannot broadcast onto the heads by accident
 ENCODER_CASES = [
-    (BertConfig(vocab_size=50, hidden_size=24, num_hidden_layers=2, num_attention_heads=3, intermediate_size=40,
+    (BertConfig(vocab_size=50, hidden_size=24, num_hidden_layers=2, num_attention_heads=4, intermediate_size=40,
                 max_position_embeddings=16), (9, 6, 2)),
     (BertConfig(vocab_size=60, hidden_size=32, num_hidden_layers=3, num_attention_heads=8, intermediate_size=48,
                 max_position_embeddings=16), (7, 7, 3)),
@@ -469,7 +470,8 @@ def _embed(model, ids, types, positions=True, norm=True, segments=True):
     return e.LayerNorm(x) if norm else x
 
 
-def _block(block, x, attention_mask, use_mask=True, pre_ln=False, approximate="none", scale="d_h", heads=None):
+def _block(block, x, attention_mask, use_mask=True, pre_ln=False, approximate="none", scale="d_h", heads=None,
+           relu=False):
     """One post-LN block written out, with the slips the hints name."""
     att, out = block.attention.self, block.attention.output
     H = heads or att.num_heads
@@ -485,10 +487,10 @@ def _block(block, x, attention_mask, use_mask=True, pre_ln=False, approximate="n
     heads = scores.softmax(-1) @ v
     a = out.dense(A.merge_heads(heads))
     h = norm1(x + a)
+    act = F.relu if relu else functools.partial(F.gelu, approximate=approximate)
     if pre_ln:
-        ffn = block.output.dense(F.gelu(block.intermediate.dense(block.output.LayerNorm(h)), approximate=approximate))
-        return h + ffn
-    ffn = block.output.dense(F.gelu(block.intermediate.dense(h), approximate=approximate))
+        return h + block.output.dense(act(block.intermediate.dense(block.output.LayerNorm(h))))
+    ffn = block.output.dense(act(block.intermediate.dense(h)))
     return block.output.LayerNorm(h + ffn)
 
 
@@ -506,6 +508,7 @@ BLOCK_SLIPS = {
     "Sublayer(x)), after each residual sum": dict(pre_ln=True),
     "your GELU is the tanh approximation: BERT's is the exact one (torch.nn.functional.gelu's default)":
         dict(approximate="tanh"),
+    "BERT's feed-forward activation is the GELU, not ReLU (torch.nn.functional.gelu)": dict(relu=True),
     "scale the scores of each head by √d_h (its query size), not by √d, the model's width": dict(scale="d"),
     "scale the scores by 1/√d_h (eq. 11.6)": dict(scale="none"),
     "you split the vectors into 12 heads, MiniLM's number: split into block.attention.self.num_heads": dict(heads=12),
@@ -529,7 +532,13 @@ def check_bert_encoder(bert_encoder):
                                  (".attention.output", block.attention.output), (".intermediate", block.intermediate),
                                  (".output", block.output)):
                 module.forward = functools.partial(_refuse, f"model.encoder.layer[{i}]{name}")
-        got = bert_encoder(ids.clone(), types.clone(), mask.clone(), guarded_model)
+        try:
+            got = bert_encoder(ids.clone(), types.clone(), mask.clone(), guarded_model)
+        except Wrong as e:
+            if "must match the size of tensor" in str(e):  # a mask that does not broadcast onto (B, H, T, T)
+                raise Wrong(f"{e}. The scores of all heads have the shape (B, H, T, T): a mask of the keys must have "
+                            f"the shape (B, 1, 1, T), one row for every head and every query") from None
+            raise
         try:
             _check_encoder_case(got, expected, model, ids, types, mask)
         except Wrong as e:
@@ -551,6 +560,11 @@ def _check_encoder_case(got, expected, model, ids, types, mask):
     for layer, (h, ref) in enumerate(zip(got, expected)):
         h = expect_tensor(h, f"layer L{layer}")
         expect_shape(h, ref.shape, f"layer L{layer}", axes=("batch", "token", "feature"))
+        if not torch.isfinite(h[real]).all():
+            raise Wrong(f"layer L{layer} has NaN or inf at real tokens. A query whose keys are all masked (a padding "
+                        "query, if you mask queries too) gets softmax of all -inf = NaN, and the next block's "
+                        "attention carries it to the real tokens (0 · NaN is NaN): mask only the keys, so that "
+                        "every query keeps its real keys; padding positions may hold anything finite")
         if close(h[real], ref[real]):
             continue
         if layer == 0:
@@ -590,7 +604,8 @@ question(
         "same bag of words in both sentences, so it comes out the same. Only the position embeddings tell the "
         "two orders apart",
     hint="follow one layer. If you swap two input vectors, what happens to the attention weights and outputs of "
-         "the other tokens, and of the two you swapped? Nothing else in the block knows the index of a token")
+         "the other tokens, and of the two you swapped? Nothing else in the block knows the index of a token",
+    giveaways=["says where a token is", "treats each position on its own", "reads a bag of words"])
 
 question(
     "bert_base_size", variable="bert_base_size", choices=["10M", "110M", "340M", "1B"], answer="110M",

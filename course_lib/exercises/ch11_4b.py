@@ -429,7 +429,8 @@ question(
         "read less of its context. A middle layer balances the two for NER -- ELMo's finding that tasks prefer "
         "different layers",
     hint="what was the last layer of all-MiniLM-L6-v2 trained to be good at, and does NER need the same thing? What "
-         "does a token's vector hold in the lowest layers, and what does it lack there?")
+         "does a token's vector hold in the lowest layers, and what does it lack there?",
+    giveaways=["not the best for every task", "the middle layer wins"])
 
 question(
     "full_vs_probe", variable="full_vs_probe",

@@ -220,7 +220,7 @@ def bert_encoder(input_ids, token_type_ids, attention_mask, model):
         states.append(x)
     return states
 """
-FIRST_BERT = " (with a random BERT with d = 24, 3 heads, 2 blocks, and a batch of texts of lengths [9, 6, 2])"
+FIRST_BERT = " (with a random BERT with d = 24, 4 heads, 2 blocks, and a batch of texts of lengths [9, 6, 2])"
 
 
 def encoder_edit(old: str, new: str) -> str:
@@ -245,6 +245,21 @@ CASES.update({
         "torch.nn.functional.gelu(block.intermediate.dense(h), approximate='tanh')"),
         "block 1: your GELU is the tanh approximation: BERT's is the exact one (torch.nn.functional.gelu's default)"
         + FIRST_BERT),
+    "encoder with ReLU": ("bert_encoder", encoder_edit(
+        "torch.nn.functional.gelu(block.intermediate.dense(h))", "torch.relu(block.intermediate.dense(h))"),
+        "block 1: BERT's feed-forward activation is the GELU, not ReLU (torch.nn.functional.gelu)" + FIRST_BERT),
+    "encoder masking the padding queries too": ("bert_encoder", encoder_edit(
+        "keys = attention_mask.bool()[:, None, None, :]",
+        "keys = attention_mask.bool()[:, None, None, :] & attention_mask.bool()[:, None, :, None]"),
+        "layer L2 has NaN or inf at real tokens. A query whose keys are all masked (a padding query, if you mask "
+        "queries too) gets softmax of all -inf = NaN, and the next block's attention carries it to the real tokens "
+        "(0 · NaN is NaN): mask only the keys, so that every query keeps its real keys; padding positions may hold "
+        "anything finite" + FIRST_BERT),
+    "encoder with the key mask of the attention exercise, (B, 1, T)": ("bert_encoder", encoder_edit(
+        "keys = attention_mask.bool()[:, None, None, :]", "keys = attention_mask.bool()[:, None, :]"),
+        "your function bert_encoder raised RuntimeError: The size of tensor a (3) must match the size of tensor b "
+        "(4) at non-singleton dimension 1. The scores of all heads have the shape (B, H, T, T): a mask of the keys "
+        "must have the shape (B, 1, 1, T), one row for every head and every query"),
     "encoder with MiniLM's 12 heads": ("bert_encoder", encoder_edit("att.num_heads)", "12)"),
         "block 1: you split the vectors into 12 heads, MiniLM's number: split into block.attention.self.num_heads"
         + FIRST_BERT),
