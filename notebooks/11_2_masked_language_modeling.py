@@ -260,7 +260,8 @@ tokenizer.convert_ids_to_tokens(batch.input_ids[0]), batch.labels[0]
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # **Mask sampler.** Resample to see a new corruption of the same sentence; *draw 100 more* adds
-# draws to the running histogram, which converges to the target rates (15%; 80/10/10).
+# draws to the running histogram, which converges to the target rates (15%; 80/10/10). (The *whole words* switch
+# is the variant of "Whole words" below.)
 
 # %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets import MaskSampler
@@ -352,9 +353,12 @@ for name, model, tok, texts, uni in ((OTHER_MLM, other_model, other_tokenizer, g
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Whole words: what a [MASK] on one piece gives away
 # BERT selects *tokens*, and a token is often one WordPiece of a longer word: the masked `##itas` of
-# *san ##itas* sits right beside `san`. Whole-word masking selects words instead, and gives every piece of a
-# selected word the same fate (`mlm_mask(..., whole_word=True)`, with the tokenizer's `word_ids`). On a sentence
-# with long words, token masking and whole-word masking at a 30% rate (doubled so that one sentence shows it):
+# *san ##itas* sits right beside `san`. Whole-word masking selects words instead: every piece of a selected word
+# is predicted, each on its own as before. Our version (`mlm_mask(..., whole_word=True)`, with the tokenizer's
+# `word_ids`) also gives every piece of a word the same fate, all `[MASK]` or all kept; the released whole-word BERT
+# and Hugging Face's collator draw the 80/10/10 fate of each piece separately, a difference that matters only
+# in the 20% of words not replaced by `[MASK]`. On a sentence with long words, token masking and whole-word
+# masking at a 30% rate (doubled so that one sentence shows it):
 
 # %%
 wwm_enc = tokenizer("Unsurprisingly, the mountaineers acclimatised before the ascent.")

@@ -131,3 +131,37 @@ def test_mask_sampler_says_when_no_token_can_be_selected(embedded, text):
     assert "no token that can be selected" in w.message.value and w.histogram.layout.display == "none"
     w.text.value = "The cat sat on the mat."
     assert w.message.value == "" and w.histogram.layout.display == "" and w.totals["eligible"] == 7  # the six words and the full stop
+
+
+def test_mask_sampler_whole_words_selects_every_piece_of_a_word_with_one_fate(embedded):
+    """The "whole words" switch: the pieces of a selected word are selected together and share their fate, the
+    running rates start again, and the selected share of tokens stays near 15%."""
+    _, tok = embedded
+    text = "Unsurprisingly, the mountaineers acclimatised before the ascent."
+    w = MaskSampler(tok, torch.full((tok.vocab_size,), 1.0 / tok.vocab_size), text)
+    w.many.click()
+    enc = tok(text)
+    word_ids = list(enc.word_ids[0] if isinstance(enc.word_ids[0], list) else enc.word_ids)
+    words = {i: [k for k, j in enumerate(word_ids) if j == i] for i in set(word_ids) - {None}}
+    split = [pieces for pieces in words.values() if len(pieces) > 1]
+    assert split, "the sentence has words of several pieces"
+
+    def fate(batch, k):
+        return "mask" if batch.masked[0, k] else "random" if batch.randomized[0, k] else \
+            "kept" if batch.kept[0, k] else "unselected"
+
+    def split_selections(n):
+        seen = []
+        for _ in range(n):
+            w.resample.click()
+            seen += [{fate(w.last, k) for k in pieces} for pieces in split]
+        return seen
+
+    assert any(len(f) > 1 for f in split_selections(30)), "token masking splits words"
+    w.whole_word.value = True
+    assert w.draws == 1, "switching starts a new histogram"
+    seen = split_selections(30)
+    assert all(len(f) == 1 for f in seen) and any(f != {"unselected"} for f in seen)
+    for _ in range(5):
+        w.many.click()
+    assert abs(rates(w.totals)["selected"] - 0.15) < 0.03

@@ -17,7 +17,8 @@ from ..pretraining.fill_mask import MaskPrediction, fill_mask
 
 
 class MaskSampler(W.VBox):
-    """Type a sentence, resample the MLM corruption, and watch the running rates converge to 15% and 80/10/10."""
+    """Type a sentence, resample the MLM corruption, and watch the running rates converge to 15% and 80/10/10.
+    "whole words" selects words rather than tokens: every piece of a selected word, with one fate for all."""
 
     def __init__(self, tokenizer, unigram: torch.Tensor, text: str = "Please turn your homework in before the lecture starts on Monday.",
                  seed: int = 0):
@@ -31,6 +32,8 @@ class MaskSampler(W.VBox):
         self.select_prob = W.FloatSlider(value=0.15, description="select (of tokens)", **slider)
         self.mask_prob = W.FloatSlider(value=0.8, description="→ [MASK] (of selected)", **slider)
         self.random_prob = W.FloatSlider(value=0.1, description="→ random (of selected)", **slider)
+        self.whole_word = W.Checkbox(value=False, description="whole words", indent=False,
+                                     tooltip="select whole words: every WordPiece of a selected word, one fate for all")
         self.resample = W.Button(description="resample", icon="refresh", tooltip="next seed, one more draw")
         self.many = W.Button(description="draw 100 more", tooltip="add 100 draws to the running histogram")
         self.tokens = W.HTML()
@@ -39,12 +42,12 @@ class MaskSampler(W.VBox):
         for w, cls in [(self.text, "sampler-text"), (self.resample, "sampler-resample"), (self.many, "sampler-many"),
                        (self.tokens, "sampler-tokens"), (self.message, "sampler-message"),
                        (self.histogram, "sampler-histogram"), (self.select_prob, "sampler-select"),
-                       (self.seed, "sampler-seed")]:
+                       (self.seed, "sampler-seed"), (self.whole_word, "sampler-whole-word")]:
             w.add_class(cls)
-        super().__init__([self.text, W.HBox([self.seed, self.resample, self.many]), self.select_prob, self.mask_prob,
+        super().__init__([self.text, W.HBox([self.seed, self.resample, self.many, self.whole_word]), self.select_prob, self.mask_prob,
                           self.random_prob, W.HTML(legend_html()), self.tokens, self.message, self.histogram])
         self.add_class("mask-sampler")
-        for w in (self.text, self.select_prob, self.mask_prob, self.random_prob):
+        for w in (self.text, self.select_prob, self.mask_prob, self.random_prob, self.whole_word):
             w.observe(self._reset, "value")
         self.seed.observe(lambda _: self._draw(1), "value")
         self.resample.on_click(lambda _: setattr(self.seed, "value", self.seed.value + 1))
@@ -64,7 +67,8 @@ class MaskSampler(W.VBox):
                 batch = mlm_mask(enc.input_ids, special_ids=self.tokenizer.special_ids,
                                  mask_token_id=self.tokenizer.mask_token_id, unigram=self.unigram,
                                  select_prob=self.select_prob.value, mask_prob=self.mask_prob.value,
-                                 random_prob=self.random_prob.value, generator=g)
+                                 random_prob=self.random_prob.value, generator=g,
+                                 whole_word=self.whole_word.value, word_ids=enc.word_ids)
                 for k, v in batch.counts().items():
                     self.totals[k] = self.totals.get(k, 0) + v
                 self.draws += 1
@@ -78,6 +82,7 @@ class MaskSampler(W.VBox):
             self.totals, self.draws = {}, 0
             return
         self.message.value = ""
+        self.last = batch  # the last draw (its selection, fates and labels)
         if show_last:
             self.tokens.value = fates_html(token_fates(batch, self.tokenizer))
         self.histogram.layout.display = ""
