@@ -4,6 +4,7 @@ The notebook is executed once per session (tests/notebook_runs.py); these tests 
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 
@@ -274,3 +275,87 @@ def test_reranking_with_our_cross_encoder_lowers_recall_at_1(out):
     assert before["r1"] - after["r1"] > 0.20
     accuracy = float(re.search(r"the cross-encoder's held-out NLI accuracy: ([\d.]+)%", out).group(1)) / 100
     assert 0.6 <= accuracy <= 0.72  # "about two times in three"
+
+
+def _transfer_table(run) -> dict[int, list[float | None]]:
+    from notebook_runs import output
+
+    rows = {}
+    for m in re.finditer(r"^\s+([\d,]+)\s+([\d.]+%|—)\s+([\d.]+%|—)\s+([\d.]+%|—)$", output(run, "from-scratch"), re.M):
+        rows[int(m.group(1).replace(",", ""))] = [None if c == "—" else float(c[:-1]) / 100 for c in m.groups()[1:]]
+    return rows
+
+
+def test_transfer_learning_the_network_from_random_weights_learns_what_word_counts_learn(out):
+    """11.4a §3, "Transfer learning": from random weights the network ends near the word counts on 500 and on 3,000
+    sentences (the prediction's answer: nearest of the three yardsticks), fits its training sentences almost
+    perfectly, and the pretrained model on 500 (and already on 250) beats both learners trained on 3,000. The
+    figure draws the same numbers; the word counts are the ones printed before the question."""
+    from course_lib.exercises import EXERCISES
+    from notebook_runs import output, prose
+
+    run = executed_ok(SOURCE)
+    rows = _transfer_table(run)
+    assert sorted(rows) == [100, 250, 500, 3000]
+    words = {n: float(a) / 100 for n, a in re.findall(r"word counts,\s+([\d,]+) labelled sentences: ([\d.]+)% held out",
+                                                       output(run, "word-counts"))}
+    words = {int(str(n).replace(",", "")): a for n, a in words.items()}
+    assert {n: r[0] for n, r in rows.items()} == pytest.approx(words, abs=1e-3)
+    (w500, s500, p500), (w3000, s3000, p3000) = rows[500], rows[3000]
+    assert p3000 is None and rows[100][1] is None and rows[250][1] is None
+    assert p500 == pytest.approx(pct(out, "held-out accuracy, full, cls"), abs=1e-3)  # the run of §3
+    majority = pct(out, "held-out accuracy, majority class")
+    nearest = min({"near the majority class": majority, "near word counts": w500, "near the pretrained model": p500}
+                  .items(), key=lambda kv: abs(kv[1] - s500))[0]
+    assert nearest == EXERCISES["from_scratch"].answer == "near word counts"
+    assert abs(s500 - w500) <= 0.04 and abs(s3000 - w3000) <= 0.03  # "near the word counts ... on 500 and on all 3,000"
+    assert p500 > max(s3000, w3000) + 0.03  # "beats both learners trained on six times as many"
+    assert rows[250][2] > max(s3000, w3000) + 0.02  # "on 250 it is already above them"
+    assert rows[100][2] > rows[100][0]  # the pretrained line is above the word counts at every size
+    trained = dict((int(n.replace(",", "")), (float(t) / 100, float(h) / 100)) for n, t, h in re.findall(
+        r"random weights, ([\d,]+) sentences: training accuracy ([\d.]+)%, held out ([\d.]+)%", output(run, "from-scratch")))
+    assert trained[500][1] == pytest.approx(s500, abs=1e-3)
+    assert trained[500][0] >= 0.95 and trained[500][0] - trained[500][1] > 0.25  # "fits its training sentences
+    #                                                                                almost perfectly"
+    assert "shipped with the course" in output(run, "from-scratch")  # history-only runs: nothing trained here
+    p = " ".join(prose(run).split())
+    for said in ("From random weights the network ends near the word counts, on 500 sentences and on all 3,000",
+                 "The pretrained model, fine-tuned on 500 sentences, beats both learners trained on six times as many; "
+                 "on 250 it is already above them", "It fits its training sentences almost perfectly",
+                 "an instance of **transfer learning**"):
+        assert said in p, said
+
+
+def test_forgetting_the_lecture_recipe_keeps_the_mlm_task_and_the_bolder_one_loses_a_little(out):
+    """11.4a §3, "Catastrophic forgetting, measured": after the lecture's recipe course-bert's masked-word top-1 is
+    the same to a fraction of a point (the prediction's answer: within 2 points); the bolder recipe fits its
+    training sentences perfectly, is no better held out, and loses about three points, most of them early (the
+    right panel); course-bert ends below the fine-tuned MiniLM on sentiment."""
+    from course_lib.exercises import EXERCISES
+    from notebook_runs import output, prose
+
+    run = executed_ok(SOURCE)
+    text = output(run, "forgetting")
+    rows = {m.group(1).strip(): tuple(float(x) / 100 for x in m.groups()[1:]) for m in re.finditer(
+        r"^(.+?)\s+sentiment ([\d.]+)% held out; masked-word top-1 ([\d.]+)% before, ([\d.]+)% after", text, re.M)}
+    recipe, bolder = rows["lecture's recipe (5e-5, 3 epochs)"], rows["bolder (1e-4, 10 epochs)"]
+    assert recipe[1] == bolder[1]  # the same model and masks before
+    assert abs(recipe[2] - recipe[1]) < 0.005  # "the same ..., to a fraction of a point"
+    assert EXERCISES["forgetting"].answer == "about all of it (within 2 points)" and abs(recipe[2] - recipe[1]) <= 0.02
+    assert 0.02 <= bolder[1] - bolder[2] <= 0.04  # "lost about three points"
+    assert abs(bolder[0] - recipe[0]) < 0.03  # "is no better on the held-out ones"
+    assert max(recipe[0], bolder[0]) < pct(out, "held-out accuracy, full, cls") - 0.03  # below MiniLM fine-tuned
+    assert "shipped with the course" in text
+    from course_lib.finetuning.runs import TrainRun
+
+    (folder,) = (ROOT / "course_lib" / "data" / "runs" / "finetuning").glob("forgetting-1e-4-*")
+    shipped = TrainRun.from_dict(json.loads((folder / "run.json").read_text()))
+    assert shipped.epochs[-1].train_accuracy == 1.0  # "fits its 500 training sentences perfectly"
+    curve = [shipped.info["mlm_before"]["mlm_top1"]] + shipped.curve("mlm_top1")
+    assert curve[0] - curve[4] > (curve[0] - curve[-1]) / 2  # "most of them in its first epochs"
+    assert shipped.steps_per_epoch * len(shipped.epochs) == 320  # "only 320 updates"
+    p = " ".join(prose(run).split())
+    for said in ("The lecture's recipe learnt the new task and kept all of the old one",
+                 "has lost about three points of masked-word top-1, most of them in its first epochs",
+                 "even the bolder recipe makes only 320 updates on 500 sentences"):
+        assert said in p, said

@@ -175,7 +175,7 @@ def test_the_fine_tuning_runs_of_11_4a_are_shipped_but_not_the_one_that_moves_ev
     assert {ship_runs._prefix(n) for n in FINETUNING} == {"head-cls", "head-mean", "last2-cls", "full-cls",
                                                          "nli-cross", "nli-bi"}
     assert ({ship_runs._prefix(n) for n in SHIPPED_FT} - set(map(ship_runs._prefix, FINETUNING))
-            == ship_runs.LABELLING_RUNS | ship_runs.STUDENT_RUNS)
+            == ship_runs.LABELLING_RUNS | ship_runs.STUDENT_RUNS | ship_runs.HISTORY_RUNS)
     assert {ship_runs._prefix(n) for n in STUDENTS} == ship_runs.STUDENT_RUNS
 
 
@@ -206,6 +206,85 @@ def _recipe(folder):
         model = pretrained_classifier(SENTIMENT_LABELS, pooling=info["pooling"])
         collate = SentenceCollator(tokenizer, SENTIMENT_LABELS, max_length=64)
     return run, model, train, test, collate, info["strategy"]
+
+
+# ----------------------------------------------------------------------------- 11.4a §3: runs shipped as histories
+
+HISTORIES = [n for n in SHIPPED_FT if ship_runs._prefix(n) in ship_runs.HISTORY_RUNS]
+from course_lib.finetuning.data import SENTIMENT_LABELS, SentenceCollator, load_sentiment  # noqa: E402
+
+
+def test_the_history_only_runs_are_shipped_without_weights():
+    from course_lib.finetuning.shipped import HISTORY_ONLY
+
+    assert {ship_runs._prefix(n) for n in HISTORIES} == ship_runs.HISTORY_RUNS
+    for name in HISTORIES:
+        folder = RUNS / "finetuning" / name
+        assert {f.name for f in folder.iterdir()} == {"run.json", "shipped.json"}, name
+        made = json.loads((folder / "shipped.json").read_text())
+        assert made[HISTORY_ONLY] is True and len(made["initial"]) == 64
+
+
+def _history_recipe(name):
+    """What notebook 11.4a passes to scratch_run / pretrained_run for a history-only run, rebuilt from its
+    run.json (the key it is found by checks that they are the same)."""
+    from course_lib.finetuning.classify import pretrained_encoder, pretrained_classifier, scratch_classifier
+    from course_lib.finetuning.runs import TrainRun
+    from course_lib.finetuning.transfer import pretrained_run, scratch_run
+
+    shipped = TrainRun.from_dict(json.loads((RUNS / "finetuning" / name / "run.json").read_text()))
+    info = shipped.info
+    train, test = load_sentiment("train", n=info["train_examples"]), load_sentiment("test", n=info["test_examples"])
+    collate = SentenceCollator(pretrained_encoder()[1], SENTIMENT_LABELS, max_length=64)
+    scratch = shipped.name.startswith("scratch-")
+    return (shipped, scratch_run if scratch else pretrained_run,
+            scratch_classifier if scratch else pretrained_classifier, train, test, collate)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", HISTORIES)
+def test_a_history_only_run_is_the_one_the_notebook_asks_for_and_loads_without_writing(name, empty_cache):
+    shipped, make_run, _, train, test, collate = _history_recipe(name)
+    if shipped.name.startswith("forgetting-"):  # course-bert fine-tuned, its MLM head scored after every epoch
+        import course_lib
+        from course_lib.checkpoints import shipped_heldout
+        from course_lib.finetuning.transfer import forgetting_run
+        from course_lib.pretraining.masking import unigram_distribution
+
+        mlm, tokenizer = course_lib.load_pretrained("course-bert", device="cpu")
+        heldout = shipped_heldout("course-bert")
+        collate = SentenceCollator(tokenizer, SENTIMENT_LABELS, max_length=64)
+        run = forgetting_run(mlm, tokenizer, train, test, collate, shipped.config, mlm_texts=heldout[:300],
+                             unigram=unigram_distribution(heldout[300:1300], tokenizer=tokenizer), name=shipped.name,
+                             progress=False)
+        assert run.info["mlm_before"] == shipped.info["mlm_before"]
+    else:
+        run = make_run(train, test, collate, shipped.config, name=shipped.name, progress=False)
+    assert run.shipped and run.origin == "shipped with the course", \
+        f"{name} is not the run this recipe asks for: the recipe, data or code changed; run tools/ship_runs.py"
+    assert run.epochs == shipped.epochs
+    assert not [f for f in empty_cache.rglob("*") if f.is_file()], "loading a shipped history wrote into the cache"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("prefix", ["scratch-cls", "full-cls-100"])  # from random weights, and from MiniLM's
+def test_the_first_steps_of_a_history_only_run_are_reproduced(prefix, empty_cache):
+    from course_lib.finetuning.classify import train_classifier
+
+    name = next(n for n in HISTORIES if ship_runs._prefix(n) == prefix)
+    shipped, _, make_model, train, test, collate = _history_recipe(name)
+    losses = []
+
+    def record(event, r):
+        if event == "step":
+            losses[:] = r.step_losses
+
+    model = make_model(collate.labels, pooling=shipped.info["pooling"])
+    again = train_classifier(model, train, test[:1], collate, "full", shipped.config, name=shipped.name,
+                             progress=False, cache=False, stop=lambda: len(losses) >= 5, callback=record,
+                             device="cpu")
+    assert again.interrupted
+    assert losses == pytest.approx(shipped.step_losses[:5], abs=TOL)
 
 
 @pytest.mark.slow

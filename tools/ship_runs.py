@@ -4,6 +4,7 @@ course_lib/data/runs/<kind>/<name>: the folder the cache would hold for the same
 
     python tools/ship_runs.py            # train each run in an empty temporary cache, copy it, write the README
     python tools/ship_runs.py --only finetuning   # only these runs (tiny_bert, adaptation, finetuning, labelling)
+    python tools/ship_runs.py --only new_histories   # 11.4a's history-only runs not shipped yet (nothing retrained)
     python tools/ship_runs.py --readme   # only write course_lib/data/runs/README.md from what is shipped
 
 Each run is trained from nothing here (never copied from an older cache) by the library function the notebook
@@ -82,7 +83,36 @@ def _finetuning(cache: Path) -> list[tuple[str, Path, dict]]:
     that are small enough. The recipes are therefore exactly the notebook's."""
 
     _execute(FINETUNING_NOTEBOOKS)
-    return _deltas(cache, lambda name: _prefix(name) not in LABELLING_RUNS)
+    made = _deltas(cache, lambda name: _prefix(name) not in LABELLING_RUNS | HISTORY_RUNS)
+    return made + _histories(cache, HISTORY_RUNS)
+
+
+def _new_histories(cache: Path) -> list[tuple[str, Path, dict]]:
+    """The history-only runs of notebook 11.4a that are not shipped yet, from executing it with everything that is
+    shipped in place (so that only those train, and the 1e-2 run, which is never shipped)."""
+    _execute(FINETUNING_NOTEBOOKS)
+    new = {_prefix(f.name) for f in (cache / "finetuning").iterdir()} & HISTORY_RUNS
+    return _histories(cache, new)
+
+
+def _histories(cache: Path, names: set[str]) -> list[tuple[str, Path, dict]]:
+    """The runs ``names`` of the cache as their history alone: run.json, and the fingerprint of the weights they
+    started from (course_lib.finetuning.shipped, "history only")."""
+    from course_lib.finetuning.shipped import HISTORY_ONLY
+
+    made = []
+    for folder in sorted((cache / "finetuning").iterdir()):
+        if _prefix(folder.name) not in names:
+            continue
+        staged = cache / "ship" / folder.name
+        staged.mkdir(parents=True)
+        shutil.copy2(folder / "run.json", staged / "run.json")
+        delta_made = json.loads((folder / "shipped.json").read_text())
+        made.append(("finetuning", staged, {HISTORY_ONLY: True, "initial": delta_made["initial"],
+                                            "torch": delta_made["torch"], "python": platform.python_version(),
+                                            "threads": torch_threads()}))
+    assert {_prefix(f.name) for _, f, _ in made} == names, [f.name for _, f, _ in made]
+    return made
 
 
 def _execute(notebooks: list[str]) -> None:
@@ -171,6 +201,24 @@ for _run, _what, _call in [
          "3 epochs", "teacher=teacher, temperature=T_KD, name=\"student-scores\"")]:
     WHAT[_run] = ("11.4a §6", _what, f"train_student(..., {_call})")
 STUDENT_RUNS = {"student-gold", "student-top-class", "student-scores"}
+for _run, _what, _call in [
+        ("scratch-cls", "the same network from seeded random weights, every parameter, [CLS], lr 1e-4, 500 "
+         "rt-polarity sentences, 10 epochs", "scratch_run(..., name=\"scratch-cls\")"),
+        ("scratch-cls-3000", "the same network from seeded random weights, every parameter, [CLS], lr 1e-4, all "
+         "3,000 rt-polarity training sentences, 6 epochs", "scratch_run(..., name=\"scratch-cls-3000\")"),
+        ("full-cls-100", "every parameter, [CLS], lr 5e-5, 100 rt-polarity sentences, 3 epochs",
+         "pretrained_run(..., name=\"full-cls-100\")"),
+        ("full-cls-250", "every parameter, [CLS], lr 5e-5, 250 rt-polarity sentences, 3 epochs",
+         "pretrained_run(..., name=\"full-cls-250\")")]:
+    WHAT[_run] = ("11.4a §3", _what + " (history only)", _call)
+for _run, _what, _call in [
+        ("forgetting-5e-5", "course-bert fine-tuned whole on 500 rt-polarity sentences, lr 5e-5, 3 epochs, its "
+         "untouched MLM head scored on 300 held-out sentences after every epoch", "forgetting_run(..., "
+         "name=\"forgetting-5e-5\")"),
+        ("forgetting-1e-4", "the same at lr 1e-4, 10 epochs", "forgetting_run(..., name=\"forgetting-1e-4\")")]:
+    WHAT[_run] = ("11.4a §3", _what + " (history only)", _call)
+HISTORY_RUNS = {"scratch-cls", "scratch-cls-3000", "full-cls-100", "full-cls-250",  # shipped without weights
+                "forgetting-5e-5", "forgetting-1e-4"}
 _NER = "wikigold NER: W_K alone on the frozen encoder"
 _SPANS = "GUM entities (1,200 sentences, MiniLM's first 4 layers frozen, 6 epochs)"
 for _run, _what, _call in [
@@ -191,7 +239,7 @@ WHAT["gum-bio-outermost"] = ("11.5", f"BIO tagger on the outermost entities of {
                              "bio_tagger.fit(..., name=\"gum-bio-outermost\")")
 WHAT["spanbert"] = ("11.5", "SpanBERT's SBO head on frozen course-bert, 96 steps on GUM sentences",
                     "train_spanbert(train_sentences, steps=96, pool=32)")
-MAKERS = [_tiny_bert, _adaptation, _finetuning, _labelling]
+MAKERS = [_tiny_bert, _adaptation, _finetuning, _labelling, _new_histories]  # new_histories: only with --only
 
 
 def _prefix(name: str) -> str:
@@ -251,12 +299,20 @@ recipe or changed code asks for another key, and that run is trained (and cached
   get a gradient, weight decay alone moves the others by under 1e-5) is stored by its moved rows. The full
   fine-tuning at lr 1e-2 moves every row (45 MB as a delta) and is not shipped: a fresh clone trains it once
   (about 15 s on 2 cores) and caches it.
+- **History-only runs** (11.4a §3, "(history only)" above) hold `run.json` alone: full fine-tunings of which the
+  notebook draws only numbers of the history -- the network from random weights and the pretrained one on 100 or
+  250 sentences (held-out accuracy against the number of labelled sentences), and course-bert fine-tuned at two
+  learning rates (held-out accuracy and its MLM head's masked-word top-1 after every epoch: forgetting). Their
+  weights would take 23-45 MB each, so `course_lib.finetuning.transfer` returns the run, never a model;
+  `shipped.json` holds the fingerprint of the weights each started from, and `cache=False` trains one here
+  (`python tools/ship_runs.py --only new_histories` ships those that are new, retraining nothing else).
 - **The SpanBERT run** (`spans/`) holds `run.json` (the losses of each step) and `trainable.safetensors`: the SBO
   head it trained, float32, as the cache holds it; its key is the recipe, the GUM sentences and course-bert's
   weights.
 - **Checked** by `tests/test_shipped_runs.py`: each shipped run is the one the current code asks for, a fresh
   cache loads it without training, the first steps retrained here give the shipped losses, and a shipped
-  fine-tuning run scores its recorded held-out accuracy.
+  fine-tuning run scores its recorded held-out accuracy (a history-only run: its first steps retrained give its
+  losses).
 - **To train it live instead**, pass `cache=False` (e.g. `pretrain_tiny_bert(recipe, cache=False)`,
   `train_classifier(..., cache=False)`).
 - **Rebuild**: `python tools/ship_runs.py` (after a change to a recipe, the data, the code version, or, for
@@ -297,7 +353,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only", choices=[m.__name__.lstrip("_") for m in MAKERS], action="append",
                     help="make only these runs (repeatable); the others stay as they are")
     args = ap.parse_args(argv)
-    makers = [m for m in MAKERS if not args.only or m.__name__.lstrip("_") in args.only]
+    makers = [m for m in MAKERS if m.__name__.lstrip("_") in args.only] if args.only else MAKERS[:-1]
     if not args.readme:
         import course_lib.paths as paths
 

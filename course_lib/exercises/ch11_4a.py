@@ -14,6 +14,8 @@ distillation_loss distillation_loss(student_logits, teacher_logits, T) -> T² ·
                   mean over the batch (Hinton et al. 2015; L004's compact BERTs) -- temperature, two softmaxes, the
                   KL's direction and its reduction composed; each common slip gives another number
 pooling_prediction  (question) head only on the frozen embedded model: does [CLS] or mean pooling do better?
+forgetting          (question) after the lecture's recipe, how much of course-bert's masked-word top-1 is left?
+from_scratch        (question) the pretrained network from random weights, on the same 500 sentences: nearest which yardstick?
 all_pairs_prediction (question) encoder passes a cross-encoder needs for all pairs among 1,000 sentences
 soft_vs_hard_prediction (question) a student on the teacher's top class or on its scores: which is more accurate?
 
@@ -371,6 +373,10 @@ def check_distillation_loss(distillation_loss):
         want = reference_distillation(s, t, T)
         if close(got, want):
             continue
+        if torch.isnan(got).any():
+            raise Wrong("your loss is NaN. torch.nn.functional.kl_div(input, target) takes the student's "
+                        "log-probabilities as input and the teacher's probabilities as target; with the two swapped "
+                        "it takes the log of negative numbers" + case)
         for name, alt, why in _distill_alternatives(s, t, T):
             if T == 1.0 and name in ("no T²", "T, not T²", "no temperature", "no temperature, no T²",
                                      "T on the teacher only", "T on the student only"):
@@ -398,6 +404,33 @@ question(
          "its model card says how it turns token vectors into a sentence vector.",
     giveaways=["pooled its token vectors into one sentence vector", "fine-tuned with mean pooling",
                "trained with mean pooling"],
+)
+
+question(
+    "from_scratch", variable="from_scratch",
+    choices=["near the majority class", "near word counts", "near the pretrained model"], answer="near word counts",
+    why="500 sentences are far too few to learn what words mean, how they combine and what order does, for 22 "
+        "million parameters that start from nothing: the network learns which words go with which label, as the "
+        "word counts do, and memorises its training sentences (its training accuracy reaches 99%). It does not "
+        "stay at the majority class, because the tokens themselves still carry the signal. What the pretrained "
+        "model adds on top is what it learnt from far more text before it ever saw a label",
+    hint="what must a network learn before a sentence's label follows from its vector, and how much of that can "
+         "500 labelled sentences teach? Which of the three yardsticks needs nothing but which words a sentence "
+         "contains?",
+    giveaways=["memorises its training sentences", "about what word counts reach"],
+)
+
+question(
+    "forgetting", variable="forgetting",
+    choices=["about all of it (within 2 points)", "about half", "almost none"],
+    answer="about all of it (within 2 points)",
+    why="about a hundred steps at 5e-5 move each weight by a tiny fraction of its size: enough to turn [CLS] into "
+        "a sentiment summary, far too little to rewrite what the lower layers and the embeddings know about words. "
+        "That is what the lecture's small learning rate and few epochs are for; larger and longer steps do wear the "
+        "pretrained knowledge away",
+    hint="how many updates does the lecture's recipe make on 500 sentences, how large is each, and how much would "
+         "the encoder have to change to stop predicting masked words?",
+    giveaways=["left masked-word prediction intact", "the lecture's recipe forgot"],
 )
 
 question(

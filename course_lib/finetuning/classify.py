@@ -52,6 +52,18 @@ def pretrained_classifier(labels: Sequence[str], pooling: str = "cls", seed: int
     return BertForSequenceClassification(encoder, labels=labels, pooling=pooling).to(encoder.device)
 
 
+def scratch_classifier(labels: Sequence[str], pooling: str = "cls", seed: int = 0,
+                       device=None) -> BertForSequenceClassification:
+    """The same network as :func:`pretrained_classifier` -- the embedded encoder's configuration and a new head --
+    with seeded random weights everywhere: no pretraining (the tokenizer is still the pretrained one's)."""
+    from ..model import BertModel, seed_everything
+
+    encoder, _ = _pristine()
+    seed_everything(seed)
+    model = BertForSequenceClassification(BertModel(encoder.config), labels=labels, pooling=pooling)
+    return model.to(get_device(device))
+
+
 class FromLayerWithMask(FromLayer):
     """:class:`frozen.FromLayer` that also hands the attention mask to the head (mean pooling needs it)."""
 
@@ -89,6 +101,14 @@ def _pair_length(e) -> int:
     return e.a.size(0) + e.b.size(0)
 
 
+def classifier_run_key(model, train: Sequence, test: Sequence, collate, strategy: str | int, config: TrainConfig):
+    """Freeze ``model`` for ``strategy``; return the strategy and the key :func:`train_classifier` files the run
+    under (the model before training, the data, the collate settings, the strategy and ``config``)."""
+    s = freeze(model, strategy)
+    return s, run_key(model, train, config, test, extra={"collate": collate.cache_key(), "strategy": s.name,
+                                                         "method": "classify-v1"})
+
+
 def train_classifier(model, train: Sequence, test: Sequence, collate, strategy: str | int = "full",
                      config: TrainConfig | None = None, *, name: str | None = None, progress: bool = True,
                      callback=None, stop=None, cache: bool = True, device=None) -> TrainRun:
@@ -98,11 +118,9 @@ def train_classifier(model, train: Sequence, test: Sequence, collate, strategy: 
     and ``config``: calling again with the same arguments -- also on the model it trained -- loads it.
     """
     config = config or TrainConfig()
-    s = freeze(model, strategy)
+    s, key = classifier_run_key(model, train, test, collate, strategy, config)
     name = name or f"{getattr(model, 'pooling', 'model')}-{s.name}"
     start_fp = initial_fingerprint(model)
-    key = run_key(model, train, config, test, extra={"collate": collate.cache_key(), "strategy": s.name,
-                                                     "method": "classify-v1"})
     info = {"strategy": s.name, "pooling": getattr(model, "pooling", None), "train_examples": len(train),
             "test_examples": len(test)}
     common = dict(name=name, key=key, progress=progress, callback=callback, stop=stop, cache=cache, device=device)

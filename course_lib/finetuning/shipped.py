@@ -7,6 +7,12 @@ half the size of the weights, and exact to about a thousandth of the change rath
 ``shipped.json`` holds the fingerprints of the trainable parameters before training and after the delta is
 added, so the delta is added only onto the weights it was made from, and must give exactly the recorded ones.
 
+A run that moves every weight of a model trained from random weights (:mod:`course_lib.finetuning.transfer`) would
+need 45 MB as a delta, for a notebook that only draws its curve: it ships its **history only** (``run.json``, and
+``shipped.json`` with ``"history_only": true`` and the fingerprint of the weights it started from). Such a run is
+loaded as a history by :func:`load_history`, never as weights: :func:`find_finished` passes it over, so training
+the same run with a model trains it (or finds it in the cache).
+
 A matrix most of whose rows training left alone (the word embeddings of a full fine-tuning: only the rows of the
 tokens in the training text get a gradient; weight decay alone moves the others by under :data:`UNMOVED`) is
 stored by its moved rows only: ``<name>`` holds those rows and ``<name>@rows`` their indices; the other rows
@@ -20,6 +26,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from .. import paths
 from ..paths import cache_root, finished_run
 from .runs import TrainRun, _load_trainable, fingerprint, run_folder_name, trainable_named_parameters
 
@@ -34,8 +41,39 @@ def trainable_fingerprint(model: nn.Module) -> str:
 
 
 def find_finished(name: str, key: str) -> Path | None:
-    """The folder of the finished run ``name``/``key`` (:func:`course_lib.paths.finished_run`), else None."""
-    return finished_run(SHIPPED_KIND, cache_root() / SHIPPED_KIND / run_folder_name(name, key))
+    """The folder of the finished run ``name``/``key`` whose weights can be loaded
+    (:func:`course_lib.paths.finished_run`; a shipped history without weights is passed over), else None."""
+    folder = cache_root() / SHIPPED_KIND / run_folder_name(name, key)
+    found = finished_run(SHIPPED_KIND, folder)
+    if found is not None and history_only(found):
+        return folder if (folder / "run.json").is_file() else None
+    return found
+
+
+HISTORY_ONLY = "history_only"  # the shipped.json flag of a run shipped without its weights
+
+
+def history_only(folder: Path) -> bool:
+    """Is ``folder`` a run shipped as its history alone (no weights)?"""
+    made = folder / "shipped.json"
+    return made.is_file() and bool(json.loads(made.read_text()).get(HISTORY_ONLY))
+
+
+def find_history(name: str, key: str) -> Path | None:
+    """The folder of the run ``name``/``key`` shipped as its history only, else None."""
+    folder = paths.shipped_run(SHIPPED_KIND, run_folder_name(name, key))  # looked up at call time (ship_runs)
+    return folder if folder is not None and history_only(folder) else None
+
+
+def load_history(folder: Path, start_fingerprint: str) -> TrainRun:
+    """The history of a run shipped without weights, if it started from the weights ``start_fingerprint`` names."""
+    made = json.loads((folder / "shipped.json").read_text())
+    if made.get("initial") != start_fingerprint:
+        raise RuntimeError(f"the shipped run {folder.name} was made from other starting weights than this model's "
+                           f"(same key, other trainable parameters): pass cache=False to train it here")
+    run = TrainRun.from_dict(json.loads((folder / "run.json").read_text()))
+    run.cached, run.shipped = True, True
+    return run
 
 
 def load_shipped(model: nn.Module, folder: Path, fresh: TrainRun) -> TrainRun:

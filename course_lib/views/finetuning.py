@@ -217,3 +217,64 @@ def students_figure(students: dict, teacher=None, baseline: float | None = None,
     if title:
         fig.suptitle(title)
     return fig
+
+
+def labelled_data_figure(curves: dict[str, dict[int, float]], baseline: float | None = None,
+                         title: str | None = None) -> Figure:
+    """Held-out accuracy against the number of labelled training examples (log scale), one line per way of
+    learning: ``curves`` maps a label to {examples: accuracy}. Each point is labelled with its accuracy."""
+    fig = Figure(figsize=(9, 4.2), dpi=100, layout="constrained")
+    ax = fig.subplots()
+    sizes = sorted({n for points in curves.values() for n in points})
+    for i, (label, points) in enumerate(curves.items()):
+        st = style(i)
+        xs = sorted(points)
+        ys = [points[n] for n in xs]
+        ax.plot(xs, ys, color=st["color"], marker=st["marker"], linestyle=st["linestyle"], label=label, markersize=7)
+        for x, y in zip(xs, ys):
+            ax.annotate(f"{y:.0%}", (x, y), textcoords="offset points", xytext=(6, -4 if i % 2 else 6), fontsize=8,
+                        color=st["color"])
+    if baseline is not None:
+        ax.axhline(baseline, color="#555555", linewidth=1, linestyle=(0, (4, 3)))
+        ax.annotate("majority class", (0.01, baseline), xycoords=("axes fraction", "data"), ha="left", va="bottom",
+                    fontsize=8, color="#555555")
+    ax.set_xscale("log")
+    ax.set_xticks(sizes, [f"{n:,}" for n in sizes])
+    ax.minorticks_off()
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0%}"))
+    ax.set(xlabel="labelled training sentences (log scale)", ylabel="held-out accuracy",
+           xlim=(sizes[0] / 1.4, sizes[-1] * 1.6) if sizes else None)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def forgetting_figure(runs: dict, baseline: float | None = None) -> Figure:
+    """Catastrophic forgetting (:func:`course_lib.finetuning.transfer.forgetting_run`): left, the new task's
+    held-out accuracy by epoch; right, the MLM head's held-out masked-word top-1 through the changed encoder,
+    from before fine-tuning (epoch 0). ``runs``: label -> run."""
+    fig = Figure(figsize=(10, 3.6), dpi=100, layout="constrained")
+    ax_task, ax_mlm = fig.subplots(1, 2)
+    for i, (label, run) in enumerate(runs.items()):
+        st = style(i)
+        epochs = [e.epoch for e in run.epochs]
+        ax_task.plot(epochs, run.curve("accuracy"), color=st["color"], marker=st["marker"],
+                     linestyle=st["linestyle"], label=label)
+        ax_mlm.plot([0] + epochs, [run.info["mlm_before"]["mlm_top1"]] + run.curve("mlm_top1"), color=st["color"],
+                    marker=st["marker"], linestyle=st["linestyle"], label=label)
+    if baseline is not None:
+        ax_task.axhline(baseline, color="#555555", linewidth=1, linestyle=(0, (4, 3)))
+        ax_task.annotate("majority class", (0.99, baseline), xycoords=("axes fraction", "data"), ha="right",
+                         va="bottom", fontsize=8, color="#555555")
+    for ax in (ax_task, ax_mlm):
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0%}"))
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="lower left")
+    ax_task.set(xlabel="epoch of fine-tuning", ylabel="held-out accuracy", ylim=(0.4, 1.0))
+    top = max(max([r.info["mlm_before"]["mlm_top1"]] + r.curve("mlm_top1")) for r in runs.values()) if runs else 0.5
+    ax_mlm.set(xlabel="epoch of fine-tuning (0: before)", ylabel="masked-word top-1 (held out)",
+               title="the old task: masked words\n(the untouched MLM head on the changed encoder)", ylim=(0, top + 0.12))
+    ax_task.set_title("the new task: sentiment\n(held out)")
+    return fig

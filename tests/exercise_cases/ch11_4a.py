@@ -140,11 +140,19 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
                                "    pt = F.softmax(teacher_logits / T, dim=0)\n"
                                "    return F.kl_div(log_ps, pt, reduction='batchmean') * T * T",
                                "your softmaxes run over the batch (dim=0)"),
+    "kl_div's arguments swapped": ("distillation_loss", KD + LOGS + "    return F.kl_div(pt, log_ps, "
+                                   "reduction='batchmean') * T * T", "your loss is NaN. torch.nn.functional.kl_div"),
     "a float": ("distillation_loss", KD + LOGS + "    return (F.kl_div(log_ps, pt, reduction='batchmean') * T * T).item()",
                 "the loss"),
     # ------------------------------------------------------------------ questions
     "cls guess": ("pooling_prediction", "pooling_guess = '[CLS]'", "which vector the embedded model's own training"),
     "not a choice": ("pooling_prediction", "pooling_guess = 'max'", "choose one of"),
+    "scratch as good as pretrained": ("from_scratch", "from_scratch = 'near the pretrained model'",
+                                      "how much of that can 500 labelled sentences teach?"),
+    "scratch learns nothing": ("from_scratch", "from_scratch = 'near the majority class'",
+                               "Which of the three yardsticks needs nothing but which words a sentence contains?"),
+    "forgets half": ("forgetting", "forgetting = 'about half'", "how large is each, and how much would the encoder"),
+    "forgets everything": ("forgetting", "forgetting = 'almost none'", "how many updates does the lecture's recipe"),
     "n squared": ("all_pairs_prediction", "passes_guess = '1,000,000'", "every pair it compares costs a pass"),
     "mlm in between": ("mlm_search_prediction", "mlm_search = 'between MiniLM and word overlap'",
                        "what was each model trained to do?"),
