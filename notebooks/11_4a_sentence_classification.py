@@ -859,6 +859,9 @@ panel = FineTuningPanel(lambda pooling: pretrained_classifier(SENTIMENT_LABELS, 
 panel
 
 # %%
-for name, run in runs.items():
-    print(f"run {name:20s} {run.origin}")
+history_runs = {**{f"random weights, {n:,} sentences": run for n, run in scratch.items()},   # history only:
+                **{f"pretrained, {n:,} sentences": pretrained[n] for n in (100, 250)},      # no weights shipped
+                **{f"forgetting, {label.split(' (')[0]}": run for label, run in forgetting_runs.items()}}
+for name, run in {**runs, **history_runs}.items():
+    print(f"run {name:34s} {run.origin}")
 print(f"this notebook ran in {time.perf_counter() - notebook_start:.0f} s")
