@@ -880,13 +880,80 @@ for h in found.values():
 # `[CLS]`; no head leans on `[SEP]` as much (the numbers above). The explorer opens on the previous-token head.
 #
 # Type a sentence, or two separated by `[SEP]`; pick a block (1-6) and a head ("all" shows every head of the
-# block); switch between the raw scores $\mathbf{QK}^\mathsf{T}/\sqrt{d_k}$ and the softmax
+# block; block "all" shows the head in every block, and with head "all" every one of the 72 heads at once);
+# switch between the raw scores $\mathbf{QK}^\mathsf{T}/\sqrt{d_k}$ and the softmax
 # weights; add a causal mask. Choose a query and a key token to read one cell. Look for the heads above (a
 # diagonal just below or above the main one, a bright first or last column), and, in sentence pairs, for
-# heads that connect the two sentences across the dashed boundary.
+# heads that connect the two sentences across the dashed boundary. The third choice of *show* opens one
+# head's query and key vectors: the next section.
 
 # %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets import AttentionExplorer
 
 previous = found["previous token"]
 AttentionExplorer(model, tokenizer, text=pair, layer=previous.layer, head=previous.head)
+
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### How one score is made
+#
+# Every cell of a heat map is one dot product. Head $h$ of a block projects each token into a query and a key
+# of $d_h = 32$ dimensions, and query $i$ scores key $j$ as
+# $\text{score}_{ij} = \mathbf{q}_i\cdot\mathbf{k}_j/\sqrt{d_h} = \sum_{d=1}^{32} q_i[d]\,k_j[d]/\sqrt{d_h}$
+# (eq. 11.4 with the scaling of eq. 11.6): a sum of 32 products, one per dimension. The explorer keeps every
+# head's queries and keys, so `score_parts` takes one query apart without running the model again.
+#
+# In the previous-token head above (block 1, head 2), the query *raised* gives the key *bank* a weight of
+# 1.000. Its score is the sum of 32 products, each divided by $\sqrt{32}$.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Prediction `largest_share`
+# How much of *bank*'s score does the largest of those 32 parts give: `"over 90%"`, `"about half"` or
+# `"under a quarter"`?
+
+# %% tags=["exercise"]
+### BEGIN SOLUTION
+largest_share = "under a quarter"
+### END SOLUTION
+
+# %%
+check("largest_share")
+
+# %%
+# claim: score-parts
+from IPython.display import Image, display
+
+from course_lib.views.score_parts import parts_png, score_parts
+
+raised = pair_maps.tokens.index("raised")
+parts = score_parts(pair_maps, previous.layer, previous.head, query=raised)
+best, second = parts.scores.topk(2).indices.tolist()
+print(parts.describe(best))
+(dim, part), = parts.top_dimensions(best, n=1)
+print(f"largest part: dimension {dim}, {part:+.2f} of {float(parts.scores[best]):+.2f} = {part / float(parts.scores[best]):.0%}")
+lead = float(parts.scores[best] - parts.scores[second])
+print(f"runner-up {parts.tokens[second]!r}: score {float(parts.scores[second]):+.2f}, {lead:.1f} lower: "
+      f"e^{lead:.1f} = {math.exp(lead):,.0f} times less weight, {float(parts.weights[second]):.5f}")
+shares, leads, previous_wins = [], [], 0
+for i in range(1, len(pair_maps.tokens)):                # every query but [CLS]: its winner, and the winner's parts
+    p = score_parts(pair_maps, previous.layer, previous.head, query=i)
+    top2 = p.scores.topk(2)
+    shares.append(p.top_dimensions(int(top2.indices[0]), n=1)[0][1] / float(top2.values[0]))
+    leads.append(float(top2.values[0] - top2.values[1]))
+    previous_wins += int(top2.indices[0]) == i - 1
+print(f"over all {len(shares)} queries: the winner is the token before the query for {previous_wins}; its largest "
+      f"part gives {min(shares):.0%} to {max(shares):.0%} of its score; it leads by {min(leads):.1f} to {max(leads):.1f}")
+display(Image(parts_png(parts, key=best)))
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# No single dimension decides: the largest part of *bank*'s score is under a fifth of it (the numbers above), and
+# it takes several dimensions to reach half. Many dimensions agree a little, and their sum puts *bank* more than
+# nine points ahead of the runner-up. The softmax does the rest: a lead in the score is a factor in the weight,
+# $e^{\text{lead}}$, here more than ten thousand, so the runner-up's weight is below a ten-thousandth and *bank*
+# takes practically all of it. The same holds for every query of the pair: each one's winner is the token before
+# it, and its largest part gives at most about a quarter of its score.
+#
+# In the explorer, choose *show: q·k part by part* and move the query: each row of the picture is a key, its
+# vector on the left, its products with the query in the middle (orange where a dimension adds to the score,
+# purple where it takes away), then the score and the weight. Try the `[CLS]` head of block 5 (head 5), where
+# every query's winner is `[CLS]`.

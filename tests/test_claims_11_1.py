@@ -349,6 +349,38 @@ def test_head_patterns_previous_token_and_cls_heads(run):
     assert found["[SEP]"][2] < found["[CLS]"][2]  # "no head leans on [SEP] as much"
 
 
+def _groups(pattern: str, text: str) -> list[float]:
+    """The groups of the first match of ``pattern`` as floats (thousands separators dropped)."""
+    found = re.search(pattern, text)
+    assert found, f"{pattern!r} not found in {text!r}"
+    return [float(g.replace(",", "")) for g in found.groups()]
+
+
+def test_one_score_is_many_small_parts_and_the_softmax_makes_its_lead_all_the_weight(run):
+    from course_lib.exercises import EXERCISES
+
+    found = {p.strip(): (int(layer), int(head)) for p, layer, head in re.findall(
+        r"^ *(.+?): block (\d+), head (\d+) puts", output(run, "head-patterns"), re.M)}
+    text, words = output(run, "score-parts"), prose(run)
+    # the heads the prose names: "the previous-token head above (block 1, head 2)", "the [CLS] head of block 5 (head 5)"
+    assert found["previous token"] == (1, 2) and "block 1, head 2" in words
+    assert found["[CLS]"] == (5, 5) and "the `[CLS]` head of block 5 (head 5)" in words
+    assert re.search(r"query 'raised' \(3\) → key 'bank' \(2\): q·k = Σ of 32 products = \+[\d.]+; ÷ √32 = score "
+                     r"\+[\d.]+; softmax over the row → weight 1\.000\.", text)   # "gives the key bank a weight of 1.000"
+    part, score, share = _groups(r"largest part: dimension \d+, \+([\d.]+) of \+([\d.]+) = (\d+)%", text)
+    assert share == round(100 * part / score) and part / score < 0.2            # "under a fifth of it"
+    assert EXERCISES["largest_share"].answer == "under a quarter"
+    # "it takes several dimensions to reach half": the three largest parts, printed by describe, stay below it
+    top3 = _groups(r"Largest parts of the score: dim \d+ \+([\d.]+), dim \d+ \+([\d.]+), dim \d+ \+([\d.]+)", text)
+    assert sum(top3) < score / 2
+    lead, factor, weight = _groups(r"runner-up '[^']+': score \+[\d.]+, ([\d.]+) lower: e\^[\d.]+ = ([\d,]+) times "
+                                   r"less weight, ([\d.]+)", text)
+    assert lead > 9 and factor > 10_000 and weight < 1e-4   # "more than nine points", "more than ten thousand"
+    n, wins, lo, hi = _groups(r"over all (\d+) queries: the winner is the token before the query for (\d+); its largest "
+                              r"part gives (\d+)% to (\d+)%", text)
+    assert wins == n == 14 and hi <= 30                     # "each one's winner is the token before it", "about a quarter"
+
+
 # ----------------------------------------------------------------------------- every claim has its test
 
 def test_every_claim_cell_has_a_test_and_every_test_its_cell():
@@ -357,6 +389,6 @@ def test_every_claim_cell_has_a_test_and_every_test_its_cell():
         "scaling", "softmax-rows", "library-attention", "causal-toy", "causal-layer1", "causal-cls", "causal-sublayers",
         "causal-first-token", "causal-drift", "next-word", "padding", "self-attention-toy", "head-shapes",
         "input-representation", "block", "word-order", "position-rows", "parameter-counts", "parameter-breakdown", "stored-count", "position-table",
-        "position-error", "tokenizer-error", "quadratic-exact", "quadratic-memory", "head-patterns",
+        "position-error", "tokenizer-error", "quadratic-exact", "quadratic-memory", "head-patterns", "score-parts",
     }
     assert marked == tested, f"claim cells without a test: {marked - tested}; tests without a cell: {tested - marked}"

@@ -137,14 +137,15 @@ def test_widget_redraws_on_layer_and_head_and_shows_errors(embedded):
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"layer": 6}, "layer=6 is not a block of this model: pass layer=0 … 5 (or -1 for the last), the 0-based index "
-                   "of attentions[layer]. The dropdown shows the same blocks as 1 … 6: layer=0 is block 1, layer=5 "
-                   "is block 6."),
+                   "of attentions[layer], or layer='all' for every block. The dropdown shows the same blocks as "
+                   "1 … 6: layer=0 is block 1, layer=5 is block 6."),
     ({"layer": -7}, "layer=-7 is not a block of this model: pass layer=0 … 5"),
     ({"layer": 1.0}, "layer=1.0 is not a block of this model"),
     ({"head": 12}, "head=12 is not a head of this model: pass head=0 … 11 (heads count from 0, as in the dropdown; "
                    "-1 for the last) or head='all' for all 12 side by side."),
     ({"head": "x"}, "head='x' is not a head of this model"),
     ({"head": True}, "head=True is not a head of this model"),
+    ({"show": "weight"}, "show='weight': pass one of 'weights', 'scores', 'parts'"),
 ])
 def test_widget_refuses_a_block_or_head_the_model_lacks_in_plain_words(embedded, kwargs, message):
     """layer=6 or head=12 raised traitlets' bare TraitError('Invalid selection: value not found')."""

@@ -608,6 +608,17 @@ question(
     giveaways=["says where a token is", "treats each position on its own", "reads a bag of words"])
 
 question(
+    "largest_share", variable="largest_share", choices=["over 90%", "about half", "under a quarter"],
+    answer="under a quarter",
+    why="the score is spread over many dimensions: the largest product gives under a fifth of bank's score and "
+        "several are needed to reach half. Many dimensions agree a little, and the softmax turns the lead their "
+        "sum gives into nearly all the weight",
+    hint="a weight of 1.000 says that bank's score is far ahead of the other keys', not that one dimension made it. "
+         "Choose 'q·k part by part' in the explorer for this head and query, and compare the strongest cell of "
+         "bank's row of products with the row's total",
+    giveaways=["under a fifth", "no single dimension decides", "spread over many dimensions"])
+
+question(
     "bert_base_size", variable="bert_base_size", choices=["10M", "110M", "340M", "1B"], answer="110M",
     why="the chapter says about 100M and the slides 110M; the count below shows where they are "
         "(340M is BERT-large: 24 layers of d = 1024)",

@@ -101,6 +101,10 @@ class LayerScores(Sequence):
         q, k = self._qk[i]
         return attention_scores(q, k)
 
+    def queries_keys(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Layer i's queries and keys (B, H, T, d_h), as its attention used them: ``self[i]`` is q·kᵀ/√d_h."""
+        return self._qk[i]
+
 
 @dataclass
 class EncoderOutput:

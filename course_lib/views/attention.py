@@ -7,6 +7,10 @@ controls; everything here is a plain function with a unit test.
     view = select_view(maps, layer=2, head=3, kind="weights")   # block 3 (index 2), head 3
     fig = draw_view(view)                       # a matplotlib Figure
     readout(maps, layer=2, head=3, query=1, key=2)
+    select_view(maps, layer="all", head="all")  # every block's every head, one small map each (the "model view")
+
+How one score is made from a query and a key, dimension by dimension, is in :mod:`course_lib.views.score_parts`;
+the drawings are in :mod:`course_lib.views.attention_draw` (re-exported here).
 
 ``layer`` is the 0-based index of a transformer *block*, as in ``attentions[layer]``: index 0 is block 1, whose
 output is layer L1 (``hidden_states[1]``; L0 is the embedding output). Titles and readouts name the block,
@@ -18,9 +22,8 @@ import unicodedata
 from dataclasses import dataclass
 
 import torch
-from matplotlib.figure import Figure
-
 from ..model.bert import check_index
+from .attention_draw import SCORE_CMAP, WEIGHT_CMAP, draw_view, heatmap_png  # noqa: F401 (re-exported)
 
 PAIR_SEPARATOR = "[SEP]"
 MAX_EXPLORER_TOKENS = 64  # beyond this the labels of a T×T heatmap stop being readable
@@ -70,6 +73,7 @@ class AttentionMaps:
     mask:    (T, T) bool, True where a query may attend to a key
     boundary: index of the first [SEP] in a sentence pair, else None
     causal:  whether a causal mask was applied
+    queries, keys: (L, H, T, d_h) each head's query and key vectors (scores = queries @ keysᵀ / √d_h)
     """
 
     tokens: list[str]
@@ -78,6 +82,8 @@ class AttentionMaps:
     mask: torch.Tensor
     boundary: int | None
     causal: bool
+    queries: torch.Tensor | None = None
+    keys: torch.Tensor | None = None
 
     @property
     def num_layers(self) -> int:
@@ -113,23 +119,41 @@ def attention_maps(model, tokenizer, text: str, causal: bool = False,
     out = model(**enc.to(model.device), output_attentions=True, causal=causal)
     weights = torch.stack([w[0] for w in out.attentions]).float().cpu()  # (L, H, T, T)
     scores = torch.stack([s[0] for s in out.scores]).float().cpu()
+    qk = [out.scores.queries_keys(i) for i in range(len(out.scores))]
+    queries, keys = (torch.stack([pair[j][0] for pair in qk]).float().cpu() for j in (0, 1))  # (L, H, T, d_h)
     mask = torch.ones(T, T, dtype=torch.bool).tril() if causal else torch.ones(T, T, dtype=torch.bool)
     boundary = enc.tokens[0].index("[SEP]") if b is not None else None
-    return AttentionMaps(enc.tokens[0], weights, scores, mask, boundary, causal)
+    return AttentionMaps(enc.tokens[0], weights, scores, mask, boundary, causal, queries, keys)
 
 
 @dataclass
 class View:
-    """One picture: a single head's (T, T) matrix, or all heads of a layer as (H, T, T)."""
+    """One picture: a single head's (T, T) matrix, all heads of a block, one head in every block, or every head of
+    every block (the "model view": a row per block, a column per head)."""
 
-    matrices: torch.Tensor  # (H, T, T); H = 1 for a single head
-    heads: list[int]
+    matrices: torch.Tensor  # (n, T, T); n = 1 for a single head
+    heads: list[int]        # the head of each map
     tokens: list[str]
-    layer: int
+    layer: int | str        # the block's index, or "all"
     kind: str
     mask: torch.Tensor
     boundary: int | None
     title: str
+    blocks: list[int] | None = None  # the block of each map (0-based); None: every map is block `layer`
+
+    @property
+    def names(self) -> list[str]:
+        """What each small map is called in a grid: the part that changes from map to map."""
+        if self.layer == "all" and len(set(self.heads)) == 1:
+            return [f"block {b + 1}" for b in self.blocks]
+        if self.layer == "all":
+            return [f"block {b + 1}, head {h}" for b, h in zip(self.blocks, self.heads)]
+        return [f"head {h}" for h in self.heads]
+
+    @property
+    def model_view(self) -> bool:
+        """Every head of every block: too many maps for token labels; rows are blocks, columns heads."""
+        return self.layer == "all" and len(set(self.heads)) > 1
 
     @property
     def value_range(self) -> tuple[float, float]:
@@ -141,36 +165,49 @@ class View:
         return -m, m
 
 
-def select_view(maps: AttentionMaps, layer: int, head: int | str = "all", kind: str = "weights") -> View:
-    """Pick what to draw: one head ('head=3') or the grid of all heads ('head="all"') of block ``layer + 1``."""
+def select_view(maps: AttentionMaps, layer: int | str, head: int | str = "all", kind: str = "weights") -> View:
+    """Pick what to draw: one head ('head=3') or the grid of all heads ('head="all"') of block ``layer + 1``;
+    ``layer="all"``: that head in every block, or with ``head="all"`` every head of every block."""
     if kind not in KINDS:
         raise ValueError(f"kind must be 'weights' or 'scores', not {kind!r}")
-    layer = check_index("layer", layer, maps.num_layers)
     source = maps.weights if kind == "weights" else maps.scores
-    if head == "all":
-        heads = list(range(maps.num_heads))
-    else:
-        heads = [check_index("head", head, maps.num_heads)]
+    heads = list(range(maps.num_heads)) if head == "all" else [check_index("head", head, maps.num_heads)]
     what = "softmax weights" if kind == "weights" else "raw scores QKᵀ/√d_k"
     direction = "causal" if maps.causal else "bidirectional"
+    if layer == "all":
+        blocks = [b for b in range(maps.num_layers) for _ in heads]
+        heads = heads * maps.num_layers
+        where = (f"head {heads[0]} in every block" if head != "all"
+                 else f"every head of every block ({maps.num_layers} × {maps.num_heads})")
+        return View(source[blocks, heads].clone(), heads, maps.tokens, "all", kind, maps.mask, maps.boundary,
+                    f"{where}: {what} ({direction})", blocks)
+    layer = check_index("layer", layer, maps.num_layers)
     where = f"block {layer + 1}, head {heads[0]}" if len(heads) == 1 else f"block {layer + 1}, all {len(heads)} heads"
     return View(source[layer, heads].clone(), heads, maps.tokens, layer, kind, maps.mask, maps.boundary,
                 f"{where}: {what} ({direction})")
 
 
-def readout_cell(maps: AttentionMaps, layer: int, head: int | str, query: int,
-                 key: int) -> tuple[str, list[tuple[int, float, float]]]:
-    """One cell, as :func:`readout` writes it: the line that names it, and (head, weight, score) for each head shown."""
-    layer = check_index("layer", layer, maps.num_layers)
+def readout_cell(maps: AttentionMaps, layer: int | str, head: int | str, query: int,
+                 key: int) -> tuple[str, list[tuple[str, float, float]]]:
+    """One cell, as :func:`readout` writes it: the line that names it, and (name, weight, score) for each map shown
+    ("head 3" in one block; "block 2" for one head in every block; none for every head of every block, too many)."""
     T = len(maps.tokens)
     query, key = check_index("query token", query, T), check_index("key token", key, T)
-    q, k = maps.tokens[query], maps.tokens[key]
     head_list = range(maps.num_heads) if head == "all" else [check_index("head", head, maps.num_heads)]
+    if layer == "all":
+        where = "every block"
+        cells = [] if head == "all" else [(f"block {b + 1}", b, head_list[0]) for b in range(maps.num_layers)]
+    else:
+        layer = check_index("layer", layer, maps.num_layers)
+        where = f"block {layer + 1}"
+        cells = [(f"head {h}", layer, h) for h in head_list]
+    q, k = maps.tokens[query], maps.tokens[key]
     masked = not bool(maps.mask[query, key])
-    heads = [(h, float(maps.weights[layer, h, query, key]), float(maps.scores[layer, h, query, key]))
-             for h in head_list]
+    rows = [(name, float(maps.weights[b, h, query, key]), float(maps.scores[b, h, query, key])) for name, b, h in cells]
     note = " (masked: a causal model cannot look ahead, so the weight is 0)" if masked else ""
-    return f"block {layer + 1}, query {q!r} ({query}) → key {k!r} ({key}){note}", heads
+    if layer == "all" and head == "all":
+        note += " (pick a block or a head to read its numbers)"
+    return f"{where}, query {q!r} ({query}) → key {k!r} ({key}){note}", rows
 
 
 def weight_and_score(weight: float, score: float) -> tuple[str, str]:
@@ -178,140 +215,15 @@ def weight_and_score(weight: float, score: float) -> tuple[str, str]:
     return f"{weight:.3f}", f"{score:+.2f}"
 
 
-def head_numbers(h: int, weight: float, score: float) -> str:
+def head_numbers(name: str, weight: float, score: float) -> str:
+    """One map's numbers for a cell: ``name`` is what :func:`readout_cell` calls the map ("head 3", "block 2")."""
     w, s = weight_and_score(weight, score)
-    return f"head {h}: weight {w}, score {s}"
+    return f"{name}: weight {w}, score {s}"
 
 
 def readout(maps: AttentionMaps, layer: int, head: int | str, query: int, key: int) -> str:
     """One line about one cell: how much token `query` attends to token `key`."""
-    cell, heads = readout_cell(maps, layer, head, query, key)
-    return f"{cell}: " + "; ".join(head_numbers(*h) for h in heads)
+    cell, rows = readout_cell(maps, layer, head, query, key)
+    return f"{cell}: " + "; ".join(head_numbers(*r) for r in rows) if rows else cell
 
 
-# ----------------------------------------------------------------------------- drawing
-
-WEIGHT_CMAP = "viridis"   # sequential, colour-blind safe
-SCORE_CMAP = "PuOr_r"     # diverging, colour-blind safe, centred on 0
-
-
-def draw_view(view: View, cell: tuple[int, int] | None = None) -> Figure:
-    """Draw a View as a heatmap (one head) or a grid of heatmaps (all heads); return the Figure."""
-    import matplotlib
-
-    T = len(view.tokens)
-    n = len(view.heads)
-    cols = 1 if n == 1 else min(4, n)
-    rows = -(-n // cols)
-    size = 0.22 * T + 2.2 if n == 1 else 0.12 * T + 1.4
-    fig = Figure(figsize=(min(size * cols + 1.2, 16), min(size * rows, 16) + 0.4), dpi=96, layout="constrained")
-    # masked cells (scores view) in light grey
-    cmap = matplotlib.colormaps[WEIGHT_CMAP if view.kind == "weights" else SCORE_CMAP].with_extremes(bad="#d9d9d9")
-    lo, hi = view.value_range
-    font = max(5, min(10, 260 // max(T, 1))) if n == 1 else max(4, min(7, 120 // max(T, 1)))
-    axes = fig.subplots(rows, cols, squeeze=False)
-    im = None
-    for idx, ax in enumerate(axes.flat):
-        if idx >= n:
-            ax.set_visible(False)
-            continue
-        m = view.matrices[idx].clone()
-        if view.kind == "scores":
-            m[~view.mask] = float("nan")
-        im = ax.imshow(m.numpy(), cmap=cmap, vmin=lo, vmax=hi, interpolation="nearest")
-        first_col, last_row = idx % cols == 0, idx // cols == rows - 1 or idx + cols >= n
-        ax.set_xticks(range(T), view.tokens if (n == 1 or last_row) else [], rotation=90, fontsize=font)
-        ax.set_yticks(range(T), view.tokens if (n == 1 or first_col) else [], fontsize=font)
-        if view.boundary is not None:
-            for line in (ax.axhline, ax.axvline):
-                line(view.boundary + 0.5, color="white", lw=1.2, ls="--")
-        if n > 1:
-            ax.set_title(f"head {view.heads[idx]}", fontsize=8)
-        if cell is not None and n == 1:
-            q, k = cell
-            ax.add_patch(matplotlib.patches.Rectangle((k - 0.5, q - 0.5), 1, 1, fill=False, ec="#e66100", lw=2))
-    if n == 1:
-        axes[0, 0].set_xlabel("key: the token attended to")
-        axes[0, 0].set_ylabel("query: the token attending")
-    else:
-        fig.supxlabel("key: the token attended to", fontsize=9)
-        fig.supylabel("query: the token attending", fontsize=9)
-    fig.suptitle(view.title, fontsize=10)
-    fig.colorbar(im, ax=axes, shrink=0.8, label="weight" if view.kind == "weights" else "score")
-    return fig
-
-
-def heatmap_png(view: View, cell: tuple[int, int] | None = None) -> bytes:
-    """The picture of :func:`draw_view` (same colours, labels, boundary and ringed cell) drawn directly as PNG bytes.
-
-    A few milliseconds instead of the 0.2-1.5 s of rendering the matplotlib figure: this is what the explorer
-    shows, redrawn on every change of layer, head, kind or cell.
-    """
-    import numpy as np
-    from PIL import Image, ImageDraw
-
-    from . import raster
-
-    T, n = len(view.tokens), len(view.heads)
-    cols = 1 if n == 1 else min(4, n)
-    rows = -(-n // cols)
-    if n == 1:
-        c = int(min(30, max(10, 480 // max(T, 1))))
-        f = raster.font(int(min(13, max(9, c - 3))))
-    else:
-        c = int(min(14, max(4, 200 // max(T, 1))))
-        f = raster.font(int(min(10, max(7, c))))
-    small, title_font = raster.font(11), raster.font(13)
-    h = raster.text_height(f)
-    side = T * c                                    # one heatmap, in pixels
-    tick_w = max(raster.text_width(t, f) for t in view.tokens) + 6
-    head_title = raster.text_height(small) + 4 if n > 1 else 0
-    gap = 12 if n > 1 else 0
-    ylabel = raster.rotated_text("query: the token attending", small)
-    xlabel = "key: the token attended to"
-    left = 6 + ylabel.width + 4 + tick_w
-    top = raster.text_height(title_font) + 12
-    grid_w, grid_h = cols * side + (cols - 1) * gap, rows * (side + head_title) + (rows - 1) * gap
-    lo, hi = view.value_range
-    cmap = WEIGHT_CMAP if view.kind == "weights" else SCORE_CMAP
-    bar = raster.colour_bar(min(grid_h, max(120, side)), cmap, lo, hi, "weight" if view.kind == "weights" else "score",
-                            small)
-    width = left + grid_w + 16 + bar.width + 8
-    height = top + grid_h + tick_w + raster.text_height(small) + 10
-    img = Image.new("RGB", (width, height), raster.BACKGROUND)
-    d = ImageDraw.Draw(img)
-    d.text(((width - raster.text_width(view.title, title_font)) // 2, 6), view.title, font=title_font, fill=raster.INK)
-
-    values = view.matrices.float().numpy().copy()            # (n, T, T)
-    if view.kind == "scores":
-        values[:, ~view.mask.numpy()] = np.nan                # masked cells in grey, as in draw_view
-    colours = raster.colour_cells(values, cmap, lo, hi)       # (n, T, T, 3)
-    xticks = raster.rotated_labels(view.tokens, c, tick_w, f)
-    for idx in range(n):
-        r, k = divmod(idx, cols)
-        x0 = left + k * (side + gap)
-        y0 = top + r * (side + head_title + gap) + head_title
-        if n > 1:
-            name = f"head {view.heads[idx]}"
-            d.text((x0 + (side - raster.text_width(name, small)) // 2, y0 - head_title), name, font=small,
-                   fill=raster.INK)
-        img.paste(Image.fromarray(raster.upscale(colours[idx], c)), (x0, y0))
-        d.rectangle((x0 - 1, y0 - 1, x0 + side, y0 + side), outline=raster.INK)
-        if view.boundary is not None:
-            b = (view.boundary + 1) * c
-            raster.dashed_line(d, (x0 + b, y0, x0 + b, y0 + side), (255, 255, 255), width=2 if n == 1 else 1)
-            raster.dashed_line(d, (x0, y0 + b, x0 + side, y0 + b), (255, 255, 255), width=2 if n == 1 else 1)
-        if k == 0:  # token labels on the left of the first column
-            for t, tok in enumerate(view.tokens):
-                d.text((x0 - 4 - raster.text_width(tok, f), y0 + t * c + (c - h) // 2), tok, font=f, fill=raster.INK)
-        if r == rows - 1 or idx + cols >= n:  # and under the bottom row
-            img.paste(xticks, (x0, y0 + side + 2))
-        if cell is not None and n == 1:
-            q, kk = cell
-            d.rectangle((x0 + kk * c - 1, y0 + q * c - 1, x0 + (kk + 1) * c, y0 + (q + 1) * c), outline="#e66100",
-                        width=2)
-    img.paste(ylabel, (6, top + (grid_h - ylabel.height) // 2))
-    d.text((left + (grid_w - raster.text_width(xlabel, small)) // 2, top + grid_h + tick_w + 4), xlabel, font=small,
-           fill=raster.INK)
-    img.paste(bar, (left + grid_w + 16, top + head_title - raster.text_height(small) // 2))
-    return raster.png_bytes(img)

@@ -1,4 +1,6 @@
-"""Attention explorer: pick a sentence (or pair), a block (1 … L) and a head; see weights or raw scores.
+"""Attention explorer: pick a sentence (or pair), a block (1 … L) and a head; see weights or raw scores, or how
+one query's scores are made from its query and key vectors, dimension by dimension. "all" blocks and "all" heads
+show every head of every block at once (the model view).
 
 All numbers come from :mod:`course_lib.views.attention`; this module only wires controls
 to those functions and shows the PNG they draw. The model runs once per text and
@@ -16,8 +18,10 @@ import ipywidgets as W
 from ..views.attention import (ExplorerInputError, attention_maps, head_numbers, heatmap_png, readout_cell,
                                select_view, weight_and_score)
 from ..views.common import error_html
+from ..views.score_parts import parts_png, score_parts
 
 DEFAULT_TEXT = "The bank raised its interest rates. [SEP] Savers were pleased."
+SHOW = ("weights", "scores", "parts")
 REMEMBERED = 16  # (text, causal) inputs whose maps are kept
 CONTROLS_WIDTH = "390px"
 # 480 px on a 720-pixel slide at JupyterLab's 13-pixel code, less with the lecture preset's larger code: the deck's
@@ -29,11 +33,13 @@ class AttentionExplorer(W.VBox):
     """``AttentionExplorer(model, tokenizer)``: display it as the last line of a cell.
 
     ``layer`` is the 0-based index of the block to show first (0 = block 1, as in ``attentions[0]``; -1 = the
-    last); the dropdown, labelled "block", lists the blocks as 1..L. ``head`` is a head index from 0 (-1 = the
-    last) or ``"all"``. Anything else raises a ValueError that says which values are valid.
+    last) or ``"all"``; the dropdown, labelled "block", lists the blocks as 1..L. ``head`` is a head index from 0
+    (-1 = the last) or ``"all"``. ``show`` is ``"weights"``, ``"scores"`` or ``"parts"`` (how the query's scores
+    are made). Anything else raises a ValueError that says which values are valid.
     """
 
-    def __init__(self, model, tokenizer, text: str = DEFAULT_TEXT, layer: int = 0, head: int | str = 0):
+    def __init__(self, model, tokenizer, text: str = DEFAULT_TEXT, layer: int | str = 0, head: int | str = 0,
+                 show: str = "weights"):
         self.model, self.tokenizer = model, tokenizer
         self.maps = None
         self._maps: dict[tuple[str, bool], object] = {}
@@ -44,12 +50,15 @@ class AttentionExplorer(W.VBox):
                            placeholder="a sentence, or: sentence A [SEP] sentence B",
                            layout=W.Layout(width="95%"))
         # blocks are shown as 1..L (block ℓ's output is layer Lℓ); the value stays the 0-based index (attentions[i])
-        self.layer = W.Dropdown(options=[(str(i + 1), i) for i in range(L)], value=layer, description="block",
-                                layout=W.Layout(width="160px"))
+        self.layer = W.Dropdown(options=[("all", "all")] + [(str(i + 1), i) for i in range(L)], value=layer,
+                                description="block", layout=W.Layout(width="160px"))
         self.head = W.Dropdown(options=["all"] + list(range(H)), value=head, description="head",
                                layout=W.Layout(width="160px"))
-        self.kind = W.ToggleButtons(options=[("softmax weights", "weights"), ("raw scores QKᵀ/√d", "scores")],
-                                    value="weights", description="show",
+        if show not in SHOW:
+            raise ValueError(f"show={show!r}: pass one of {', '.join(map(repr, SHOW))}")
+        self.kind = W.ToggleButtons(options=[("softmax weights", "weights"), ("raw scores QKᵀ/√d", "scores"),
+                                             ("q·k part by part", "parts")],
+                                    value=show, description="show",
                                     style={"description_width": "40px", "button_width": "150px"})
         self.causal = W.Checkbox(value=False, description="causal mask (hide future tokens)", indent=False)
         self.query = W.Dropdown(description="query", layout=W.Layout(width="220px"))
@@ -118,9 +127,25 @@ class AttentionExplorer(W.VBox):
         self.message.value = ""
         self.heatmap.layout.display = ""
         q, k = self.query.value, self.key.value
-        view = select_view(self.maps, self.layer.value, self.head.value, self.kind.value)
+        layer, head = self.layer.value, self.head.value
+        if self.kind.value == "parts":
+            if layer == "all" or head == "all":
+                self._show_note("q·k part by part shows one head: pick a block and a head (not “all”).")
+                return
+            parts = score_parts(self.maps, layer, head, q)
+            self.heatmap.value = parts_png(parts, key=k)
+            self.readout.value = "<span style='font-family:monospace'>" + html.escape(parts.describe(k)) + "</span>"
+            return
+        view = select_view(self.maps, layer, head, self.kind.value)
         self.heatmap.value = heatmap_png(view, cell=(q, k))
-        self.readout.value = _readout_html(*readout_cell(self.maps, self.layer.value, self.head.value, q, k))
+        self.readout.value = _readout_html(*readout_cell(self.maps, layer, head, q, k))
+
+    def _show_note(self, text: str):
+        """Nothing to draw for this choice of controls (not an error: the text and its tokens stay)."""
+        self.message.value = f"<i>{html.escape(text)}</i>"
+        self.readout.value = ""
+        self.heatmap.value = b""
+        self.heatmap.layout.display = "none"
 
     def _show_error(self, text: str):
         self.maps = None
@@ -131,16 +156,20 @@ class AttentionExplorer(W.VBox):
         self.message.value = error_html(text)
 
 
-def _readout_html(cell: str, heads: list[tuple[int, float, float]]) -> str:
-    """The readout in the controls' column: the cell on one line, then its head's weight and score on the next, or,
-    for all heads, a table of them in two columns of heads (the numbers written by ``weight_and_score``)."""
+def _readout_html(cell: str, maps: list[tuple[str, float, float]]) -> str:
+    """The readout in the controls' column: the cell on one line, then its map's weight and score on the next, or,
+    for several maps ("head 3", … or "block 2", …), a table of them in two columns (the numbers written by
+    ``weight_and_score``); for every head of every block, the cell alone."""
     out = "<span style='font-family:monospace'>" + html.escape(cell)
-    if len(heads) == 1:
-        return out + "<br>" + html.escape(head_numbers(*heads[0])) + "</span>"
-    rows = [(str(h), *weight_and_score(w, s)) for h, w, s in heads]
+    if not maps:
+        return out + "</span>"
+    if len(maps) == 1:
+        return out + "<br>" + html.escape(head_numbers(*maps[0])) + "</span>"
+    what = maps[0][0].split()[0]                                  # "head" or "block"
+    rows = [(name.split()[-1], *weight_and_score(w, s)) for name, w, s in maps]
     half = -(-len(rows) // 2)
     td = "<td style='padding:0 6px;text-align:right'>{}</td>"
-    head = "".join(f"<th style='padding:0 6px;text-align:right'>{t}</th>" for t in ("head", "weight", "score") * 2)
+    head = "".join(f"<th style='padding:0 6px;text-align:right'>{t}</th>" for t in (what, "weight", "score") * 2)
     body = ""
     for i in range(half):
         pair = [rows[i]] + ([rows[i + half]] if i + half < len(rows) else [])
@@ -148,12 +177,14 @@ def _readout_html(cell: str, heads: list[tuple[int, float, float]]) -> str:
     return out + f"</span><table style='font-family:monospace;font-size:90%'><tr>{head}</tr>{body}</table>"
 
 
-def _start_layer(layer, n: int) -> int:
-    """``layer`` as the dropdown's value (0 … n-1), or a ValueError in the words of the dropdown."""
+def _start_layer(layer, n: int) -> int | str:
+    """``layer`` as the dropdown's value ("all" or 0 … n-1), or a ValueError in the words of the dropdown."""
+    if layer == "all":
+        return layer
     if isinstance(layer, bool) or not isinstance(layer, int) or not -n <= layer < n:
         raise ValueError(f"layer={layer!r} is not a block of this model: pass layer=0 … {n - 1} (or -1 for the last), "
-                         f"the 0-based index of attentions[layer]. The dropdown shows the same blocks as 1 … {n}: "
-                         f"layer=0 is block 1, layer={n - 1} is block {n}.")
+                         f"the 0-based index of attentions[layer], or layer='all' for every block. The dropdown "
+                         f"shows the same blocks as 1 … {n}: layer=0 is block 1, layer={n - 1} is block {n}.")
     return layer % n
 
 

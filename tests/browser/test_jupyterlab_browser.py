@@ -84,6 +84,54 @@ def test_the_explorer_with_all_heads_and_their_readout_still_fits_a_slide(execut
         jl.choose_other(page, jl.HEAD, prefer=[before])
 
 
+@pytest.mark.skipif(not (ROOT / "notebooks" / EXPLORER_NOTEBOOK).exists(), reason="notebook 11_1 not there yet")
+def test_the_explorer_shows_every_head_of_every_block_and_how_a_score_is_made_on_a_slide(executed):
+    """Block "all" and head "all": 72 small maps (the model view); then "how a score is made": one head's query and
+    key vectors and their products, a row per key. Each redraws, reads out, and fits a slide with both fonts."""
+    page, result = executed(EXPLORER_NOTEBOOK)
+    jl.watch_kernel(page, result.name)
+    explorer = page.locator(jl.EXPLORER).first
+    explorer.wait_for(state="attached", timeout=30_000)
+    explorer.scroll_into_view_if_needed()
+    jl.wait_heatmap_shown(page)
+    layer, head = jl.dropdown_options(page, jl.LAYER)[1], jl.dropdown_options(page, jl.HEAD)[1]
+    readout = f"{jl.EXPLORER} .explorer-readout"
+
+    def fits(what: str):
+        for fonts in (None, jl.PRESET_FONTS):
+            box = next(b for b in jl.widget_boxes_on_a_slide(page, fonts) if b["widget"] == "attention-explorer")
+            assert box["code"] + box["height"] <= jl.SLIDE_ROOM and box["width"] <= jl.SLIDE["width"], (what, fonts, box)
+
+    def show(label: str):
+        src = jl.heatmap_src(page)
+        page.locator(f"{jl.EXPLORER} .explorer-kind button", has_text=label).first.click()
+        return src
+
+    try:
+        for selector, label in ((jl.LAYER, "all"), (jl.HEAD, "all")):
+            src = jl.heatmap_src(page)
+            jl.choose_other(page, selector, prefer=[label])
+            jl.wait_heatmap_changed(page, src)
+        jl.wait_until_idle(page, result.name)
+        assert "pick a block or a head" in page.locator(readout).first.inner_text()
+        jl.screenshot_explorer(page, SCREENSHOTS / "explorer_model_view.png")
+        fits("every head of every block")
+        show("q·k part by part")
+        jl.wait_message_shown(page)
+        assert "pick a block and a head" in jl.message_text(page)
+        src = jl.heatmap_src(page)
+        jl.choose_other(page, jl.LAYER, prefer=[layer])
+        jl.choose_other(page, jl.HEAD, prefer=[head])
+        jl.wait_heatmap_changed(page, src)
+        jl.wait_text_shown(page, readout, 30, what="read out the sum")
+        jl.wait_until_idle(page, result.name)
+        assert "q·k = Σ of 32 products" in page.locator(readout).first.inner_text() and jl.message_text(page) == ""
+        jl.screenshot_explorer(page, SCREENSHOTS / "explorer_score_parts.png")
+        fits("how a score is made")
+    finally:
+        show("softmax weights")
+
+
 def drive_explorer(page, name: str, shot_prefix: str) -> dict:
     """Change layer and head, then type an empty sentence; return what was seen. Asserts along the way."""
     jl.watch_kernel(page, name)

@@ -280,6 +280,9 @@ CASES.update({
 })
 
 # ----------------------------------------------------------------------------- predictions
+SHARE_HINT = ("a weight of 1.000 says that bank's score is far ahead of the other keys', not that one dimension "
+              "made it. Choose 'q·k part by part' in the explorer for this head and query, and compare the strongest "
+              "cell of bank's row of products with the row's total")
 LIMIT_HINT = ("A 513-token input would cost only (513/512)² ≈ 1.004 times as much as a 512-token one, so ask of each "
               "choice whether it makes a 513th token impossible or only dearer. Which of them depends on how many "
               "tokens the input has at all, and which only on which words they are?")
@@ -303,6 +306,10 @@ CASES.update({
                                        "table of 30,522 × 768 and estimate."),
     "a number instead of a choice": ("bert_base_size", "bert_base_size = 110_000_000",
                                      "`bert_base_size` is 110000000; choose one of '10M', '110M', '340M', '1B'"),
+    "one dimension makes the score": ("largest_share", 'largest_share = "over 90%"',
+                                      "not 'over 90%'. " + SHARE_HINT),
+    "half the score from one dimension": ("largest_share", 'largest_share = "about half"',
+                                          "not 'about half'. " + SHARE_HINT),
     "the quadratic cost stops 513": ("limit_512", 'limit_512 = "the quadratic cost"',
                                      "not 'the quadratic cost'. " + LIMIT_HINT),
     "the vocabulary stops 513": ("limit_512", 'limit_512 = "the vocabulary"', "not 'the vocabulary'. " + LIMIT_HINT),
