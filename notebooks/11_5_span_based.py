@@ -26,7 +26,8 @@
 # In this notebook:
 # 1. SpanBERT's masking: span lengths from a bounded geometric distribution, whole words, 15% of the tokens,
 #    one 80/10/10 decision per span; the **span mask sampler**;
-# 2. the span boundary objective (eq. 11.17-11.20), and a short live SpanBERT run on CPU;
+# 2. the span boundary objective (eq. 11.17-11.20), and a short SpanBERT run (shipped; one call trains it again on
+#    CPU);
 # 3. span representations (eq. 11.21-11.26);
 # 4. span-based NER (eq. 11.27) on real nested entities, against a BIO tagger — and the question whether BIO tags
 #    can hold *United Airlines* inside *United Airlines Holding* (§11.5.2, after eq. 11.28); the **span enumerator**.
@@ -54,7 +55,9 @@ torch.set_printoptions(precision=3, sci_mode=False)
 # 3. spans are added until 15% of the tokens are covered, and each span gets **one** fate: 80% of the spans
 #    become [MASK] throughout, 10% random tokens, 10% stay as they are.
 #
-# The bound: a geometric draw above 10 is not cut to 10 but drawn again, so the distribution is the geometric
+# The bound: the paper says it "clips" ℓ at 10, but the mean it reports, 3.8 words, is that of a draw above 10
+# being drawn again, not cut to 10 (its code samples from the renormalised distribution), so the distribution is
+# the geometric
 # one **renormalised** over 1..10:
 
 # %%
@@ -129,7 +132,9 @@ HTML(length_histogram_svg(torch.bincount(torch.as_tensor(shown).long(), minlengt
 # **Spans of whole words, 15%, one fate per span.** `span_mask` draws spans over the words of a tokenized
 # sentence (`word_ids` says which subwords form a word) until 15% of the tokens are covered; the last span is
 # cut, word by word, at the budget. Spans never touch, so the two words just outside each span stay visible
-# (the SBO below reads them). The replacement is BERT's own `mlm_mask` with each span as one unit: random
+# (the SBO below reads them). These two rules are the course's simplifications: SpanBERT's own code picks a
+# span's start anywhere not yet masked, so spans can touch and a boundary word can be masked itself, and it stops
+# at the budget even inside a word. The replacement is BERT's own `mlm_mask` with each span as one unit: random
 # replacements come from a unigram distribution and special tokens are never touched.
 
 # %%
@@ -254,7 +259,8 @@ check("sbo_input")
 #
 # The head starts as the **unigram distribution** of the text: its output bias is log P(w) and its FFN's output
 # is zero, so at the start $L_{SBO}$ equals the unigram loss of the same tokens — the loss of a guess that
-# ignores the context. Every nat below that line comes from the boundaries and the position.
+# ignores the context. A loss below that line is what the head gets from the boundaries and the position (on
+# the training batches, which repeat, also from having seen them before: the held-out test below settles it).
 #
 # This run ships with the course, so the cell loads it; `train_spanbert(..., cache=False)` trains it here, from
 # the same start.
@@ -280,10 +286,11 @@ ax.legend(fontsize=8)
 fig.tight_layout()
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# The training batches repeat, so the training curve flatters the head. The real test: held-out sentences,
-# masked with a fixed seed, every masked token predicted by the MLM head (from $\mathbf{z}_i$) and by the SBO
-# head (from the boundaries), both losses beside the unigram loss, and top-1 accuracy grouped by the distance
-# to the nearer boundary (1 = a span's first or last token):
+# The training batches repeat, so the training curve flatters the head; and a tenth of their spans are kept as
+# they are (the 80/10/10), which shows the MLM head its answer and flatters $L_{MLM}$. The real test: held-out
+# sentences, masked with a fixed seed, every token of every span replaced by `[MASK]`, each predicted by the MLM
+# head (from $\mathbf{z}_i$) and by the SBO head (from the boundaries), both losses beside the unigram loss, and
+# top-1 accuracy grouped by the distance to the nearer boundary (1 = a span's first or last token):
 
 # %%
 # claim: sbo
@@ -304,36 +311,43 @@ acc = sbo_position_accuracy(spanbert, sbo_tokenizer, sbo_unigram, test_sentences
 # $L_{SBO}$ starts at the unigram loss and ends below it — on the training batches and, by less, on held-out
 # sentences: two boundary vectors and a position already say something about the hidden tokens. The MLM head,
 # which reads the output at the token itself (built from the whole context), is below both from the first step
-# to the last on the training curve (about 5.2 nats against 6.4-7.1) and on held-out sentences (5.0 against
+# to the last on the training curve (about 5.2 nats against 6.4-7.1) and on held-out sentences (5.4 against
 # 7.4 and 7.6): the frozen course-bert already predicts masked tokens better than a boundary head trained for
 # 96 steps.
 
 # %%
 # claim: positions
-{"distance from the nearer boundary": acc.distance, "tokens": acc.counts,
- "MLM top-1": [round(a, 3) for a in acc.mlm], "SBO top-1": [round(a, 3) for a in acc.sbo]}
+{"distance from the nearer boundary": acc.distance,
+ "all spans: tokens": acc.counts, "all spans: MLM top-1": [round(a, 3) for a in acc.mlm],
+ "all spans: SBO top-1": [round(a, 3) for a in acc.sbo],
+ "spans of 5+ tokens: tokens": acc.counts_long, "spans of 5+ tokens: MLM top-1": [round(a, 3) for a in acc.mlm_long],
+ "spans of 5+ tokens: SBO top-1": [round(a, 3) for a in acc.sbo_long]}
 
 # %%
 fig, ax = plt.subplots(figsize=(6, 3.2))
 xs = torch.arange(len(acc.distance)).float()
-ax.bar(xs - 0.2, acc.mlm, width=0.4, color="#E69F00", label="MLM (from z_i)")
-ax.bar(xs + 0.2, acc.sbo, width=0.4, color="#0072B2", label="SBO (from z_(s-1), z_(e+1), p)")
-ax.set_xticks(xs.tolist(), ["1 (edge)", "2", "3 or more"])
-ax.set(xlabel="distance from the nearer span boundary", ylabel="top-1 accuracy", title="held-out masked tokens")
+ax.bar(xs - 0.2, acc.mlm_long, width=0.4, color="#E69F00", label="MLM (from z_i)")
+ax.bar(xs + 0.2, acc.sbo_long, width=0.4, color="#0072B2", label="SBO (from z_(s-1), z_(e+1), p)")
+ax.set_xticks(xs.tolist(), ["1 (edge)", "2", "3 (middle)"])
+ax.set(xlabel="distance from the nearer span boundary", ylabel="top-1 accuracy",
+       title="held-out masked tokens, spans of 5 or more tokens")
 ax.legend(fontsize=8)
 fig.tight_layout()
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# The tokens next to a boundary are the easiest for both heads, and both get worse further in: the MLM head's
-# top-1 roughly halves from the edge to the middle, the SBO head's falls to about a fifth. The middle of a span
-# is furthest from the boundary vectors the SBO reads, but the MLM head loses half its accuracy too, so the position
-# within a span is not only the SBO's problem: a token in the middle of a masked span has masked neighbours on
-# both sides for either head. (The "3 or more" bar rests on only a couple of hundred tokens: a rough number.)
+# A span of one or two tokens has only edge tokens, so grouped over all spans the edge bucket holds every short
+# span and the middle only long ones: the figure keeps to spans of five tokens or more, where every distance comes
+# from the same spans. There the tokens next to a boundary are the easiest for both heads, and both get worse
+# further in: the SBO head's top-1 about halves from the edge to the middle, the MLM head's falls to about a
+# third. The middle of a span is furthest from the boundary vectors the SBO reads, but the MLM head loses more,
+# so the position within a span is not only the SBO's problem: a token in the middle of a masked span has masked
+# neighbours on both sides for either head, and the MLM head reads its context through them. (Each bar rests on
+# a couple of hundred tokens: rough numbers.)
 #
 # ## 3. Span representations (eq. 11.21-11.26)
 #
 # A classifier over spans needs one vector per span. The simplest: the outputs at the span's first and last
-# tokens and their average, $\mathbf{g}_{ij} = \frac{1}{j-i+1}\sum_{k=i}^{j}\mathbf{z}_k$ (eq. 11.21),
+# tokens and the average of all the outputs in the span, $\mathbf{g}_{ij} = \frac{1}{j-i+1}\sum_{k=i}^{j}\mathbf{z}_k$ (eq. 11.21),
 # $\text{spanRep}_{ij} = [\mathbf{z}_i; \mathbf{z}_j; \mathbf{g}_{ij}]$ (eq. 11.22). Positions count from 0
 # here. On a tiny tensor, by hand:
 
@@ -351,8 +365,8 @@ span_mean(Z, [(1, 3)]), boundary_representation(Z, [(1, 3)])  # g = ((3+5-1)/3, 
 # form of that idea — one learned query $\mathbf{w}$ scoring each vector,
 # $\mathbf{g}_{ij} = \sum_k a_k \mathbf{z}_k$ with $a = \text{softmax}_{k \in [i, j]}(\mathbf{w} \cdot \mathbf{z}_k)$ —
 # attention pooling, not a full self-attention layer with queries, keys and values. The span model trained in
-# section 4 uses the learned boundaries and the plain average (eq. 11.21 and 11.25), with no span-width
-# feature.
+# section 4 uses the learned boundaries and the plain average (eq. 11.21 and 11.25), not eq. 11.26's
+# self-attention.
 
 # %%
 torch.manual_seed(0)
@@ -549,8 +563,9 @@ bio_prefix_hits = list(dict.fromkeys((words_of(n, g), words_of(n, around[0])) fo
  "BIO: inner name found, enclosing entity missed": bio_prefix_hits[:6]}
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# On the held-out documents the span model beats the tagger on all entities, and of the 108 entities that sit
-# inside another it finds 82, the tagger 46. The tagger was never shown such entities; it finds them in place of
+# On the held-out documents the span model beats the tagger on F1 over all entities, nested ones included, and of
+# the 108 entities that sit inside another it finds 82, the tagger 46. The tagger was never trained on an entity
+# inside another (though some of these names occur on their own in its training sentences); it finds them in place of
 # the entity around them — it tags *Leiden University* where the gold entity *Leiden University Libraries*
 # holds it, and so misses the outer one. Scored on the outermost entities only — the flat task BIO was trained
 # for, the span model decoded greedily without overlaps — the span model is ahead as well.
@@ -594,8 +609,8 @@ print("greedy flat decoding:", "; ".join(f"{label} {' '.join(jane[i:j + 1])}" fo
 # names better than the structure around them.
 
 # %% [markdown]
-# **A calibrated threshold** (§11.5.2): to raise precision, call a span an entity only when its best non-NULL
-# class reaches a probability threshold. Calibrated means chosen on data that is neither the training set nor the
+# **A calibrated threshold** (§11.5.2): to raise precision, call a span an entity only when its most probable
+# class is not NULL *and* that class's probability reaches a threshold. Calibrated means chosen on data that is neither the training set nor the
 # test set: here 600 sentences of GUM's training split that the model never trained on. The threshold below is the
 # lowest that gives at least 60% precision there (every threshold and what it costs is printed), and then it is
 # applied, unchanged, to the held-out test documents and to the chapter's sentence.
@@ -615,7 +630,7 @@ def decoded(probs, examples, threshold):
 
 
 sweep = {t: span_scores([list(s.entities) for s in calibration], decoded(calibration_probs, calibration_examples, t))
-         for t in (None, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)}
+         for t in (None, 0.5, 0.6, 0.7, 0.8, 0.9)}
 for t, scores in sweep.items():
     print(f"calibration, {'argmax' if t is None else f'threshold {t}':13s} {scores}")
 chosen = min(t for t in sweep if t is not None and sweep[t].precision >= 0.6)
@@ -666,7 +681,7 @@ check("span_ner_decode")
 # %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets.spans import SpanEnumerator
 
-SpanEnumerator(span_scorer(span_model, tokenizer, max_len=10), max_len=MAX_LEN)
+SpanEnumerator(span_scorer(span_model, tokenizer, max_len=MAX_LEN), max_len=MAX_LEN, max_limit=MAX_LEN)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Summary

@@ -256,14 +256,16 @@ def decode_spans(probs: torch.Tensor, spans: Sequence[tuple[int, int]], labels: 
                  threshold: float | None = None) -> list[tuple[int, int, str, float]]:
     """Every span whose most probable class is not NULL, as (i, j, type, probability); nested spans stay.
 
-    probs: (N, K) softmax outputs for the N ``spans`` of one sentence. With ``threshold``, a span is an entity
-    only if its best non-NULL class has at least that probability (the chapter's calibrated threshold),
-    whatever NULL's probability.
+    probs: (N, K) softmax outputs for the N ``spans`` of one sentence. With ``threshold`` (the chapter's calibrated
+    threshold, "designed to improve precision"), a span the argmax makes an entity stays one only if its class has
+    at least that probability: a threshold only ever removes entities.
     """
     if probs.dim() != 2 or probs.size(0) != len(spans) or probs.size(1) != len(labels):
         raise ValueError(f"probs must be (N, K) = ({len(spans)}, {len(labels)}), not {tuple(probs.shape)}")
     best_p, best = probs[:, 1:].max(dim=-1)  # the best entity type of each span
-    keep = (best_p >= threshold) if threshold is not None else (probs.argmax(-1) != 0)
+    keep = probs.argmax(-1) != 0
+    if threshold is not None:
+        keep &= best_p >= threshold
     return [(spans[k][0], spans[k][1], labels.names[int(best[k]) + 1], float(best_p[k]))
             for k in keep.nonzero().flatten().tolist()]
 

@@ -215,7 +215,11 @@ def _read_trainable(folder) -> dict:
 class PositionAccuracy:
     """Held-out masked tokens scored by the MLM head (from z_i) and the SBO head (from the boundaries): top-1
     accuracy by distance from the nearer span boundary (1 = a span's first or last token, 2 = one further in,
-    ...; the last bucket holds everything beyond), and the mean losses against the unigram loss."""
+    ...; the last bucket holds everything beyond), and the mean losses against the unigram loss.
+
+    Short spans have only edge tokens, so the first bucket holds every token of every short span and the last
+    only tokens of long ones: ``*_long`` are the same accuracies over the spans long enough to reach the last
+    bucket (at least 2·buckets - 1 tokens), where each distance comes from the same spans."""
 
     distance: list
     mlm: list
@@ -224,13 +228,21 @@ class PositionAccuracy:
     mlm_loss: float = math.nan
     sbo_loss: float = math.nan
     unigram_loss: float = math.nan
+    mlm_long: list = field(default_factory=list)
+    sbo_long: list = field(default_factory=list)
+    counts_long: list = field(default_factory=list)
 
 
 def sbo_position_accuracy(model: SpanBertForPreTraining, tokenizer, unigram, sentences: Sequence[SpanSentence], *,
-                          draws: int = 2, batch_size: int = 32, seed: int = 1, buckets: int = 3) -> PositionAccuracy:
-    """Mask held-out sentences ``draws`` times (fixed seed) and score every masked token's MLM and SBO guesses."""
+                          draws: int = 2, batch_size: int = 32, seed: int = 1, buckets: int = 3,
+                          mask_prob: float = 1.0, random_prob: float = 0.0) -> PositionAccuracy:
+    """Mask held-out sentences ``draws`` times (fixed seed) and score every masked token's MLM and SBO guesses.
+
+    Every span token is replaced by [MASK] by default: with the 80/10/10 of training, the 10% of spans kept as
+    they are would show the MLM head its answer in its input (and the boundary vectors the span's words)."""
     g = torch.Generator().manual_seed(seed)
     hit_m, hit_s, n = [0] * buckets, [0] * buckets, [0] * buckets
+    long_m, long_s, long_n = [0] * buckets, [0] * buckets, [0] * buckets
     sums = {"mlm": 0.0, "sbo": 0.0, "unigram": 0.0}
     model.eval()
     with torch.no_grad():
@@ -239,8 +251,8 @@ def sbo_position_accuracy(model: SpanBertForPreTraining, tokenizer, unigram, sen
                 chunk = [list(s.words) for s in sentences[k:k + batch_size]]
                 enc = encode_words(tokenizer, chunk, truncation=True, max_length=128)
                 m = span_mask(enc.input_ids, enc.word_ids, special_ids=tokenizer.special_ids,
-                              mask_token_id=tokenizer.mask_token_id, unigram=unigram,
-                              attention_mask=enc.attention_mask, generator=g)
+                              mask_token_id=tokenizer.mask_token_id, unigram=unigram, mask_prob=mask_prob,
+                              random_prob=random_prob, attention_mask=enc.attention_mask, generator=g)
                 targets = sbo_targets(m.spans, m.labels)
                 if not len(targets):
                     continue
@@ -249,12 +261,21 @@ def sbo_position_accuracy(model: SpanBertForPreTraining, tokenizer, unigram, sen
                 sums["sbo"] += float(nn.functional.cross_entropy(out.sbo_logits, targets.labels, reduction="sum"))
                 sums["unigram"] += _unigram_loss(unigram, targets.labels) * len(targets)
                 dist = targets.from_nearer_boundary.clamp(max=buckets) - 1
-                for d, a, b in zip(dist.tolist(), (out.logits.argmax(-1) == targets.labels).tolist(),
-                                   (out.sbo_logits.argmax(-1) == targets.labels).tolist()):
+                long = (targets.end - targets.start + 1 >= 2 * buckets - 1).tolist()
+                for d, a, b, is_long in zip(dist.tolist(), (out.logits.argmax(-1) == targets.labels).tolist(),
+                                            (out.sbo_logits.argmax(-1) == targets.labels).tolist(), long):
                     n[d] += 1
                     hit_m[d] += a
                     hit_s[d] += b
+                    if is_long:
+                        long_n[d] += 1
+                        long_m[d] += a
+                        long_s[d] += b
     total = max(sum(n), 1)
-    return PositionAccuracy(list(range(1, buckets + 1)), [h / max(c, 1) for h, c in zip(hit_m, n)],
-                            [h / max(c, 1) for h, c in zip(hit_s, n)], n, sums["mlm"] / total, sums["sbo"] / total,
-                            sums["unigram"] / total)
+
+    def rates(hits, counts):
+        return [h / max(c, 1) for h, c in zip(hits, counts)]
+
+    return PositionAccuracy(list(range(1, buckets + 1)), rates(hit_m, n), rates(hit_s, n), n, sums["mlm"] / total,
+                            sums["sbo"] / total, sums["unigram"] / total, rates(long_m, long_n), rates(long_s, long_n),
+                            long_n)
