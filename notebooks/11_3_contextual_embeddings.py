@@ -26,7 +26,7 @@
 # | model | trained by | |
 # |---|---|---|
 # | `course-bert` | all-MiniLM-L6-v2 trained further by masked language modelling (§11.2), the course's BERT | `load_pretrained("course-bert")` |
-# | all-MiniLM-L6-v2 | contrastive sentence-embedding training | `load_pretrained()` |
+# | all-MiniLM-L6-v2 | distilled from a larger MLM-trained model (MiniLM), then contrastive sentence-embedding training | `load_pretrained()` |
 # | random init | nothing: the same configuration, seeded random weights | `BertModel(config)` |
 #
 # All three have 6 layers of d = 384. Layers are counted from 0 everywhere: **L0 is the embedding output**,
@@ -114,8 +114,8 @@ for name, layers in [("L0 (static)", 0), ("last layer L6", "last"), ("mean of L3
     print(f"{name:15s} cos(money, money) = {V[0] @ V[1]:.3f}   cos(money, river) = {V[0] @ V[2]:.3f}")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# At L0 a token's vector is its word embedding plus its position and segment embeddings — nothing
-# else. The first and third *bank* sit at the same position, so their vectors are identical (cosine 1)
+# At L0 a token's vector is its word embedding plus its position and segment embeddings, layer-normalised —
+# nothing else. The first and third *bank* sit at the same position, so their vectors are identical (cosine 1)
 # although they mean different things. After the blocks have attended to the context, the two financial
 # banks are closer to each other than to the river bank.
 #
@@ -228,8 +228,8 @@ for name in MODEL_NAMES:
 # English senses: the widest gap is between the languages, the next between the English senses (Fig. 11.7 shows
 # the three clusters apart; the order of the gaps is what this table measures, and our German sentences are German
 # throughout, so every word around *die* differs too). In the random
-# encoder every cosine is about the same, about 0.7, whatever the sense: the instances share the word's and the
-# segment's embeddings, which its blocks pass through almost unchanged, and differ only by position.
+# encoder every cosine is about the same, about 0.7, whatever the sense: it has learnt nothing that tells the
+# senses apart (section 5 measures what its vectors share).
 #
 # The figure, with UMAP: course-bert is drawn, because it is the MLM-trained BERT like the one of Fig. 11.7 and
 # its separation, a little weaker than MiniLM's, is clear (the silhouettes above); beside it, the random encoder at
@@ -380,7 +380,10 @@ fig.tight_layout()
 # - **Each block adds context**: both trained models climb far above MFS and are best at the last layer, L6,
 #   about 40 points above MFS (course-bert 38, MiniLM 42); the mean of the last four layers is a little worse than L6 alone here.
 # - **The random encoder never beats MFS**: its blocks pass each token's own (random) embedding through almost
-#   unchanged, so two instances of a word differ only by their positions. Context is learnt, not built in.
+#   unchanged (section 5 measures it: the same token's vectors at L0 and L6 keep a cosine near 0.9), so two
+#   instances of a word differ mostly by their positions. Context is learnt, not built in. MFS itself is weak here
+#   (41.9%): our words' senses are close to balanced in these sentences, where in running text one sense usually
+#   dominates and MFS is a strong baseline.
 #
 # ELMo's **learned scalar mix** $\gamma\sum_j s_j \mathbf{h}_j$ with $s = \text{softmax}(w)$ lets the data choose
 # the layer weights; here it is fitted for course-bert on the WSD training sentences:
@@ -449,7 +452,8 @@ check("anisotropy")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # Timkey & van Schijndel (2021) found one cause in a few **rogue dimensions** with a huge mean and
-# variance: they dominate every dot product. The cure is to **standardize** each dimension — subtract its mean and
+# variance: they dominate every dot product (below we find them by their share of the expected cosine, which
+# their large mean gives them). The cure is to **standardize** each dimension — subtract its mean and
 # divide by its standard deviation σ (the chapter's text says "the variance", but eq. 11.11-11.12 divide by σ) — with
 # statistics of a corpus C: $\boldsymbol{\mu} = \frac{1}{|C|}\sum_{\mathbf{x} \in C} \mathbf{x}$
 # (eq. 11.10), $\boldsymbol{\sigma} = \sqrt{\frac{1}{|C|}\sum_{\mathbf{x} \in C}(\mathbf{x}-\boldsymbol{\mu})^2}$
@@ -541,6 +545,9 @@ for name in MODEL_NAMES:
     print("   z-scored   " + "  ".join(f"L{l} {v:+.3f}" for l, v in enumerate(g.zscored)))
     print("   top-3 share" + "  ".join(f" L{l} {v:.2f}" for l, v in enumerate(g.top_share)))
     print(f"   rogue dimensions at L{g.most_anisotropic()} (the most anisotropic layer): {g.rogue[g.most_anisotropic()]}")
+    X = states[name].scored
+    print(f"   the same token at L0 and L{L}: mean cosine "
+          f"{float(torch.nn.functional.cosine_similarity(X[:, 0], X[:, L], dim=-1).mean()):.2f}")
 
 # %%
 fig, (ax, ax2) = plt.subplots(1, 2, figsize=(13, 4.4))
@@ -566,25 +573,32 @@ fig.tight_layout()
 # What this shows, model by model:
 #
 # - **course-bert (MLM)** rises with depth from 0.04 at L0 to 0.20 at L4, then *drops* to 0.16 at L5 and 0.07
-#   at L6 — not a steady rise, and far below the chapter's "quite close to 1" for BERT's final layer and the
+#   at L6 — not a steady rise, and far below the chapter's "quite close to 1" for the final layer of BERT or other
+#   models (in Ethayarajh's measurements the closest to 1 is GPT-2's) and the
 #   rise to about 0.6 that Ethayarajh's (2019) Fig. 1 shows for bert-base (course-bert is 6 layers deep and
 #   trained on about 110 times fewer tokens; its model card gives the same numbers). From L0 to L5 three rogue dimensions carry 45-65% of the expected cosine; at L6 they carry about an
 #   eighth — there the anisotropy is spread over many dimensions.
 # - **all-MiniLM-L6-v2 (contrastive)** starts a little higher at L0 (0.06; course-bert's embeddings started as
-#   MiniLM's and its MLM training moved them) and rises to L5, but its **last layer is nearly isotropic**. That is not what the chapter reports for BERT's last layer, and not
-#   an accident: its contrastive sentence-embedding training, on a billion sentence pairs, pushes the
-#   (mean-pooled last-layer) vectors of unrelated sentences apart — which is what isotropy means.
+#   MiniLM's and its MLM training moved them) and rises to L5, but its **last layer is nearly isotropic**. That is
+#   not what the chapter reports for BERT's last layer. It fits its last training stage: contrastive
+#   sentence-embedding training, on a billion sentence pairs, pushes the (mean-pooled last-layer) vectors of
+#   unrelated sentences apart, a pressure to spread vectors out (Gao et al. 2021 make the same point for SimCSE),
+#   though this notebook does not show that the training caused it.
 # - **random init** is the most anisotropic at every layer, for a plain reason: every token of a one-sentence
 #   input adds the *same* segment embedding. At random initialisation the word, position and segment embeddings
 #   are three random vectors of the same size, so two tokens share about a third of their vector, and the
 #   expected cosine is about 1/3 — at every layer, since random blocks mostly pass the residual stream
-#   through. That shared direction is spread over all dimensions: no rogue dimensions (top-3 share below 0.1).
+#   through: the same token's vectors at L0 and L6 have a mean cosine near 0.9 in the random encoder, about 0.3 in
+#   the trained ones (printed above). That shared direction is spread over all dimensions: no rogue dimensions (top-3 share below 0.1).
 #   Training replaces this accidental direction by learned ones.
-# - **z-scoring** (μ, σ from the *other* held-out tokens) brings every layer of every model to 0.02 or less.
+# - **z-scoring** (μ, σ from the *other* held-out tokens) brings every layer of every model to 0.02 or less. Much
+#   of that is by construction: once the mean vector is subtracted, two random tokens' expected cosine is near 0
+#   whatever the dimensions do. Whether z-scoring helps to judge similarity is section 6's question.
 #
 # **Anisotropy and z-scoring.** Choose a model and slide through the layers: the histogram of pair cosines,
 # raw and z-scored (with the other tokens' μ and σ), and the variance of each of the 384 dimensions with the
-# rogue ones marked. Every model's statistics are computed when the widget is built.
+# rogue ones marked (found by their share of the expected cosine, which comes from their mean: their variance
+# need not be the largest). Every model's statistics are computed when the widget is built.
 
 # %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets import AnisotropyExplorer
@@ -631,8 +645,9 @@ draw_geometry_during_training(curve, reference=ETHAYARAJH_BERT_BASE)
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # The run tells the story the chapter's single number hides. At the first evaluation after the fresh MLM head
-# starts learning (step 100, loss still 6.2 nats), the last layer's anisotropy jumps from 0.03 to 0.27: the new
-# head's gradients push every token's output towards the same few directions that predict frequent tokens. As
+# starts learning (step 100, loss still 6.2 nats), the last layer's anisotropy jumps from 0.03 to 0.27: plausibly
+# the fresh head's first gradients pushing every token's output the same way, towards what predicts frequent
+# tokens (the degeneration Gao et al. 2019 describe), though this run does not measure why. As
 # the model learns to use the context (loss 3.9 by step 1,000, 3.06 at the end of the run, step 12,000), that
 # transient fades and the last layer settles at 0.08; the profile that remains rises from L0 to L4 and falls in
 # the top layers. But most of that profile is **inherited**: course-bert began as all-MiniLM-L6-v2, and L1-L4 end
@@ -643,8 +658,8 @@ draw_geometry_during_training(curve, reference=ETHAYARAJH_BERT_BASE)
 # - **reproduced**: contextual vectors are anisotropic — every layer above L0 has a clearly positive mean cosine —
 #   and more so in the middle layers than at the embeddings; a few rogue dimensions carry much of it; z-scoring
 #   with other tokens' statistics removes it (eq. 11.10-11.12);
-# - **not reproduced**: the *size* of bert-base's anisotropy and its steady rise to the top layers (about 0.6 in
-#   the schematic). This run cannot say what MLM alone does to a model's geometry, since it started from a
+# - **not reproduced**: the *size* of bert-base's anisotropy and its rise in the upper layers (about 0.6 in the
+#   schematic). This run cannot say what MLM alone does to a model's geometry, since it started from a
 #   contrastively trained one; what it does show is that the top layers' anisotropy *spiked* when the fresh head
 #   began to learn and fell back within the first 1,000 steps (L5 crept up again afterwards, still below where it
 #   began), so a high value early in a run says nothing about a trained model.
@@ -683,16 +698,18 @@ for name in MODEL_NAMES:
 # - Both trained models correlate with the human scores (ρ about 0.7 on WordSim-353, 0.4-0.5 on SimLex-999)
 #   already at L0 — a word on its own is what a static embedding is — and deeper layers do not raise ρ much: MiniLM's
 #   stays about level (within 0.03), course-bert's falls after L1 (WordSim-353: 0.70 at L1, 0.62 at L6).
-#   The random encoder's ρ stays within 0.15 of 0 everywhere: its vectors carry no meaning.
+#   The random encoder's ρ is weak everywhere, within 0.15 of 0, and on WordSim-353 below 0 unless z-scored with
+#   the other words' statistics: its vectors carry no meaning the human scores see.
 # - **z-scoring needs statistics of the same kind of vector.** A word embedded on its own (`[CLS] word [SEP]`) is
 #   not a token of running text, and its vectors have a mean and spread of their own. With the tokens' μ and σ,
-#   z-scoring barely moves ρ: it raises WordSim-353's at six layers of seven for MiniLM but at only three for
-#   course-bert. With the other isolated words' μ and σ, it raises WordSim-353's ρ at **every** layer for
-#   course-bert, most in the top layers (L6: 0.62 → 0.70), so most of the top-layer fall is gone; for
-#   MiniLM, whose last layer is nearly isotropic already, the gains are 0.03 or less.
-# - **It helps relatedness, not similarity.** SimLex-999's ρ goes *down* at most layers for both models, with
-#   either statistics, by about 0.05 or less. So "z-scoring helps" holds here for relatedness, for the model with rogue
-#   dimensions, with statistics fitted on vectors like the ones compared — not in general.
+#   z-scoring moves WordSim-353's ρ by a few hundredths either way: it raises it at six layers of seven for MiniLM
+#   (by 0.02 at most) but at only three for course-bert (from −0.04 to +0.03). With the other isolated words' μ
+#   and σ, it raises WordSim-353's ρ at **every** layer for course-bert, most in the top layers (L6: 0.62 → 0.70),
+#   so most of the top-layer fall is gone; for MiniLM the changes are 0.02 or less.
+# - **On SimLex-999, which scores similarity alone, it does not help.** SimLex-999's ρ goes *down* at most layers
+#   for both models, with either statistics, by about 0.05 or less. WordSim-353 mixes similarity with relatedness
+#   (Agirre et al. 2009 split it in two), so "z-scoring helps" holds here on that mixed set, for course-bert, with
+#   statistics fitted on vectors like the ones compared — not in general.
 # - The chapter's other caution stands, and z-scoring does not address it: cosine underestimates the similarity
 #   of very frequent words (Zhou et al. 2022). Cosine of contextual vectors is a useful but rough proxy for human
 #   similarity judgments.
@@ -703,7 +720,8 @@ for name in MODEL_NAMES:
 # §11.3.2's own use of the cosine is between two *instances*: the same word in two sentences. The sense-labelled
 # sentences of section 4 give pairs of instances of one ambiguous word, in the same sense or in two different
 # senses. Per layer: the mean cosine of each kind of pair, and the **AUC**, the chance that a same-sense pair has
-# the higher cosine of a same-sense and a different-sense pair (0.5: no better than a coin); raw, and z-scored with
+# the higher cosine of a same-sense and a different-sense pair (0.5: no better than a coin; pooled over all the
+# words, so a pair of one word may meet a pair of another); raw, and z-scored with
 # the held-out tokens' μ and σ — the right statistics here, since these are words in running text.
 
 # %%
@@ -723,6 +741,7 @@ for name in MODEL_NAMES:
     print("   other senses    " + "  ".join(f"L{l} {r.different:.2f}" for l, r in enumerate(raw)))
     print("   AUC             " + "  ".join(f"L{l} {r.auc:.2f}" for l, r in enumerate(raw)))
     print("   AUC, z-scored   " + "  ".join(f"L{l} {r.auc:.2f}" for l, r in enumerate(z)))
+    print("   z-scoring moves " + " ".join(f"L{l} {b.auc - a.auc:+.3f}" for l, (a, b) in enumerate(zip(raw, z))))
 
 # %%
 fig, ax = plt.subplots(figsize=(7.5, 4))
@@ -742,8 +761,8 @@ fig.tight_layout()
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # What the pairs say:
 #
-# - At L0 no model tells the senses apart (AUC 0.51): the word's own embedding is the same in every sentence,
-#   and only its position differs.
+# - At L0 no model tells the senses apart (AUC 0.51): the word's own embedding is the same in every sentence
+#   (unless its form differs, *bank* and *banks*), and only its position differs.
 # - In both trained models, same-sense pairs are the more similar at every layer above L0, and the AUC rises with
 #   depth to 0.66 at L6. The random encoder stays at about 0.51: its vectors carry no meaning to compare.
 # - Yet every cosine is high: in course-bert at L4, 0.78 for the same sense and 0.74 for different senses. Two
@@ -751,5 +770,6 @@ fig.tight_layout()
 #   anisotropy of section 5 — and the sense adds a few hundredths. An AUC of 0.66 ranks a same-sense pair above a
 #   different-sense pair two times in three. That is a harder test than section 4's, where a vector is compared
 #   with a centroid, the average of many sentences of each sense; here it meets one other sentence.
-# - z-scoring with the matching statistics changes the ranking little: the AUC moves by 0.03 or less.
+# - z-scoring with the matching statistics raises the AUC of both trained models at every layer above L0, a
+#   little (by 0.03 or less): comparing words in running text, with running text's statistics, it helps slightly.
 

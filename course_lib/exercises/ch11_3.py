@@ -392,15 +392,16 @@ def check_nearest_sense(nearest_sense):
 # Two words in 2-D, rotated into d dimensions: (training vectors, their senses, their lemmas), then the test vectors
 # and lemmas. The test vector of 'mouse' lies nearest (cosine) to a centroid of 'bank'; a long centroid wins on the
 # dot product; the most frequent sense of each word is not the right answer for every test vector; the vectors of
-# mouse.n.04 differ in length (6 and 0.6) and in direction (180° and 252°), so that their centroid points at 185°
+# mouse's "device" sense differ in length (6 and 0.6) and in direction (180° and 252°), so that their centroid points at 185°
 # but that of the same vectors normalised first at 216°, and the test vector at 143° changes sense with it. The last
-# test vector (bank, 67.1°) is nearest to the centroid of bank.n.09 (133°, against bank.n.01's 0°) but to a single
-# training vector of bank.n.01 (5.7°, against 129.5°): 1-nearest *instance* would choose otherwise.
+# test vector (bank, 67.1°) is nearest to the centroid of "river" (133°, against "finance"'s 0°) but to a single
+# training vector of "finance" (5.7°, against 129.5°): 1-nearest *instance* would choose otherwise.
 WSD_CASE = (
     [(1.0, 0.1), (0.9, -0.1), (-8.0, 9.0), (-9.0, 8.0), (-7.0, 8.5), (0.2, 1.0), (-0.1, 1.2), (0.1, 0.9),
      (-6.0, 0.0), (-0.2, -0.6)],
-    ["bank.n.01", "bank.n.01", "bank.n.09", "bank.n.09", "bank.n.09", "mouse.n.01", "mouse.n.01", "mouse.n.01",
-     "mouse.n.04", "mouse.n.04"],
+    # the labels do not name their word (as in the notebook's data, "finance" not "bank.n.01"): only train_lemmas
+    # says which word a sense belongs to
+    ["finance", "finance", "river", "river", "river", "animal", "animal", "animal", "device", "device"],
     ["bank"] * 5 + ["mouse"] * 5,
     [(1.0, 0.05), (0.5, 0.866), (-0.57, 0.82), (-1.0, 0.1), (-0.7, 0.7), (-0.8, 0.6), (0.389, 0.921)],
     ["bank", "bank", "mouse", "mouse", "bank", "mouse", "bank"],
@@ -869,4 +870,5 @@ question(
         "The trained models' geometry is learnt: course-bert's layers stay mildly anisotropic, most in the middle "
         "layers, less at the last one; the contrastive objective made MiniLM's last layer nearly isotropic",
     hint="Anisotropy is the expected cosine of two random tokens. What do the vectors of two different tokens "
-         "share, before any training, when both are in segment A of a one-sentence input?")
+         "share, before any training, when both are in segment A of a one-sentence input?",
+    giveaways=["segment's embeddings", "same segment embedding", "share the word's and the segment"])

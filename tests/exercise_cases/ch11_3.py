@@ -314,7 +314,7 @@ WSD_CASE = (" (10 training vectors of 'bank' and 'mouse', 7 test vectors ('bank'
 CASES.update({
     "senses of every word": ("wsd_predict", WSD_HELPERS + WSD + "    c = sense_centroids(train_vectors, train_senses)\n"
                              "    return [nearest_sense(v, c) for v in test_vectors]",
-                             "test vector 1 is an occurrence of 'bank' but got 'mouse.n.01', a sense of another word"
+                             "test vector 1 is an occurrence of 'bank' but got 'animal', a sense of another word"
                              + WSD_CASE + ": eq. 11.9 chooses among the senses of the test word's own lemma"),
     "dot product": ("wsd_predict", WSD_HELPERS + WSD + """\
     out = []
@@ -351,7 +351,7 @@ CASES.update({
     "first lemma's centroids for all": ("wsd_predict", WSD_HELPERS + WSD + """\
     idx = [i for i, l in enumerate(train_lemmas) if l == train_lemmas[0]]
     c = sense_centroids(train_vectors[idx], [train_senses[i] for i in idx])
-    return [nearest_sense(v, c) for v in test_vectors]""", "test vector 2 is an occurrence of 'mouse' but got 'bank."),
+    return [nearest_sense(v, c) for v in test_vectors]""", "test vector 2 is an occurrence of 'mouse' but got 'river'"),
 })
 
 
