@@ -197,11 +197,12 @@ n_spans = sum(span_fates.values())
 # span's fate (`tests/test_spans_masking.py` checks the same on every span, and the length sampler with a
 # chi-square test). The spans that come out are shorter than the lengths drawn: 2.2 words on average, and 40%
 # of them a single word, against the distribution's mean of 3.8. These are short sentences, so 15% of one is a
-# few tokens, and a span is cut where the budget runs out; SpanBERT's 512-token blocks leave room for the
-# lengths as drawn.
+# few tokens, and a span is cut where the budget runs out (and our rule that spans never touch leaves fewer
+# places for long ones); SpanBERT's 512-token blocks leave room for the lengths as drawn.
 #
-# **Span mask sampler.** Type a sentence, resample, change p and the bound: the histogram compares the lengths
-# drawn so far with the exact distribution, whose mean is in its title.
+# **Span mask sampler.** Type a sentence, resample, change p and the bound: the sentence shows the spans masked
+# in it, and the histogram the span lengths *drawn* so far (before any is cut to fit the sentence) beside the
+# exact distribution, whose mean is in its title.
 
 # %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets.spans import SpanMaskSampler
@@ -429,7 +430,8 @@ check("span_enumeration")
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Predict before you look
 # Take the first six words, *Jane Villanueva of United Airlines Holding*, and every tag sequence over
-# {O, B-ORG, I-ORG, B-PER, I-PER}. How many of them, read as entities, contain both ORG spans? Set
+# {O, B-ORG, I-ORG, B-PER, I-PER}. How many of them, read as entities (in any way of reading BIO tags), contain
+# both ORG spans? Set
 # `bio_sequences_with_both` to `"0"`, `"1"`, `"6"` or `"25"`.
 
 # %% tags=["exercise"]
@@ -605,8 +607,8 @@ print("greedy flat decoding:", "; ".join(f"{label} {' '.join(jane[i:j + 1])}" fo
 # Airlines* as PER (0.65), a span that contains the person and crosses into the organisation. Argmax decoding
 # labels each span on its own, so nothing forbids such overlaps; the greedy decoding used for the flat scores
 # keeps the most probable spans that do not overlap and drops it, and the chapter's calibrated threshold on
-# non-NULL labels is another remedy. A model trained on 1,200 sentences, reading frozen vectors, has learnt
-# names better than the structure around them.
+# non-NULL labels is another remedy. (One sentence shows what can go wrong, not how often: the scores above
+# measure that.)
 
 # %% [markdown]
 # **A calibrated threshold** (§11.5.2): to raise precision, call a span an entity only when its most probable

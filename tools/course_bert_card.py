@@ -253,7 +253,7 @@ Anisotropy = mean cosine of {g['n_pairs']:,} random pairs of token vectors at a 
 z-scored = the same after standardising each dimension with the mean and standard deviation of *other*
 held-out tokens (eq. 11.10-11.12); top-3 share = the part of the expected cosine carried by the three
 dimensions with the largest contributions (rogue dimensions, Timkey & van Schijndel 2021).
-Ethayarajh (2019) measured for bert-base {ETHAYARAJH_BERT_BASE}. course-bert goes from {a[0]:.2f} at the
+Ethayarajh's (2019) Fig. 1 shows for bert-base {ETHAYARAJH_BERT_BASE} (read from the plot: the paper gives no per-layer numbers). course-bert goes from {a[0]:.2f} at the
 embedding output to {max(a[1:]):.2f} at its most anisotropic layer (layer {a.index(max(a[1:]))}) and {a[-1]:.2f} at
 the last: it is 6 layers deep and briefly trained, and the geometry was measured, never targeted.
 

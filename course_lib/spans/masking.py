@@ -9,7 +9,9 @@ A *span* is a run of whole words, chosen before subword tokenization. Masking wo
    :func:`mean_span_length`, :func:`sample_span_lengths`).
 2. **A start**, uniformly among the positions where a span of that length fits (consistent with the
    length and the input): the span must not overlap or touch a span already chosen, so that the two words
-   just outside each span -- the boundaries the SBO reads, eq. 11.19 -- are never masked.
+   just outside each span -- the boundaries the SBO reads, eq. 11.19 -- are never masked. (This rule, and
+   never splitting a word at the budget below, are the course's simplifications: SpanBERT's released code picks
+   a start anywhere not yet masked, so its spans can touch, and stops at the budget even inside a word.)
 3. Spans are added until 15% of the (non-special) tokens are covered; the last span is cut, word by word,
    at the budget (a word is added while that brings the count nearer to 15% of the tokens), so no span ever
    splits a word. Then every span gets **one** fate, as in BERT: 80% [MASK] for all its tokens, 10% random

@@ -35,7 +35,7 @@ Contextualized Word Representations?", EMNLP), Figure 1.
 
 How precise: NOT a digitisation of the figure. The paper gives these values only as a plot; no per-layer numbers
 were found stated in the paper's text, the author's blog post or public notes on it. The values are a schematic
-reading consistent with what the chapter and the course-bert model card state -- "about 0.1 in the lowest layers,
+reading of the paper's Figure 1, as the course-bert model card words it -- "about 0.1 in the lowest layers,
 rising to about 0.6-0.7 in the upper ones": 0.10 at L0 and L1, then a straight rise of 0.05 per block to 0.65 at
 L12. Read them as the shape and the rough level (about ±0.1), never as measurements to compare to two decimals.
 """
