@@ -64,8 +64,8 @@ L = model.config.num_hidden_layers
 #
 # The forward pass returns the embedding output L0 and the output of each of the L = 6 blocks
 # (`hidden_states`, L + 1 tensors of shape (T, d)). Which one is "the" contextual embedding? The
-# last layer is the usual answer; for BERT it is also common to **average or sum the last four
-# layers** (§11.3.1). ELMo went further and *learned* a weighted mix of all layers.
+# last layer is the usual answer; for BERT it is also common to **average the last four layers** (the
+# introduction of §11.3) or sum them (§11.3.1). ELMo went further and *learned* a weighted mix of all layers.
 #
 # A word that WordPiece splits into several tokens needs one more step: **pool** its subword vectors,
 # usually by their mean. `Encoding.word_ids` says which word every token belongs to:
@@ -79,7 +79,7 @@ list(zip(enc.tokens[0], enc.word_ids[0]))
 # Write `word_vector(hidden_states, word_ids, word)`: `hidden_states` is a tuple of L + 1 tensors
 # (T, d) for **one** sentence (L0, the embedding output, first), `word_ids` the T word indices (None for
 # [CLS] and [SEP]). Return the (d,) vector of word number `word`: the mean of the last four layers
-# (L3 … L6), averaged over the word's subword tokens.
+# (`hidden_states[-4:]`, whatever L is: L3 … L6 here), averaged over the word's subword tokens.
 
 # %% tags=["exercise"]
 def word_vector(hidden_states, word_ids, word):
@@ -198,7 +198,8 @@ del models, m, tok  # from here on only the vectors are needed (and all-MiniLM-L
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # How well does each model separate the three uses, layer by layer? The **silhouette** (cosine distance) of a
 # point compares its mean distance to its own sense with that to the nearest other sense: near 1 for tight,
-# separate clusters, near 0 when they overlap. Unlike a raw cosine it does not grow with anisotropy.
+# separate clusters, near 0 when they overlap. It compares distances within and between the senses, so it is far
+# less sensitive to anisotropy than a raw cosine, which grows with it.
 
 # %%
 # claim: die-silhouette
@@ -336,7 +337,8 @@ try:
     predicted = wsd_predict(train_v, [e.sense for e in data.train], [e.lemma for e in data.train], test_v,
                             [e.lemma for e in data.test])
     correct = sum(p == e.sense for p, e in zip(predicted, data.test))
-    print(f"{correct} of {len(data.test)} test sentences right ({correct / len(data.test):.1%})")
+    print(f"{correct} of {len(data.test)} test sentences right ({correct / len(data.test):.1%}): compare the "
+          "library's on the same vectors below, course-bert's 'mean of L3-L6'")
 except NotImplementedError:
     print("Write sense_centroids, nearest_sense and wsd_predict above, then run this cell again.")
 

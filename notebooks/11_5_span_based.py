@@ -613,7 +613,8 @@ print("greedy flat decoding:", "; ".join(f"{label} {' '.join(jane[i:j + 1])}" fo
 # %% [markdown]
 # **A calibrated threshold** (§11.5.2): to raise precision, call a span an entity only when its most probable
 # class is not NULL *and* that class's probability reaches a threshold. Calibrated means chosen on data that is neither the training set nor the
-# test set: here 600 sentences of GUM's training split that the model never trained on. The threshold below is the
+# test set: here 600 sentences of GUM's training split that the model never trained on (split by sentence, so a
+# document may have sentences on both sides). The threshold below is the
 # lowest that gives at least 60% precision there (every threshold and what it costs is printed), and then it is
 # applied, unchanged, to the held-out test documents and to the chapter's sentence.
 
