@@ -598,9 +598,8 @@ fig.tight_layout()
 #   whatever the dimensions do. Whether z-scoring helps to judge similarity is section 6's question.
 #
 # **Anisotropy and z-scoring.** Choose a model and slide through the layers: the histogram of pair cosines,
-# raw and z-scored (with the other tokens' μ and σ), and the variance of each of the 384 dimensions with the
-# rogue ones marked (found by their share of the expected cosine, which comes from their mean: their variance
-# need not be the largest). Every model's statistics are computed when the widget is built.
+# raw and z-scored (with the other tokens' μ and σ), and each of the 384 dimensions' part of the mean cosine,
+# $(E[\hat u_i])^2$ — the parts add up to it — with the rogue ones, the largest parts, marked. Every model's statistics are computed when the widget is built.
 
 # %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets import AnisotropyExplorer

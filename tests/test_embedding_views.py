@@ -88,10 +88,16 @@ def test_pair_cosines_average_to_the_anisotropy_and_the_plot_marks_rogue_dimensi
     X[:, 5] += 10
     c = pair_cosines(X, 20000)
     assert float(c.mean()) == pytest.approx(anisotropy(X, 20000), abs=0.02)
-    fig = draw_anisotropy(c, pair_cosines(X - X.mean(0)), X.var(0), [5], "test")
-    hist_ax, var_ax = fig.axes
-    assert hist_ax.get_xlabel() == "cosine of a random token pair" and var_ax.get_xlabel() == "dimension"
-    assert any(t.get_text() == "dim 5" for t in var_ax.texts)
+    from course_lib.embeddings.geometry import dimension_report
+
+    rep = dimension_report(X)
+    # the parts (E[û_i])² add up to the expected cosine of two independent tokens, and dimension 5 carries it
+    assert float(rep.cosine_share.sum()) == pytest.approx(float(c.mean()), abs=0.02) and rep.rogue[0] == 5
+    fig = draw_anisotropy(c, pair_cosines(X - X.mean(0)), rep.cosine_share, [5], "test")
+    hist_ax, share_ax = fig.axes
+    assert hist_ax.get_xlabel() == "cosine of a random token pair" and share_ax.get_xlabel() == "dimension"
+    assert share_ax.get_title() == "each dimension's part of the mean cosine"
+    assert any(t.get_text() == "dim 5" for t in share_ax.texts)
 
 
 # ----------------------------------------------------------------------------- the widgets, driven from Python

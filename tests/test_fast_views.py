@@ -131,8 +131,12 @@ def test_sense_scores_and_anisotropy_svg():
     from course_lib.embeddings import pair_cosines
 
     raw = pair_cosines(X)
-    texts = svg_texts(anisotropy_svg(raw, pair_cosines(X - X.mean(0)), X.var(0), [5, 7], "a title"))
-    assert {"a title", "dim 5", "dim 7", "dimension", "cosine of a random token pair"} <= set(texts)
+    from course_lib.embeddings.geometry import dimension_report
+
+    texts = svg_texts(anisotropy_svg(raw, pair_cosines(X - X.mean(0)), dimension_report(X).cosine_share, [5, 7],
+                                     "a title"))
+    assert {"a title", "dim 5", "dim 7", "dimension", "cosine of a random token pair",
+            "each dimension's part of the mean cosine", "(E[û_i])²: the parts add up to it"} <= set(texts)
     assert f"raw (mean {raw.mean():.3f})" in texts and float(raw.mean()) > 0.5
 
 

@@ -199,8 +199,13 @@ def sentence_words(sentence: str) -> list[WordChoice]:
 
 # ----------------------------------------------------------------------------- anisotropy and z-scoring
 
-def draw_anisotropy(raw: torch.Tensor, z: torch.Tensor, variance: torch.Tensor, rogue: list[int], title: str) -> Figure:
-    """Left: histogram of pair cosines, raw vs z-scored. Right: variance per dimension, rogue dimensions marked."""
+SHARE_TITLE = "each dimension's part of the mean cosine"
+SHARE_LABEL = "(E[û_i])²: the parts add up to it"
+
+
+def draw_anisotropy(raw: torch.Tensor, z: torch.Tensor, share: torch.Tensor, rogue: list[int], title: str) -> Figure:
+    """Left: histogram of pair cosines, raw vs z-scored. Right: each dimension's part of the expected cosine,
+    (E[û_i])² (``DimensionReport.cosine_share``; they add up to the anisotropy), the rogue dimensions marked."""
     fig = Figure(figsize=(11, 3.8), dpi=100)
     a, b = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.3]})
     bins = np.linspace(-0.6, 1.0, 65)
@@ -213,8 +218,8 @@ def draw_anisotropy(raw: torch.Tensor, z: torch.Tensor, variance: torch.Tensor, 
     a.set_ylabel("number of pairs")
     a.set_title("anisotropy = mean cosine")
     a.legend(fontsize=9)
-    v = variance.numpy()
-    b.bar(np.arange(len(v)), v, color=RAW_COLOUR, width=1.0, label="variance")
+    v = share.numpy()
+    b.bar(np.arange(len(v)), v, color=RAW_COLOUR, width=1.0, label="part of the mean cosine")
     top = v.max()
     for k, d in enumerate(rogue):  # wide bars and a marker, so that a 1-pixel bar is not the only cue
         b.bar([d], [v[d]], color=ROGUE_COLOUR, width=max(3.0, len(v) / 120))
@@ -223,8 +228,8 @@ def draw_anisotropy(raw: torch.Tensor, z: torch.Tensor, variance: torch.Tensor, 
         b.annotate(f"dim {d}", (d, v[d] + 0.03 * top), textcoords="offset points", xytext=(0, 8 + 13 * k),
                    ha="center", fontsize=9, color=ROGUE_COLOUR, fontweight="bold")
     b.set_xlabel("dimension")
-    b.set_ylabel("variance over the corpus")
-    b.set_title("per-dimension variance")
+    b.set_ylabel(SHARE_LABEL)
+    b.set_title(SHARE_TITLE)
     b.set_ylim(0, top * (1.25 + 0.08 * len(rogue)))
     b.legend(fontsize=9, loc="upper left")
     fig.suptitle(title, fontsize=12)
@@ -259,9 +264,9 @@ def sense_scores_svg(r: WSDReadout) -> bytes:
     return svg.bytes()
 
 
-def anisotropy_svg(raw: torch.Tensor, z: torch.Tensor, variance: torch.Tensor, rogue: list[int], title: str) -> bytes:
-    """:func:`draw_anisotropy` as SVG. Left: histogram of pair cosines, raw vs z-scored. Right: variance per
-    dimension, the rogue dimensions marked (a wide bar, a triangle and their number)."""
+def anisotropy_svg(raw: torch.Tensor, z: torch.Tensor, share: torch.Tensor, rogue: list[int], title: str) -> bytes:
+    """:func:`draw_anisotropy` as SVG. Left: histogram of pair cosines, raw vs z-scored. Right: each dimension's part
+    of the mean cosine, the rogue dimensions marked (a wide bar, a triangle and their number)."""
     from .svg import Plot, Svg
 
     svg = Svg(1000, 380, "anisotropy-chart")
@@ -291,10 +296,10 @@ def anisotropy_svg(raw: torch.Tensor, z: torch.Tensor, variance: torch.Tensor, r
         (f'<line x1="0" y1="5" x2="14" y2="5" stroke="{Z_COLOUR}" stroke-width="2.2" stroke-dasharray="4 2"/>',
          f"z-scored (mean {zm:.3f})")])
 
-    v = variance.numpy()
+    v = share.numpy()
     d, top = len(v), float(v.max()) if len(v) else 1.0
     b = Plot(510, 54, 470, 260, (-0.5, d - 0.5), (0.0, top * (1.25 + 0.08 * len(rogue)) or 1.0))
-    svg.text(b.x + b.w / 2, 40, "per-dimension variance", anchor="middle", size=12)
+    svg.text(b.x + b.w / 2, 40, SHARE_TITLE, anchor="middle", size=12)
     unit = b.w / d
     bars = "".join(f"M{b.px(i) - unit / 2:.1f} {b.py(0):.1f}V{b.py(x):.1f}h{unit:.2f}V{b.py(0):.1f}z"
                    for i, x in enumerate(v) if x > 0)
@@ -302,15 +307,15 @@ def anisotropy_svg(raw: torch.Tensor, z: torch.Tensor, variance: torch.Tensor, r
     wide = max(3.0, d / 120) * unit
     for k, dim in enumerate(rogue):
         x, y = b.px(dim), b.py(v[dim])
-        svg.rect(x - wide / 2, y, wide, b.py(0) - y, ROGUE_COLOUR, title=f"dimension {dim}: variance {v[dim]:.3g}")
+        svg.rect(x - wide / 2, y, wide, b.py(0) - y, ROGUE_COLOUR, title=f"dimension {dim}: part of the mean cosine {v[dim]:.3g}")
         ym = b.py(v[dim] + 0.03 * top)
         svg.add(f'<polygon points="{x - 6:.1f},{ym - 10:.1f} {x + 6:.1f},{ym - 10:.1f} {x:.1f},{ym:.1f}" '
                 f'fill="{ROGUE_COLOUR}"/>')
         svg.text(x, ym - 18 - 13 * k, f"dim {dim}", anchor="middle", size=11, weight="bold", fill=ROGUE_COLOUR)
     svg.frame(b)
     svg.x_axis(b, [t for t in (0, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000) if t < d], label="dimension")
-    svg.y_axis(b, label="variance over the corpus")
+    svg.y_axis(b, label=SHARE_LABEL)
     svg.legend(b.x + 10, b.y + 14, [
-        (f'<rect width="14" height="10" fill="{RAW_COLOUR}"/>', "variance"),
+        (f'<rect width="14" height="10" fill="{RAW_COLOUR}"/>', "part of the mean cosine"),
         (f'<polygon points="1,0 13,0 7,10" fill="{ROGUE_COLOUR}"/>', "rogue (largest share of the mean cosine)")])
     return svg.bytes()

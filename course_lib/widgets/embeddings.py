@@ -277,5 +277,5 @@ class AnisotropyExplorer(W.VBox):
         self.readout.value = (f"<b>{name}</b>: {html.escape(who)}anisotropy {raw.mean():.3f} raw, {z.mean():.3f} "
                               f"z-scored; dimensions {', '.join(map(str, rep.rogue))} give {rep.top_share():.0%} of "
                               f"the expected cosine ({n:,} tokens)")
-        self.chart.value = anisotropy_svg(raw, z, rep.variance, rep.rogue,
+        self.chart.value = anisotropy_svg(raw, z, rep.cosine_share, rep.rogue,
                                           f"{who}{name}: {n:,} tokens of {self.corpus_name}")

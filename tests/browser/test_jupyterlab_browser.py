@@ -291,7 +291,7 @@ def test_contextual_embedding_widgets_respond(executed):
     assert "has no sense data" in page.locator(f"{N} .wsd-message").first.inner_text()
     jl.screenshot_widget(page, N, SCREENSHOTS / "nearest_sense_unknown_word.png")
 
-    # anisotropy: another layer redraws the histograms and the variance bars
+    # anisotropy: another layer redraws the histograms and the bars of each dimension's part of the mean cosine
     A = ".anisotropy-explorer"
     jl.wait_image_shown(page, f"{A} img.aniso-chart")
     img0, text0 = jl.image_src(page, f"{A} img.aniso-chart"), page.locator(f"{A} .aniso-readout").first.inner_text()
