@@ -305,6 +305,8 @@ acc = sbo_position_accuracy(spanbert, sbo_tokenizer, sbo_unigram, test_sentences
  "train: unigram, last 10 steps": round(sbo_run.mean("unigram", last=10), 3),
  "train: L_MLM, first 10 steps": round(sbo_run.mean("mlm", first=10), 3),
  "train: L_MLM, last 10 steps": round(sbo_run.mean("mlm", last=10), 3),
+ "train: steps where L_MLM is below L_SBO and unigram (running means, as drawn)": sum(
+     m < min(b, u) for m, b, u in zip(sbo_run.smoothed("mlm"), sbo_run.smoothed("sbo"), sbo_run.smoothed("unigram"))),
  "held out: L_SBO": round(acc.sbo_loss, 3), "held out: unigram": round(acc.unigram_loss, 3),
  "held out: L_MLM": round(acc.mlm_loss, 3)}
 

@@ -98,6 +98,8 @@ def test_sbo_starts_at_the_unigram_loss_ends_below_it_also_held_out_and_mlm_stay
         mlm = f[f"train: L_MLM, {when} 10 steps"]
         assert mlm < f[f"train: L_SBO, {when} 10 steps"] and mlm < f[f"train: unigram, {when} 10 steps"], when
         assert 5.15 <= mlm < 5.25, "about 5.2 nats"
+    # "below both from the first step to the last on the training curve": every step of the 96, as drawn
+    assert f["train: steps where L_MLM is below L_SBO and unigram (running means, as drawn)"] == 96
     assert round(f["train: L_SBO, last 10 steps"], 1) == 6.4 and round(f["train: unigram, first 10 steps"], 1) == 7.1
     assert f["held out: L_MLM"] < f["held out: L_SBO"]
     assert round(f["held out: L_MLM"], 1) == 5.4 and round(f["held out: L_SBO"], 1) == 7.4
