@@ -63,7 +63,7 @@ torch.set_printoptions(precision=3, sci_mode=False)
 # one GPU). Its card,
 # `course_lib/data/models/course-bert/MODEL_CARD.md`, and its data card list every source and licence. Every cell below works with any of the shipped models; the cloze cells put a
 # second one beside it, `minilm-wordnet-mlm` (only the top three layers trained by MLM, on short WordNet glosses),
-# kept as a contrast: it has learnt above all to copy the words it sees.
+# kept as a contrast.
 
 # %%
 # claim: model
@@ -115,7 +115,7 @@ for name, model, tok in ((MLM_MODEL, mlm_model, tokenizer), (OTHER_MLM, other_mo
 # 9th (after the random *apricot*): one wrong word in the sentence costs the right answer six places.
 # minilm-wordnet-mlm fills both gaps with *fish*, the sentence's own last word. *thanks* is well down every list
 # (course-bert: 14th and 28th; the other model: beyond rank 3,000). A cloze test measures what the
-# training text made likely: a sentence from a novel is easier for a model that has read novels.
+# training text made likely.
 #
 # The model outputs a distribution over the whole vocabulary at every position. Type your own sentences
 # (several `[MASK]`s work too, but each is filled on its own: the model does not choose the words together).
@@ -174,7 +174,9 @@ print(masked_token_accuracy(mlm_model, tokenizer, heldout[:400], heldout_unigram
 # Almost nine times the baseline's top-1, and three times its top-5: the context helps. The split shows where
 # the accuracy comes from: course-bert recovers about two thirds of the frequent tokens, but only about one
 # in four of the others. A model can score well on this test by learning where *the*, *of* and the comma go; knowing which
-# *content* word a sentence needs takes much more training (12,000 steps here; BERT-base had a million).
+# *content* word a sentence needs is harder, and this run cannot say whether more steps or more text would help
+# more (12,000 steps here; BERT-base had a million, on more text; the model card compares recipes on the same
+# text and found the text, not the steps, was what limited it).
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2. The MLM head (§11.2.1)
@@ -230,11 +232,13 @@ total = sum(parts.values())
 for part, n in parts.items():
     print(f"{part:55s} {n / 1e6:7.2f}M  {n / total:6.1%}")
 print(f"{'total':55s} {total / 1e6:7.2f}M")
+heads = sum(n for part, n in parts.items() if part.startswith(("MLM head", "NSP head")))
+print(f"{'without the pretraining heads (encoder and pooler)':55s} {(total - heads) / 1e6:7.2f}M")
 print(f"{'an untied output matrix would add':55s} {bert_base.vocab_size * bert_base.hidden_size / 1e6:7.2f}M")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# 110.1M in all: the slides' 110M is this number, and the chapter's "about 100M" rounds it to one significant
-# figure. More than three quarters sit in the 12 transformer blocks; a fifth is the embedding tables (almost
+# 110.1M in all, 109.5M without the two pretraining heads (printed above): both round to the slides' 110M, and
+# the chapter's "about 100M" rounds them to one significant figure. More than three quarters sit in the 12 transformer blocks; a fifth is the embedding tables (almost
 # all of it the 30,522 word vectors). The MLM head adds only its 0.6M-parameter transform and a bias, because
 # its |V| × d output matrix is the embedding table again; untied it would add another 23.4M.
 
@@ -303,8 +307,8 @@ check("mlm_masking")
 #
 # The model is trained only where it must predict, and after pretraining its inputs contain no `[MASK]` at all.
 # If every selected token became `[MASK]`, the head would never be asked about a position where it sees a real
-# token, and nothing would tie the states at real tokens to the words there. Two of the fates put a real token
-# in front of it and still ask for the original: what do they teach it?
+# token, and less would tie the states at real tokens to the words there. Two of the fates put a real token
+# in front of it and still ask for the original.
 #
 # ### Prediction `unchanged_prediction`
 # Corrupt held-out text as in training and ask a trained MLM head what it predicts at each position; first
@@ -344,11 +348,11 @@ for name, model, tok, texts, uni in ((OTHER_MLM, other_model, other_tokenizer, g
 # guess is that token 97 or 98 times in 100. At random tokens it trusts the context more than minilm-wordnet-mlm does:
 # it copies the token shown in about one case in six and recovers the original in more than one in three. At `[MASK]` it gets
 # more than four in ten right, minilm-wordnet-mlm about a quarter. Both copy what they see at real tokens,
-# although only the selected tokens left unchanged — 1.5% of the text — ask for it in training (elsewhere there
-# is no loss). How much of the copying those 1.5% taught, this run cannot say: that needs a run without them,
-# every selected token `[MASK]`ed. Devlin et al. (2019) made that comparison (their masking-strategy ablation):
-# with `[MASK]` at every selected position, results fell, most of all when the vectors were used as features
-# without fine-tuning — the model had never been asked for good vectors of the real tokens it sees later.
+# although only the selected tokens left unchanged — 1.5% of the text — ask for it in training. How much of the copying those 1.5% taught, this run cannot say: that needs a run without them,
+# every selected token `[MASK]`ed. Devlin et al. (2019) made that comparison (their masking-strategy ablation,
+# App. C.2): with `[MASK]` at every selected position, fine-tuning barely noticed (MNLI 84.3 against 84.2), but
+# when the vectors were used as features without fine-tuning, NER fell from 94.9 to 94.0 F1 — the model had never
+# been asked for good vectors of the real tokens it sees later.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Whole words: what a [MASK] on one piece gives away
@@ -356,8 +360,9 @@ for name, model, tok, texts, uni in ((OTHER_MLM, other_model, other_tokenizer, g
 # *san ##itas* sits right beside `san`. Whole-word masking selects words instead: every piece of a selected word
 # is predicted, each on its own as before. Our version (`mlm_mask(..., whole_word=True)`, with the tokenizer's
 # `word_ids`) also gives every piece of a word the same fate, all `[MASK]` or all kept; the released whole-word BERT
-# and Hugging Face's collator draw the 80/10/10 fate of each piece separately, a difference that matters only
-# in the 20% of words not replaced by `[MASK]`. On a sentence with long words, token masking and whole-word
+# and Hugging Face's collator draw the 80/10/10 fate of each piece separately, so one piece of a selected word
+# can stay in view while another is `[MASK]` (for a two-piece word, 2 × 0.8 × 0.2 = 32% of the time): a smaller
+# form of the leak whole-word masking closes, which one fate per word closes completely. On a sentence with long words, token masking and whole-word
 # masking at a 30% rate (doubled so that one sentence shows it):
 
 # %%
@@ -453,7 +458,8 @@ check("mlm_loss")
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `masked_batch`: from raw text to L_MLM
 # Put the pieces together. Write `masked_batch_loss(model, tokenizer, texts, unigram, generator)` that
-# 1. tokenizes the list `texts` into one padded batch;
+# 1. tokenizes the list `texts` into one padded batch (the course's tokenizer pads a list by itself, as in
+#    notebook 11.1: `tokenizer(texts)`, no `padding=` argument);
 # 2. corrupts it as BERT does (15%; 80/10/10 with random tokens from `unigram`), never selecting special tokens
 #    or padding, with every random draw from `generator` (your `mask_tokens`, or `course_lib`'s `mlm_mask`);
 # 3. runs `model` on the **corrupted** ids — remember the padding;
@@ -523,7 +529,8 @@ check("nsp_input")
 #
 # Everything together: a 2-layer BERT (d = 64, 4 heads) starts from random weights and learns
 # $L = L_{MLM} + L_{NSP}$ on the Python reference manual, with a WordPiece vocabulary of 1,000 learned from
-# the same text. One document in ten is held out. Every step draws new sentence pairs and a new mask.
+# the same text. One document in ten is held out. The sentence pairs are drawn again every epoch, and every step
+# draws a new mask.
 #
 # ### Prediction `loss_at_start`
 # Before the first update, what is the MLM loss of the randomly initialised model, roughly: `"ln|V|"`,
@@ -542,7 +549,7 @@ check("loss_at_start")
 # many small steps (pairs cut to 32 tokens, 32 pairs a step, 3,000 steps), a high learning rate with a short
 # warm-up and a linear decay, no dropout, and the output layer computed at the selected positions only. (With
 # pairs of 64 tokens and 1,200 steps at a learning rate of 1e-3, the same model did not leave the unigram
-# plateau.) The run is stored by its recipe: the course ships this recipe's run (trained by the same code, see
+# plateau in our trials: not rerun here.) The run is stored by its recipe: the course ships this recipe's run (trained by the same code, see
 # `course_lib/data/runs/README.md`), so the cell loads it in a second and prints how long its training took.
 # To watch it train live, with a progress bar, call `pretrain_tiny_bert(recipe, cache=False)` (it takes about
 # as long as the cell prints, on one CPU core); a changed recipe also trains anew, and is then cached.
@@ -592,16 +599,17 @@ print(f"NSP accuracy at step {last['step']}: held-out pairs {last['heldout_nsp_a
 # (every selected token `[MASK]`ed) stays near that line for several hundred steps — learning to *use* the
 # context takes the attention layers longer — and then falls far below it, on held-out text as well (where the
 # unigram guess does worse than on the training text, since held-out documents use words the training text
-# rarely has). The running training loss leaves the line a little earlier (the steps are printed above). It
-# is not the same test: 10% of its selected tokens are left unchanged, and at those a model can score well by
+# rarely has). The running training loss leaves the line a little earlier (the steps are printed above; the
+# cloze loss is evaluated only every 150 steps, so part of the difference is the interval). It is not the same
+# test: 10% of its selected tokens are left unchanged, and at those a model can score well by
 # copying its input, which the cloze loss, with every selected token `[MASK]`ed, never allows. The probes tell
 # the same story in words: noise, then frequent tokens, then words that fit.
 #
 # Look at the end of the plot: the held-out loss stays about a nat and a half above the loss on the training
-# pairs. That is a **generalisation gap**, and about half of it is there without any learning: the unigram
+# pairs. That is a **generalisation gap**, and part of it is harder text, not memorisation: the unigram
 # guess, which knows nothing but word counts, is already 0.76 nats worse on the held-out documents than on the
-# training text it was counted on (printed above), since they use words the manual rarely has. The rest is the
-# model fitting the pairs it trains on better than new ones — 3,000 steps of 32 pairs go through the same small
+# training text it was counted on (printed above), since they use words the manual rarely has. The rest is
+# likely the model fitting the pairs it trains on better than new ones — 3,000 steps of 32 pairs go through the same small
 # manual again and again. It is not (yet) overfitting in the strict sense: the held-out loss is still at its
 # lowest at the last evaluation, so training longer has not started to hurt. BERT also saw its text many times
 # over, but its text was billions of words.
@@ -624,7 +632,7 @@ for probe, top3 in zip(recipe.probes, run.evals[-1]["probes"]):
 # **NSP.** The NSP loss sits at ln 2 — a coin flip — for the first several hundred steps, then falls, and the
 # accuracy on held-out pairs rises above chance, to about two pairs in three; on the pairs it was trained on it
 # does better. At this scale NSP learns much less than MLM: a "random" second sentence from another part of the
-# manual is often on a similar topic, and two halves of 32 tokens say little. RoBERTa (Liu et al., 2019;
+# manual may well be on a similar topic, and two halves of 32 tokens say little. RoBERTa (Liu et al., 2019;
 # lecture slides) trained without NSP and found that dropping it did not hurt downstream results, and slightly
 # improved them; it is one reason later models use MLM alone.
 #
@@ -678,8 +686,9 @@ from course_lib.views.pretraining import draw_adaptation
 draw_adaptation(adaptation)
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# Fill-mask on sentences in the manual's style (written for this notebook, not in the manual), each with the
-# word a Python programmer would put in the gap: the top 3 and that word's rank, before and after.
+# Fill-mask on sentences in the manual's style, each with the word a Python programmer would put in the gap: the
+# top 3 and that word's rank, before and after. The first is the manual's own sentence (the probe of section 6,
+# in the adaptation's training text); the others were written for this notebook.
 
 # %%
 # claim: adaptation-probes
@@ -744,8 +753,9 @@ print(f"{'sentence_permute':15s} {sentence_permute(['It rained.', 'We stayed in.
 # $q_i = \frac{p_i^\alpha}{\sum_j p_j^\alpha}$ (the chapter's printed eq. 11.7 has $p_i$ in the denominator's
 # sum, a typo: the sum runs over every language *j*); α = 1 keeps the data proportions, α → 0 samples every
 # language equally often. The chapter uses eq. 11.7 for the text a multilingual tokenizer's vocabulary is
-# learnt from, so that small languages get pieces of their own (Lample and Conneau, 2019), with the α = 0.3 of
-# Conneau et al. (2020); that paper (XLM-R) also samples the languages of its training batches this way. The
+# learnt from, so that small languages get pieces of their own, and credits α = 0.3 to Conneau et al. (2020).
+# In the papers: XLM (Lample and Conneau, 2019) sampled the sentences its BPE vocabulary was learnt from this way
+# (α = 0.5), and XLM-R (Conneau et al., 2020) sampled the languages of its training batches with α = 0.3. The
 # sizes below are illustrative.
 #
 # The scale, from §11.2.3: BERT read about 3.3 billion words (English Wikipedia and BooksCorpus); XLM-R about 300

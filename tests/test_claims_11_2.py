@@ -197,6 +197,8 @@ def test_bert_base_pretraining_count_and_where_it_is():
 def test_the_notebook_prints_the_same_count(run):
     text = output(run, "bert-base-count")
     assert number(r"total\s+([\d.]+)M", text) == 110.11
+    # "109.5M without the two pretraining heads": both round to 110M
+    assert number(r"without the pretraining heads \(encoder and pooler\)\s+([\d.]+)M", text) == 109.48
     assert number(r"an untied output matrix would add\s+([\d.]+)M", text) == 23.44
 
 
@@ -317,7 +319,7 @@ def test_mlm_loss_starts_at_ln_v_and_ends_far_below_the_unigram_lines(run):
 
 
 @pytest.mark.slow
-def test_half_the_generalisation_gap_is_the_unigram_guess_s_and_held_out_loss_still_falls(run):
+def test_part_of_the_generalisation_gap_is_harder_text_and_held_out_loss_still_falls(run):
     n, text = pretraining_numbers(run), output(run, "pretraining-numbers")
     m = re.search(r"held-out MLM loss at its lowest at step (\d+) \(([\d.]+)\); the gap to the training pairs at the "
                   r"end: ([\d.]+) nats, the unigram guess's own gap ([\d.]+)", text)
@@ -326,8 +328,11 @@ def test_half_the_generalisation_gap_is_the_unigram_guess_s_and_held_out_loss_st
     assert lowest_step == number(r"MLM loss at step (\d+): training pairs", text), "lowest at the last evaluation"
     assert gap == pytest.approx(n["held_end"] - n["train_end"], abs=0.011)
     assert unigram_gap == pytest.approx(n["held_unigram"] - n["entropy"], abs=0.011)
-    assert round(unigram_gap, 2) == 0.76 and 0.4 <= unigram_gap / gap <= 0.6, "about half of it"
+    # "part of it is harder text": the unigram guess's own gap is a sizeable part of the model's (the two need not
+    # add up, so the prose no longer calls it half)
+    assert round(unigram_gap, 2) == 0.76 and 0.3 <= unigram_gap / gap < 1
     assert "0.76 nats worse" in prose(run) and "**overfitting**" not in prose(run)
+    assert "part of it is harder text, not memorisation" in " ".join(prose(run).replace("#", "").split())
 
 
 @pytest.mark.slow

@@ -10,8 +10,9 @@ masked_batch       masked_batch_loss(model, tokenizer, texts, unigram, generator
                    selected tokens only (composes the steps of the notebook)
 
 Prediction questions, asked before the cell that shows the answer: ``unchanged_prediction`` (what the MLM head
-predicts where it sees a real token), ``share_in_loss`` (which share of the tokens the loss is computed on),
-``loss_at_start`` (the MLM loss of an untrained model).
+predicts where it sees a real token), ``piece_given_away`` (how much a [MASK] on one piece of a word gives away),
+``share_in_loss`` (which share of the tokens the loss is computed on), ``loss_at_start`` (the MLM loss of an
+untrained model).
 
 The masking is random, so its check is statistical: it runs the student's function
 on a large batch with fixed generator seeds (so a check always gives the same
@@ -763,10 +764,10 @@ def check_masked_batch(masked_batch_loss):
 question(
     "unchanged_prediction", variable="at_unchanged", choices=["the token it sees", "[MASK]", "the most frequent token"],
     answer="the token it sees",
-    why="10% of the selected tokens stay as they are and must still be predicted, so the model learns that an "
-        "observed token is usually right: where it sees a real token, it mostly predicts that very token. That "
-        "keeps its output at real tokens meaningful, which matters because a pretrained model is then used on "
-        "text without a single [MASK]",
+    why="where it sees a real token, it mostly predicts that very token (the table below shows it for both "
+        "models). BERT's stated reason for leaving 10% of the selected tokens unchanged, still to be predicted, is "
+        "to keep the model's outputs at real tokens meaningful, which matters because a pretrained model is then "
+        "used on text without a single [MASK]; how much of the copying those tokens taught, this run cannot say",
     hint="think about what the 10% unchanged tokens teach. At such a position, what is the target, and what does "
          "the model's input hold there?",
     giveaways=["predict a token it can see — which is usually right", "it mostly predicts that very token"])
