@@ -20,16 +20,17 @@
 #
 # A BERT never sees words. Before its first layer, text is cut into **subwords** from a fixed
 # vocabulary (30,522 of them for the embedded model): frequent words stay whole, rare words are split
-# into pieces the model has met before, so no word is ever out of vocabulary. The chapter's example
-# (§11.4.3): *Mt. Sanitas is in Sunshine Canyon.* becomes 'Mt', '.', 'San', '##itas', … and every label
-# given per word must then be mapped onto these pieces.
+# into pieces the model has met before, so almost no word is out of vocabulary (only a character the vocabulary
+# lacks becomes `[UNK]`; byte-level BPE, below, has none at all). The chapter's example (§11.4.3): *Mt. Sanitas
+# is in Sunshine Canyon.* becomes 'Mt', '.', 'San', '##itas', … (a cased BERT; the embedded model is uncased and
+# gives mt . san ##itas), and every label given per word must then be mapped onto these pieces.
 #
 # The lecture's three ways of making such a vocabulary, each written from scratch in
 # `course_lib.tokenization`:
-# 1. **BPE** (Sennrich et al. 2016; GPT, and RoBERTa in its byte-level form): merge the most frequent
-#    pair of symbols, again and again;
-# 2. **WordPiece** (Wu et al. 2016; BERT): greedy longest-match-first with `##` continuations; trained
-#    with a likelihood score instead of a raw count;
+# 1. **BPE** (Gage 1994 for compression; Sennrich et al. 2016 for words; GPT, and GPT-2 and RoBERTa in its
+#    byte-level form): merge the most frequent pair of symbols, again and again;
+# 2. **WordPiece** (Schuster & Nakajima 2012; Google's translation system, Wu et al. 2016; BERT): greedy
+#    longest-match-first with `##` continuations; trained with a likelihood score instead of a raw count;
 # 3. **Unigram LM** (Kudo 2018; SentencePiece, XLM-R): a probability per piece, the most probable
 #    segmentation by Viterbi, and *sampled* segmentations (subword regularization).
 #
@@ -169,7 +170,7 @@ bpe_facts
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # **Encoding** a new word: split it into characters and apply the learnt merges in the order they were
 # learnt (the earliest-learnt pair present first), until none applies. The vocabulary grows with every
-# merge; move through the merges and watch *Sunshine* come together:
+# merge; move through the merges and watch *Sunshine*'s pieces grow (still three after 2,000 merges):
 
 # %%
 bpe = learning.tokenizer()
@@ -209,7 +210,7 @@ pieces = byte_bpe.tokenize("Zürich ☃ is at 4°C.")
 pieces, byte_bpe.decode(pieces)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ## 3. WordPiece (Wu et al. 2016; BERT)
+# ## 3. WordPiece (Schuster & Nakajima 2012; Wu et al. 2016; BERT)
 #
 # BERT's WordPiece *encodes* greedily: from the start of a word, take the longest vocabulary entry that
 # matches, then the longest entry that continues it, written with `##` in front, and so on. If at some
@@ -271,7 +272,9 @@ check("wordpiece_encode")
 # Labels are given per word, the model works per piece. The real tokenizer returns, for each piece,
 # the index of the word it came from (`word_ids`; `None` for `[CLS]` and `[SEP]`). For training, the
 # chapter copies each word's label to all its pieces; for decoding, it reads the label of a word from
-# its first piece (so *Sanitas* gets the tag predicted for *san*):
+# its first piece (so *Sanitas* gets the tag predicted for *san*). One difference: the chapter treats *Mt.* as one
+# word, while BERT's pre-tokenizer makes the full stop a word of its own, so word labels must come with words
+# split the same way (notebook 11.4b gives the tokenizer words already split):
 
 # %%
 bert_tokenizer = BertTokenizer.from_dir(embedded_model_dir())
@@ -308,7 +311,8 @@ check("wordpiece_word_ids")
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Training WordPiece: a likelihood score instead of a count
 # WordPiece *trains* like BPE, merging pairs, but it picks the pair whose merge raises the likelihood of the
-# corpus most, under a unigram model of its pieces (the lecture; Schuster & Nakajima 2012). From counts, that
+# corpus most (Schuster & Nakajima 2012, who use a language model; the lecture says "improve log-likelihood"),
+# here under the simplest such model, a unigram model of its pieces. From counts, that
 # gain is exact: only the counts of *a*, *b*, the new *ab* and the total change
 # (`course_lib.tokenization.wordpiece.likelihood_gain`). Hugging Face's course, and many explanations, use a
 # shortcut instead, the ratio count(ab) / (count(a) · count(b)): it rewards a pair whose parts rarely occur
@@ -362,11 +366,12 @@ trainer_facts
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # `tokenizers`' first merge is the most frequent pair, `##ug`; the ratio's is `##gs`, seen 5 times but made of
-# a rare `##s`. The trainer here trains by the likelihood gain, as the heading says:
-# `train_wordpiece(words, n, score="gain")`. After each merge it rescores only the pairs that the merge changed
-# (those containing a merged symbol; every other pair's gain can only fall as the corpus shrinks, so a lazy heap
-# rescores it when it reaches the top), and `tests/test_tokenization_wordpiece.py` checks it merge for merge
-# against a brute-force recount. The course's shortcut stays beside it, `score="ratio"`. BPE and both WordPiece
+# a rare `##s`. The trainer here trains by the likelihood gain, as the heading says, when asked to:
+# `train_wordpiece(words, n, score="gain")`; its default is the course's shortcut, `score="ratio"` (the tiny BERT
+# of notebook 11.2 uses it). After each merge it rescores only the pairs that the merge changed (those containing
+# a merged symbol; nearly every other pair's gain can only fall as the corpus shrinks, so a lazy heap rescores it
+# when it reaches the top — a merge that makes a string another pair would also make is the rare exception), and
+# `tests/test_tokenization_wordpiece.py` checks it merge for merge against a brute-force recount. BPE and both WordPiece
 # scores on the same lower-cased words, their first merges side by side (new symbol, count):
 
 # %%
@@ -423,9 +428,11 @@ training_facts
 # their 1,000 merged symbols. The ratio spends 221 of its merges on pieces with digits (its first 50 merged pairs
 # occur 5 times on average, against 1,451 for the gain) and leaves 74 of the 100 most frequent words in pieces:
 # *government* stays ten single letters, where the gain and BPE make it one piece. Why does BPE still need fewer
-# pieces than the gain? A BPE merge removes from the training words about one symbol for each time its pair
-# occurs, so taking the most frequent pair is taking the merge that shortens the corpus most; the gain gives up
-# some of that for pairs whose parts belong together. (The real BERT vocabulary was built from far more text,
+# pieces than the gain? Partly the score: a BPE merge removes from the training words about one symbol for each
+# time its pair occurs, so taking the most frequent pair is taking the merge that shortens the corpus most; the
+# gain gives up some of that for pairs whose parts belong together. Partly WordPiece itself: its alphabet is
+# doubled (*a* and *##a*), so a pair like *th* must be learnt twice, and it encodes greedily rather than by
+# replaying merges. (The real BERT vocabulary was built from far more text,
 # with 30,522 entries.)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -445,6 +452,10 @@ uni = unigram_training.model
 [(size, round(ll, 2)) for size, ll in unigram_training.history], list(uni.scores)[:10]
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
+# Read the history with two facts in mind: the log-likelihood printed is the one EM maximises, summed over
+# every segmentation of each word; and the first row's probabilities are still the seed's substring counts,
+# before EM has fitted them, so a larger vocabulary can show a lower likelihood there.
+#
 # To encode, take the most probable segmentation: **Viterbi**, dynamic programming over the word's
 # lattice, best[i] = max over j of best[j] + log p(word[j:i]).
 
@@ -569,6 +580,7 @@ fertility_facts = {
     "BPE: most pieces per word": max(["news (held out)", *hard], key=lambda s: table[s][bpe_name]),
     "BERT WordPiece has the fewest pieces on every text": all(
         min(row, key=row.get) == bert_name for row in table.values()),
+    "byte-level BPE needs the most on code": max(table["Python code"], key=table["Python code"].get) == byte_name,
     "code, numbers, German cost every tokenizer more than news": all(
         table[s][t] > table["news (held out)"][t] for s in hard for t in table[s]),
     "byte-level BPE needs more than BPE on code and German": all(
@@ -580,7 +592,8 @@ fertility_facts
 Image(figure_png(draw_fertility(table)))
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# The 30,522 pieces of BERT's WordPiece beat the 2,000 learnt here on every kind of text; code,
+# The 30,522 pieces of BERT's WordPiece, fifteen times as many and learnt from far more text, beat the 2,000
+# learnt here on every kind of text; code,
 # numbers and German cost every tokenizer more than news. Why does byte-level BPE need the most on code?
 # Not for exotic characters: count them, and the pieces it spends.
 
@@ -602,11 +615,13 @@ why_facts = {
 why_facts
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# The code has no non-ASCII character at all. Byte-level BPE's pre-tokenizer keeps spaces (`Ġ`), so each space
-# of the indentation becomes a piece: 3,969 of its 4,170 extra pieces, where the other tokenizers split on
-# white space and drop it. On German, where *ä*, *ö*, *ü* and *ß* are outside the news alphabet, its complete
-# alphabet costs it little (3.73 pieces per word against BPE's 3.69): where character-level BPE writes one
-# unknown token it needs a piece per byte, but such characters are few.
+# The code has no non-ASCII character at all. Byte-level BPE's pre-tokenizer keeps spaces (`Ġ`), and this
+# vocabulary, learnt from news, has no piece for a run of spaces, so nearly every space of the indentation
+# becomes a piece of its own: 3,969 of its 4,170 extra pieces, where the other tokenizers split on white space
+# and drop it (a byte-level BPE trained on indented code learns pieces for such runs). On German, where *ä*, *ö*,
+# *ü* and *ß* are outside the news alphabet, byte-level BPE ends close to BPE (3.73 pieces per word against
+# 3.69): where character-level BPE writes one unknown token it needs two pieces, one per byte, and elsewhere
+# the two differ a little either way.
 #
 # **Rare words fragment.** Words of the training text grouped by how often they occur there, and the
 # mean number of pieces each tokenizer gives them:
@@ -624,7 +639,7 @@ Image(figure_png(draw_fragmentation(bins, title="rare words fragment (Lee news, 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # For both, the rarer the word, the more pieces: BPE's merges were made for the words that occur
 # often in its corpus, so these are whole pieces while words seen once are cut into several. This is
-# what subwords buy: no word is unknown, and frequent words cost one position.
+# what subwords buy: almost no word is unknown (none in byte-level BPE), and frequent words cost one position.
 #
 # **Where next.** Notebook 11.4b uses `word_ids` to align word labels with pieces (named entities in
 # BIO tags, §11.4.3).

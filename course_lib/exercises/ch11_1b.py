@@ -76,6 +76,9 @@ def _diagnose_wordpiece(word: str, got: list[str], expected: list[str]) -> str:
     if any(p.startswith("##") for p in expected) and not any(p.startswith("##") for p in got):
         return (f"for {word!r} you returned {got}, the real tokenizer gives {expected}: every piece after the first "
                 "continues the word, so look it up with '##' in front (san, ##itas)")
+    if strip == word and len(got) < len(expected):
+        return (f"for {word!r} you returned {got}, fewer pieces than the real tokenizer's {expected}: BERT does not "
+                "search for the fewest pieces, it takes the longest entry at the start and goes on from there")
     if strip == word and len(got) > len(expected):
         return (f"for {word!r} you returned {got}, the real tokenizer gives {expected}: at each position take the "
                 "*longest* vocabulary entry (try the end of the word first and move it left)")
@@ -85,13 +88,15 @@ def _diagnose_wordpiece(word: str, got: list[str], expected: list[str]) -> str:
 @exercise("wordpiece_encode", needs=["wordpiece_tokenize"])
 def check_wordpiece_encode(wordpiece_tokenize):
     tok, vocab = _reference()
-    words = ["sanitas", "unaffable", "snow☃man", "a" * 101, "b" * 100] + hidden_words()
+    # mistrust, obstruct, balinski: where the fewest pieces differ from greedy longest-first (mis ##trust, not
+    # mist ##rus ##t), so a shortest-segmentation search does not pass for the greedy rule
+    words = ["sanitas", "unaffable", "snow☃man", "a" * 101, "b" * 100, "mistrust", "obstruct", "balinski"] + hidden_words()
     for word in words:
         expected = tok.encode(word, add_special_tokens=False).tokens
         got = _as_pieces(wordpiece_tokenize(word, vocab), "wordpiece_tokenize")
         if got != expected:
             raise Wrong(_diagnose_wordpiece(word, got, expected))
-    return f"equal to the embedded model's tokenizer on {len(words)} words, among them {len(words) - 5} you never saw"
+    return f"equal to the embedded model's tokenizer on {len(words)} words, among them {len(words) - 8} you never saw"
 
 
 # ----------------------------------------------------------------------------- bpe_merge_step
@@ -229,7 +234,10 @@ TOY = {"▁": -3.0, "u": -4.0, "n": -3.5, "r": -3.8, "e": -3.0, "l": -3.9, "a": 
 def viterbi_cases() -> list[tuple[str, dict[str, float]]]:
     """The toy table (where the longest first piece is a trap) and seeded random tables of all substrings."""
     rng = random.Random(5)
-    cases = [("▁unrelated", TOY), ("▁related", TOY), ("▁tentatively", {**TOY, "i": -4.1, "v": -4.4, "y": -4.0})]
+    cases = [("▁unrelated", TOY), ("▁related", TOY), ("▁tentatively", {**TOY, "i": -4.1, "v": -4.4, "y": -4.0}),
+             # summing over paths (the forward algorithm) and then backtracking by max gives ▁abc d; Viterbi ▁ab cd
+             ("▁abcd", {"▁": -5.7, "a": -4.8, "b": -2.9, "c": -3.3, "d": -2.8, "▁a": -4.3, "▁ab": -1.9,
+                        "▁abc": -5.0, "abc": -4.2, "bc": -1.6, "cd": -5.5})]
     for word in ["abracadabra", "mississippi", "banana", "▁sunshine"]:
         table = {word[j:i]: -rng.uniform(1, 4 * (i - j)) for j in range(len(word)) for i in range(j + 1, len(word) + 1)
                  if i - j <= 4 or rng.random() < 0.3}
@@ -250,6 +258,24 @@ def _greedy(word: str, table) -> list[str]:
     return out
 
 
+def _summed_then_best(word: str, table) -> list[str]:
+    """A slip: best[i] as the log of the *sum* over paths (the forward algorithm), then the best last piece."""
+    import math
+
+    n, score, back = len(word), [0.0] + [-math.inf] * len(word), [0] * (len(word) + 1)
+    for i in range(1, n + 1):
+        terms = [(score[j] + table[word[j:i]], j) for j in range(i) if word[j:i] in table and score[j] > -math.inf]
+        if terms:
+            top = max(t for t, _ in terms)
+            score[i] = top + math.log(sum(math.exp(t - top) for t, _ in terms))
+            back[i] = max(terms)[1]
+    out, i = [], n
+    while i > 0:
+        out.append(word[back[i]:i])
+        i = back[i]
+    return out[::-1]
+
+
 @exercise("viterbi", needs=["viterbi_segment"])
 def check_viterbi(viterbi_segment):
     for word, table in viterbi_cases():
@@ -262,13 +288,17 @@ def check_viterbi(viterbi_segment):
             raise Wrong(f"{unknown[0]!r} is not a piece of the vocabulary: use only the keys of log_probs")
         if got != expected:
             mine, best = _score(got, table), _score(expected, table)
+            if got == _summed_then_best(word, table):
+                raise Wrong(f"for {word!r} you returned {got} (log-probability {mine:.2f}); {expected} has {best:.2f}: "
+                            "your best[i] adds up the probabilities of all the paths to i (the forward algorithm); "
+                            "Viterbi keeps only the best one, a max, not a sum")
             if got == _greedy(word, table):
                 raise Wrong(f"for {word!r} you returned {got}, the longest piece at each step (log-probability "
                             f"{mine:.2f}); {expected} has {best:.2f}: compare whole paths, best[i] = max over j of "
                             "best[j] + log p(word[j:i])")
             raise Wrong(f"for {word!r} your segmentation {got} has log-probability {mine:.2f}; {expected} has "
                         f"{best:.2f}")
-    return "the most probable segmentation of all seven words"
+    return f"the most probable segmentation of all {len(viterbi_cases())} words"
 
 
 # ----------------------------------------------------------------------------- wordpiece_word_ids
@@ -319,7 +349,8 @@ question(
 question(
     "alpha_prediction", variable="viterbi_share", choices=["goes up", "goes down", "stays the same"],
     answer="goes up",
-    why="a segmentation is drawn with probability ∝ P(x)^α: a larger α widens the gaps between probable and "
+    why="a segmentation is drawn with probability ∝ P(x)^α: a larger α widens the ratios between probable and "
         "improbable segmentations, so the most probable one (Viterbi's) is drawn more often; α → 0 makes all "
         "segmentations equally likely",
-    hint="samples follow P(x)^α. Raise numbers below 1 to a larger power: do the gaps between them grow or shrink?")
+    hint="samples follow P(x)^α. If one segmentation is twice as probable as another, how many times as probable "
+         "is it after raising both to the power 2? And to the power 0?")

@@ -37,6 +37,19 @@ VITERBI = "def viterbi_segment(word, log_probs):\n"
 
 WRONG_ANSWERS = {
     "wordpiece_encode": [
+        # the fewest pieces (a shortest-path search, ties to the longest first piece) instead of greedy
+        (WORDPIECE + """\
+    if len(word) > max_chars:
+        return [unk]
+    def piece(i, j):
+        return word[i:j] if i == 0 else '##' + word[i:j]
+    best = {len(word): []}
+    for i in range(len(word) - 1, -1, -1):
+        options = [[piece(i, j)] + best[j] for j in range(len(word), i, -1) if piece(i, j) in vocab and j in best]
+        if options:
+            best[i] = min(options, key=len)
+    return best.get(0, [unk])
+""", "BERT does not search for the fewest pieces"),
         (WORDPIECE + """\
     pieces, start = [], 0
     while start < len(word):
@@ -188,6 +201,22 @@ WRONG_ANSWERS = {
     return pieces
 """, "the longest piece at each step"),
         (VITERBI + "    return list(word)\n", "has log-probability"),
+        # the forward algorithm's sum over paths where Viterbi takes the max, then the best last piece
+        (VITERBI + """\
+    import math
+    n, score, back = len(word), [0.0] + [-math.inf] * len(word), [0] * (len(word) + 1)
+    for i in range(1, n + 1):
+        terms = [(score[j] + log_probs[word[j:i]], j) for j in range(i) if word[j:i] in log_probs]
+        terms = [(t, j) for t, j in terms if t > -math.inf]
+        top = max(t for t, _ in terms)
+        score[i] = top + math.log(sum(math.exp(t - top) for t, _ in terms))
+        back[i] = max(terms)[1]
+    pieces, i = [], n
+    while i > 0:
+        pieces.append(word[back[i]:i])
+        i = back[i]
+    return pieces[::-1]
+""", "a max, not a sum"),
         (VITERBI + "    return [word[:2], word[2:]]\n", "is not a piece of the vocabulary"),
     ],
     "wordpiece_word_ids": [
@@ -217,6 +246,6 @@ def wordpiece_word_ids(text, vocab):
         ('most_pieces = "code"', "choose one of"),
     ],
     "alpha_prediction": [
-        ('viterbi_share = "goes down"', "Raise numbers below 1 to a larger power"),
+        ('viterbi_share = "goes down"', "If one segmentation is twice as probable as another"),
     ],
 }
