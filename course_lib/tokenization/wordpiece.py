@@ -1,4 +1,4 @@
-"""WordPiece (Wu et al. 2016; BERT; lecture 004, "Wordpiece tokenization"; SLP3 §11.4.3's 'San', '##itas').
+"""WordPiece (Schuster & Nakajima 2012; Wu et al. 2016; BERT; lecture 004, "Wordpiece tokenization"; SLP3 §11.4.3's 'San', '##itas').
 
 **Encoding** (:class:`WordPiece`), as BERT does it: normalise and split into words
 (:mod:`.pretokenize`), then cut each word *greedily, longest match first*: take the longest prefix
