@@ -34,9 +34,10 @@
 #    encoder written from its weights (an exercise); what the position embeddings are for (a prediction);
 # 5. how many parameters a BERT has, and where they are;
 # 6. what limits BERT to 512 tokens (a prediction first);
-# 7. the **attention explorer**, to look at any block and head.
+# 7. the **attention explorer**, to look at any block and head, or at all of them at once;
+# 8. how one attention score is made, dimension by dimension (a prediction first).
 #
-# Six exercises and four predictions are graded: run `check("…")` after each one. A prediction is asked
+# Six exercises and five predictions are graded: run `check("…")` after each one. A prediction is asked
 # *before* the cell that reveals the answer: commit to one, then read on.
 #
 # Layers are counted as in every notebook: **L0 is the embedding output** (`hidden_states[0]`) and layer ℓ is
@@ -894,8 +895,8 @@ previous = found["previous token"]
 AttentionExplorer(model, tokenizer, text=pair, layer=previous.layer, head=previous.head)
 
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# ### How one score is made
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## 8. How one score is made
 #
 # Every cell of a heat map is one dot product. Head $h$ of a block projects each token into a query and a key
 # of $d_h = 32$ dimensions, and query $i$ scores key $j$ as

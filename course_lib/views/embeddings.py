@@ -204,8 +204,7 @@ SHARE_LABEL = "(E[û_i])²: the parts add up to it"
 
 
 def draw_anisotropy(raw: torch.Tensor, z: torch.Tensor, share: torch.Tensor, rogue: list[int], title: str) -> Figure:
-    """Left: histogram of pair cosines, raw vs z-scored. Right: each dimension's part of the expected cosine,
-    (E[û_i])² (``DimensionReport.cosine_share``; they add up to the anisotropy), the rogue dimensions marked."""
+    """Left: pair cosines, raw vs z-scored. Right: each dimension's part (E[û_i])² of the mean cosine, rogue ones marked."""
     fig = Figure(figsize=(11, 3.8), dpi=100)
     a, b = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.3]})
     bins = np.linspace(-0.6, 1.0, 65)
