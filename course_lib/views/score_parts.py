@@ -136,8 +136,9 @@ def parts_png(parts: ScoreParts, key: int | None = None) -> bytes:
     y_q = top + head_h
     y_rows = y_q + r + 10
     legend_y = y_rows + T * r + 10
-    legend = [_horizontal_bar(block, -m, m, label, small) for m, label in (
-        (_symmetric(parts.q, parts.keys), "vector entries"), (_symmetric(parts.products), "products"))]
+    m_vec, m_prod = _symmetric(parts.q, parts.keys), _symmetric(parts.products)
+    legend = [_horizontal_bar(block, -m, m, label, small) for m, label in ((m_vec, "vector entries"),
+                                                                            (m_prod, "products"))]
     height = legend_y + legend[0].height + 8
     img = Image.new("RGB", (width, height), raster.BACKGROUND)
     d = ImageDraw.Draw(img)
@@ -149,7 +150,6 @@ def parts_png(parts: ScoreParts, key: int | None = None) -> bytes:
             d.text((x + (w - raster.text_width(s, small)) // 2, top + i * raster.text_height(small)), s, font=small,
                    fill=raster.INK)
 
-    m_vec, m_prod = _symmetric(parts.q, parts.keys), _symmetric(parts.products)
     vec_colours = raster.colour_cells(torch.cat([parts.q[None], parts.keys]).numpy(), SCORE_CMAP, -m_vec, m_vec)
     products = parts.products.numpy().copy()
     products[~parts.visible.numpy()] = np.nan                      # masked keys: grey, as in the heat map

@@ -60,15 +60,25 @@ def test_every_widget_fits_a_1280x720_slide_under_the_code_that_makes_it(noteboo
                               f"fonts {fonts or 'of JupyterLab'}: {too_tall}")
 
 
-@pytest.mark.skipif(not (ROOT / "notebooks" / EXPLORER_NOTEBOOK).exists(), reason="notebook 11_1 not there yet")
-def test_the_explorer_with_all_heads_and_their_readout_still_fits_a_slide(executed):
-    """All heads: twelve small maps, and the readout's twelve weights in a table of two columns beside them."""
+def _explorer_shown(executed):
+    """(page, result) of notebook 11.1 run in JupyterLab, its explorer scrolled into view with a heat map shown."""
     page, result = executed(EXPLORER_NOTEBOOK)
     jl.watch_kernel(page, result.name)
     explorer = page.locator(jl.EXPLORER).first
     explorer.wait_for(state="attached", timeout=30_000)
     explorer.scroll_into_view_if_needed()
     jl.wait_heatmap_shown(page)
+    return page, result
+
+
+def _explorer_box(page, fonts) -> dict:
+    return next(b for b in jl.widget_boxes_on_a_slide(page, fonts) if b["widget"] == "attention-explorer")
+
+
+@pytest.mark.skipif(not (ROOT / "notebooks" / EXPLORER_NOTEBOOK).exists(), reason="notebook 11_1 not there yet")
+def test_the_explorer_with_all_heads_and_their_readout_still_fits_a_slide(executed):
+    """All heads: twelve small maps, and the readout's twelve weights in a table of two columns beside them."""
+    page, result = _explorer_shown(executed)
     before = jl.dropdown_options(page, jl.HEAD)[1]
     src = jl.heatmap_src(page)
     jl.choose_other(page, jl.HEAD, prefer=["all"])
@@ -78,7 +88,7 @@ def test_the_explorer_with_all_heads_and_their_readout_still_fits_a_slide(execut
     assert page.locator(f"{jl.EXPLORER} .explorer-readout table tr").count() == 1 + 6
     try:
         for fonts in (None, jl.PRESET_FONTS):
-            box = next(b for b in jl.widget_boxes_on_a_slide(page, fonts) if b["widget"] == "attention-explorer")
+            box = _explorer_box(page, fonts)
             assert box["code"] + box["height"] <= jl.SLIDE_ROOM, (fonts, box)
     finally:
         jl.choose_other(page, jl.HEAD, prefer=[before])
@@ -88,18 +98,13 @@ def test_the_explorer_with_all_heads_and_their_readout_still_fits_a_slide(execut
 def test_the_explorer_shows_every_head_of_every_block_and_how_a_score_is_made_on_a_slide(executed):
     """Block "all" and head "all": 72 small maps (the model view); then "how a score is made": one head's query and
     key vectors and their products, a row per key. Each redraws, reads out, and fits a slide with both fonts."""
-    page, result = executed(EXPLORER_NOTEBOOK)
-    jl.watch_kernel(page, result.name)
-    explorer = page.locator(jl.EXPLORER).first
-    explorer.wait_for(state="attached", timeout=30_000)
-    explorer.scroll_into_view_if_needed()
-    jl.wait_heatmap_shown(page)
+    page, result = _explorer_shown(executed)
     layer, head = jl.dropdown_options(page, jl.LAYER)[1], jl.dropdown_options(page, jl.HEAD)[1]
     readout = f"{jl.EXPLORER} .explorer-readout"
 
     def fits(what: str):
         for fonts in (None, jl.PRESET_FONTS):
-            box = next(b for b in jl.widget_boxes_on_a_slide(page, fonts) if b["widget"] == "attention-explorer")
+            box = _explorer_box(page, fonts)
             assert box["code"] + box["height"] <= jl.SLIDE_ROOM and box["width"] <= jl.SLIDE["width"], (what, fonts, box)
 
     def show(label: str):
