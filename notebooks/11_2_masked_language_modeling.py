@@ -267,7 +267,7 @@ tokenizer.convert_ids_to_tokens(batch.input_ids[0]), batch.labels[0]
 # draws to the running histogram, which converges to the target rates (15%; 80/10/10). (The *whole words* switch
 # is the variant of "Whole words" below.)
 
-# %% slideshow={"slide_type": "subslide"}
+# %% slideshow={"slide_type": "slide"}
 from course_lib.widgets import MaskSampler
 
 MaskSampler(tokenizer, unigram)

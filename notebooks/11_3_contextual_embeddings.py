@@ -601,7 +601,7 @@ fig.tight_layout()
 # raw and z-scored (with the other tokens' μ and σ), and each of the 384 dimensions' part of the mean cosine,
 # $(E[\hat u_i])^2$ — the parts add up to it — with the rogue ones, the largest parts, marked. Every model's statistics are computed when the widget is built.
 
-# %% slideshow={"slide_type": "subslide"}
+# %% slideshow={"slide_type": "slide"}
 from course_lib.widgets import AnisotropyExplorer
 
 AnisotropyExplorer({name: S.scored for name, S in states.items()}, fit_states={name: S.fitted for name, S in states.items()},

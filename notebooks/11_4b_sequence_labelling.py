@@ -556,13 +556,13 @@ print(f"entity F1: {tagger_f1:.3f} greedy, {crf_f1:.3f} with constrained Viterbi
 # with `crf.nll`, the forward algorithm's log Z minus the gold sequence's score) would also learn which
 # tags tend to follow which.
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### The alignment viewer
 # Type a sentence (and, if you like, its gold tags): its words, subwords, the gold labels under both
 # alignments (-100 where the loss looks away), the argmax per subword of the tagger fine-tuned with all six
 # blocks, and the word tags decoded from first subwords, wrong ones marked ✗. The drop-down offers held-out wikigold sentences.
 
-# %% slideshow={"slide_type": "subslide"}
+# %% slideshow={"slide_type": "slide"}
 from course_lib.widgets.labelling import AlignmentViewer
 
 AlignmentViewer(full_tagger, examples=test_sents[:30])

@@ -1,5 +1,6 @@
 """Slides (issue 17, item 5): every notebook carries the slide metadata of tools/slide_metadata.py's rule,
-in its .py, its .ipynb and its student copy; exercise and setup cells are never skipped."""
+in its .py, its .ipynb and its student copy; exercise and setup cells are never skipped; and Space, pressed from
+the first slide, shows every cell (tools/deck_navigation.py: jupyterlab-deck's navigation, ported)."""
 from __future__ import annotations
 
 import sys
@@ -11,6 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
+import deck_navigation  # noqa: E402
 import make_notebooks  # noqa: E402
 import make_student  # noqa: E402
 import slide_metadata  # noqa: E402
@@ -40,8 +42,36 @@ def test_every_notebook_has_the_rules_slide_metadata(py):
     for cell, kind in zip(nb.cells, types):
         if cell.cell_type == "markdown" and cell.source.startswith("## "):
             assert kind == "slide", cell.source.splitlines()[0]
+    for i, (cell, kind) in enumerate(zip(nb.cells, types)):
         if cell.cell_type == "markdown" and cell.source.startswith("### "):
-            assert kind == "subslide", cell.source.splitlines()[0]
+            after = nb.cells[i + 1] if i + 1 < len(nb.cells) else None  # two subslides in a row: the first a slide
+            alone = after is not None and (after.source.startswith("### ") if after.cell_type == "markdown"
+                                           else bool(slide_metadata.WIDGET_CALL.search(after.source)))
+            assert kind == ("slide" if alone else "subslide"), cell.source.splitlines()[0]
+
+
+@pytest.mark.parametrize("py", SOURCES, ids=[p.stem for p in SOURCES])
+def test_space_from_the_first_slide_shows_every_cell(py):
+    """A lecturer presses Space through the deck: no cell (a widget, an exercise) may be jumped over. Before the
+    two-subslides rule, Space skipped 11.2's mask sampler, 20 cells of 11.3 (its anisotropy exercise and explorer)
+    and 16 of 11.4b."""
+    types = deck_navigation.slide_types(jupytext.read(py))
+    assert deck_navigation.never_shown(types) == []
+    walk = deck_navigation.space_walk(types)
+    assert walk == sorted(walk) and len(walk) >= types.count("slide") + types.count("subslide")
+
+
+def test_the_deck_port_jumps_where_deck_jumps():
+    """deck's quirk, on made-up slide types: a subslide of one cell followed by a subslide is never shown, nor
+    what lies between the slide and it; the rule's types (the first of the two a slide) show every cell."""
+    raw = ["slide", None, "subslide", None, "fragment", "subslide", "subslide", None]
+    assert deck_navigation.never_shown(raw) == [2, 3, 4, 5]
+    assert deck_navigation.space_walk(raw) == [0, 1, 6, 7]
+    fixed = ["slide", None, "subslide", None, "fragment", "slide", "subslide", None]
+    assert deck_navigation.never_shown(fixed) == []
+    assert deck_navigation.space_walk(fixed) == list(range(8))
+    assert deck_navigation.never_shown(["slide", "skip", "subslide", None]) == []  # skipped cells are not counted
+    assert deck_navigation.go(deck_navigation.extents(["slide", None]), 1, "down", "forward") is None  # the end
 
 
 @pytest.mark.parametrize("py", SOURCES, ids=[p.stem for p in SOURCES])
@@ -105,3 +135,14 @@ def test_check_mode_reports_a_drifted_source(tmp_path, capsys):
     assert "differs from the rule" in capsys.readouterr().out
     assert slide_metadata.main([str(bad)]) == 0
     assert slide_metadata.main(["--check", str(bad)]) == 0
+
+
+def test_two_subslides_in_a_row_make_the_first_a_slide():
+    widget = "# %%\nfrom course_lib.widgets import MaskSampler\n\nMaskSampler(tokenizer, unigram)"
+    text = HEADER + "\n\n".join([
+        "# %% [markdown]\n# # Title", "# %% [markdown]\n# ### The sampler", widget,
+        "# %% [markdown]\n# ### Exercise `x`", "# %%\nx = 1",
+    ]) + "\n"
+    types = _slides(jupytext.reads(slide_metadata.apply(text), fmt="py:percent"))
+    assert types == ["slide", "slide", "slide", "subslide", None]
+    assert deck_navigation.never_shown(types) == []

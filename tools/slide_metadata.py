@@ -18,7 +18,12 @@ The rule, cell by cell (``slide_types``):
 * a code cell is **skip**ped only if it is a long helper that shows nothing (only ``def``/``class``/imports,
   at least ``HELPER_LINES`` lines) and carries no ``exercise`` or ``setup`` tag; skipped cells still run with
   Run All (they are hidden in the slides only). Today no cell of the notebooks matches: nothing is skipped;
-* every other cell continues the current slide (no metadata, RISE's "-").
+* every other cell continues the current slide (no metadata, RISE's "-");
+* **Two subslides in a row** (a subslide of one cell: a widget with an exercise's heading right after it, or a
+  heading right before its widget): the first is a **slide**. jupyterlab-deck 0.2.0 links a subslide that
+  follows no other cell of its subslide to the last cell of the *slide* before, so Space jumped from there past
+  the first subslide and everything between (tools/deck_navigation.py ports deck's navigation; the tests check
+  that Space from the first slide shows every cell of every notebook).
 
 Only the cell header lines (``# %% ...``) and the notebook header (``rise`` settings: scrolling slides, no
 transition; ``notebook_metadata_filter: rise`` so that saving from JupyterLab keeps them) are rewritten; cell
@@ -92,6 +97,10 @@ def slide_types(cells) -> list[str | None]:
         previous = cell.cell_type
     if types and types[0] is None:
         types[0] = "slide"  # a deck opens with a slide
+    shown = [i for i, kind in enumerate(types) if kind != "skip"]
+    for i, j in zip(shown, shown[1:]):
+        if types[i] == "subslide" and types[j] == "subslide":
+            types[i] = "slide"  # one cell, then a subslide: see "Two subslides in a row" above
     return types
 
 

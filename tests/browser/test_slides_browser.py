@@ -13,12 +13,17 @@ a cell, ↓ / ↑ step cell by cell (deathbeds/jupyterlab-deck#63). The test use
 """
 from __future__ import annotations
 
+import sys
+
 import jupytext
 import nbformat
 import pytest
 
 from . import jupyterlab as jl
 from .conftest import ROOT, SCREENSHOTS, widget_slice
+
+sys.path.insert(0, str(ROOT / "tools"))
+import deck_navigation  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -123,11 +128,21 @@ def test_a_widget_is_live_on_its_slide(deck):
     page, nb, errors = deck
     index = next(i for i, c in enumerate(nb.cells) if "AttentionExplorer(" in c.source)
     _step(page)  # one click on deck's arrow, then the keyboard
+    path = [_active(page)]
     for _ in range(300):  # Space: through every slide, subslide and fragment, as a lecturer does
         if index in _onscreen(page):
             break
         _step(page, "Space")
+        path.append(_active(page))
     assert index in _onscreen(page), "the explorer's slide was never reached"
+    # the port of deck's navigation that tests/test_slide_metadata.py trusts for every notebook goes the same way
+    # (this deck keeps only the widgets' code cells, so it even has two subslides in a row, and skips the first)
+    types = deck_navigation.slide_types(nb)
+    ext = deck_navigation.extents(types)
+    expected = [deck_navigation.go(ext, 0, "forward")]
+    while len(expected) < len(path):
+        expected.append(deck_navigation.go(ext, expected[-1], "down", "forward"))
+    assert path == expected
     explorer = page.locator(f".jp-Cell.jp-deck-mod-onscreen {jl.EXPLORER}").first
     explorer.wait_for(state="visible", timeout=60_000)  # the live widget, not its text repr
     jl.wait_heatmap_shown(page)
