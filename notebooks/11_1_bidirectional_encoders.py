@@ -86,9 +86,11 @@ scores = Q @ K.T / math.sqrt(d)                          # (N, N)
 scores
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# Why divide by $\sqrt{d_k}$? A dot product sums d_k products, so for random vectors its spread grows like
-# $\sqrt{d_k}$, and such large scores push the softmax to put nearly all the weight on one key. Divided by
-# $\sqrt{d_k}$, the spread stays near 1 whatever the dimension. Measured on random queries, each compared with
+# Why divide by $\sqrt{d_k}$? A dot product sums d_k products, so for random vectors (components of variance 1)
+# its spread grows like $\sqrt{d_k}$, and such large scores push the softmax to put nearly all the weight on one
+# key. A softmax that saturated has almost no gradient with respect to its scores, so the queries and keys would
+# hardly learn: the reason Vaswani et al. (2017) give for the scaling. Divided by $\sqrt{d_k}$, the spread stays
+# near 1 whatever the dimension. Measured on random queries, each compared with
 # 8 random keys:
 
 # %%
@@ -627,13 +629,13 @@ print(tokenizer(pair[0]).tokens[0], tokenizer(pair[1]).tokens[0])
 # `[CLS]` vector far more than their order.
 #
 # What did the table learn? The cosine of every pair of its rows (the map shows the first 128; the means printed
-# are over all 512):
+# are over every row of the table):
 
 # %%
 # claim: position-rows
 rows = torch.nn.functional.normalize(model.embeddings.position_embeddings.weight.detach().float().cpu(), dim=1)
-cosines = rows @ rows.T  # (512, 512)
-for gap in (1, 3, 6, 10, 100):
+cosines = rows @ rows.T  # (positions, positions)
+for gap in (1, 3, 6, 9, 10, 12, 100):
     print(f"rows {gap:3d} apart: mean cosine {float(torch.diagonal(cosines, gap).mean()):.2f}")
 fig, ax = plt.subplots(figsize=(4.6, 3.8))
 image = ax.imshow(cosines[:128, :128], cmap="cividis", vmin=-1, vmax=1)
@@ -644,10 +646,10 @@ fig.tight_layout()
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # A bright band along the diagonal: neighbouring positions have the most similar rows, and rows a hundred apart
 # are far less alike — though the fall is not smooth. Fainter stripes run beside the diagonal: rows six apart are
-# more alike than rows three apart, as if the table held waves of a few positions' period — what the original
-# transformer's sine and cosine encodings are by design.
-# Nobody told this model that position 7 is near position 8; it learned its code for *where* from the training
-# text alone.
+# more alike than rows three apart, and rows twelve apart more than rows nine apart, as if part of the table
+# oscillated with a period of about six positions. The original transformer's encodings are built from such
+# waves by design (sines and cosines of wavelengths from 2π to 10,000·2π positions); this table is learnt.
+# Nobody told this model that position 7 is near position 8; its code for *where* came out of training.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5. How many parameters?
@@ -787,7 +789,9 @@ except ValueError as err:
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # The tokenizer checks the same limit before the model runs, and cuts the text (with a warning) only if asked
-# with `truncation=True`:
+# with `truncation=True`. (Hugging Face's tokenizer only warns about a text that is too long, and its `BertModel`
+# then fails inside the embedding layer with `IndexError: index out of range in self`, or a device-side assert on
+# a GPU: the same limit, said less plainly.)
 
 # %%
 # claim: tokenizer-error
@@ -854,10 +858,18 @@ exps = growth_exponents(ns, [p.peak_bytes for p in points])
 print("memory exponent between successive lengths:", ", ".join(f"{e:.2f}" for e in exps))
 print(f"at N = 512 the peak is {points[-1].peak_bytes / points[-1].matrix_bytes:.2f} × one (12, N, N) float32 matrix")
 print(f"one token more than 512 costs (513/512)² = {(513 / 512) ** 2:.4f} times as much")
+n, d = 512, 768  # a whole BERT-base layer: the N² part of attention (QKᵀ and weights·V) against its linear layers
+square, linear = 4 * n * n * d, 24 * n * d * d   # 2·N²·d twice; Q, K, V, W^O (8·N·d²) and the feed-forward (16·N·d²)
+print(f"a whole BERT-base layer at N = {n}: the N² part {square / 1e9:.2f} GFLOPs, the linear layers "
+      f"{linear / 1e9:.2f} GFLOPs: {square / (square + linear):.0%} of the layer; equal at N = 6d = {6 * d}")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# Nothing about the cost changes at 512: one token more costs 0.4% more. The cost made 512 a sensible
-# choice when BERT was designed; the position table is what turns the choice into a hard limit.
+# Nothing about the cost changes at 512: one token more costs 0.4% more. And in a whole layer the N² part is
+# only about a tenth of the work at 512 tokens (printed above): the linear layers, which grow with N alone, do
+# the rest, and attention's share would match theirs only at N = 6d = 4,608. Still, the cost made 512 a sensible
+# choice when BERT was designed, and Devlin et al. (2019, App. A.2) trained 90% of their steps on 128-token
+# inputs to save it, using 512 tokens only for the last 10%, to learn the remaining position embeddings. The
+# position table is what turns the choice into a hard limit.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 7. The attention explorer
@@ -878,7 +890,54 @@ for h in found.values():
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # In this model one head attends almost only to the previous token and another parks most of its attention on
-# `[CLS]`; no head leans on `[SEP]` as much (the numbers above). The explorer opens on the previous-token head.
+# `[CLS]`; no head leans on `[SEP]` as much (the numbers above). Clark et al. studied bert-base, trained with
+# MLM; this model's heads were shaped by distillation (MiniLM trains the last layer's attention to copy a larger
+# model's) and by sentence-pair training, and the patterns are from one sentence pair, so read them as examples,
+# not as a census.
+#
+# Two questions a careful reader asks of those heads. First, how can attention, which compares contents, find
+# *the token before*? Run the pair through the copy of the model whose position table was zeroed (§4). Second,
+# does a head that puts most of its weight on `[CLS]` take most of its *output* from it? What a key adds to
+# query *i*'s output is its weight times its value vector carried through the head's share of $\mathbf{W}^O$,
+# $\alpha_{ij}\,\mathbf{v}_j\mathbf{W}^O_h$, and the length of that vector is the key's real share (Kobayashi et
+# al., 2020):
+
+# %%
+# claim: head-checks
+from course_lib.model.head_patterns import pattern_shares
+
+previous = found["previous token"]
+without_positions = attention_maps(orderless, tokenizer, pair)
+prev_share = pattern_shares(without_positions.weights, without_positions.tokens)["previous token"]
+print(f"previous-token head (block {previous.layer + 1}, head {previous.head}): {previous.share:.2f} of its attention "
+      f"on the token before with the learned positions, {float(prev_share[previous.layer, previous.head]):.2f} with "
+      "the position table zeroed")
+sink = found["[CLS]"]
+dh = model.config.hidden_size // model.config.num_attention_heads
+cols = slice(sink.head * dh, (sink.head + 1) * dh)
+sink_block = model.encoder.layer[sink.layer]
+with torch.no_grad():
+    x = model(**tokenizer(pair).to(model.device), output_hidden_states=True).hidden_states[sink.layer][0]
+    added = sink_block.attention.self.value(x)[:, cols] @ sink_block.attention.output.dense.weight[:, cols].T
+lengths = added.norm(dim=-1).float().cpu()                  # (T,): the length of v_j W^O_h, what key j adds at weight 1
+alpha = pair_maps.weights[sink.layer, sink.head]            # (T, T)
+carried = alpha * lengths[None, :]                          # ‖α_ij v_j W^O_h‖
+print(f"[CLS] head (block {sink.layer + 1}, head {sink.head}): mean weight on [CLS] {float(alpha[:, 0].mean()):.2f}; "
+      f"length of [CLS]'s v W^O {float(lengths[0]):.2f}, of the other tokens' {float(lengths[1:].min()):.1f} to "
+      f"{float(lengths[1:].max()):.1f}; [CLS]'s share of the weighted lengths "
+      f"{float((carried[:, 0] / carried.sum(-1)).mean()):.2f}")
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# With the positions zeroed, the previous-token head loses its pattern (the numbers above): it finds the token
+# before by its position code, not by its content. And the `[CLS]` head's weight is not what it adds: `[CLS]`'s
+# value vector, through $\mathbf{W}^O$, is many times shorter than the other tokens', so the head takes far
+# less from `[CLS]` than its weights say; most of what it adds comes from the other tokens it looks at a
+# little. Clark et al. (2019) read such heads, which park on `[SEP]` in bert-base, as a "no-op": a place to put
+# attention when a head has nothing to do. A heat map of attention weights shows where a head looks, not what
+# it passes on, nor why the model decides what it decides: whether attention weights explain predictions is
+# disputed (Jain & Wallace, 2019; Wiegreffe & Pinter, 2019).
+#
+# The explorer, drawn in the manner of bertviz (Vig, 2019), opens on the previous-token head.
 #
 # Type a sentence, or two separated by `[SEP]`; pick a block (1-6) and a head ("all" shows every head of the
 # block; block "all" shows the head in every block, and with head "all" every one of the 72 heads at once);
@@ -905,26 +964,14 @@ AttentionExplorer(model, tokenizer, text=pair, layer=previous.layer, head=previo
 # head's queries and keys, so `score_parts` takes one query apart without running the model again.
 #
 # In the previous-token head above (block 1, head 2), the query *raised* gives the key *bank* a weight of
-# 1.000. Its score is the sum of 32 products, each divided by $\sqrt{32}$.
-
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# ### Prediction `largest_share`
-# How much of *bank*'s score does the largest of those 32 parts give: `"over 90%"`, `"about half"` or
-# `"under a quarter"`?
-
-# %% tags=["exercise"]
-### BEGIN SOLUTION
-largest_share = "under a quarter"
-### END SOLUTION
-
-# %%
-check("largest_share")
+# 1.000. Its score is the sum of 32 products, each divided by $\sqrt{32}$: below, the largest of them, and how far
+# *bank* leads the runner-up.
 
 # %%
 # claim: score-parts
 from IPython.display import Image, display
 
-from course_lib.views.score_parts import parts_png, score_parts
+from course_lib.views.score_parts import parts_png, random_rotation, rotation_onto, score_parts
 
 raised = pair_maps.tokens.index("raised")
 parts = score_parts(pair_maps, previous.layer, previous.head, query=raised)
@@ -947,12 +994,44 @@ print(f"over all {len(shares)} queries: the winner is the token before the query
 display(Image(parts_png(parts, key=best)))
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# No single dimension decides: the largest part of *bank*'s score is under a fifth of it (the numbers above), and
-# it takes several dimensions to reach half. Many dimensions agree a little, and their sum puts *bank* more than
-# nine points ahead of the runner-up. The softmax does the rest: a lead in the score is a factor in the weight,
-# $e^{\text{lead}}$, here more than ten thousand, so the runner-up's weight is below a ten-thousandth and *bank*
-# takes practically all of it. The same holds for every query of the pair: each one's winner is the token before
-# it, and its largest part gives at most about a quarter of its score.
+# In the head's own 32 axes, the largest part of *bank*'s score is under a fifth of it (the numbers above), and it
+# takes more than three dimensions to reach half; their sum puts *bank* more than nine points ahead of the
+# runner-up. The softmax does the rest: a lead in the score is a factor in the weight, $e^{\text{lead}}$, here
+# more than ten thousand, so the runner-up's weight is below a ten-thousandth and *bank* takes practically all
+# of it. The same holds for every query of the pair: each one's winner is the token before it.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Prediction `rotated_parts`
+# Are those 32 axes the model's? Turn every query and every key of this head by one and the same rotation $R$
+# ($\mathbf{q} \to \mathbf{q}R$, $\mathbf{k} \to \mathbf{k}R$). What happens to *bank*'s 32 parts and to the
+# attention weights: `"both change"`, `"the parts change, the weights do not"` or `"neither changes"`?
+
+# %% tags=["exercise"]
+### BEGIN SOLUTION
+rotated_parts = "the parts change, the weights do not"
+### END SOLUTION
+
+# %%
+check("rotated_parts")
+
+# %%
+# claim: score-rotation
+for name, R in (("the head's own axes", torch.eye(parts.d_h)), ("a random rotation", random_rotation(parts.d_h)),
+                ("the rotation that turns q onto axis 0", rotation_onto(parts.q))):
+    turned = parts.rotated(R)
+    (dim, part), = turned.top_dimensions(best, n=1)
+    print(f"{name:38s} largest part of bank's score: dimension {dim:2d}, {part / float(turned.scores[best]):4.0%}; "
+          f"scores the same: {torch.allclose(turned.scores, parts.scores, atol=1e-4)}, "
+          f"weights the same: {torch.allclose(turned.weights, parts.weights, atol=1e-5)}")
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# A dot product depends only on the two vectors' lengths and the angle between them, and a rotation keeps both:
+# every score and every weight stays the same. The parts do not: turn the query onto one axis and that axis
+# carries all of every key's score. A model whose $\mathbf{W}^Q$ and $\mathbf{W}^K$ were both multiplied by $R$
+# would compute exactly the same function, so nothing in training fixes the axes of a head's query–key space:
+# "dimension 17 decides" is a statement about one choice of axes, not about the model. (A split that does not
+# depend on the axes exists: along the singular directions of $\mathbf{W}^Q{\mathbf{W}^K}^\mathsf{T}$.) What
+# the table shows in any axes is the sum, and how the softmax turns its lead into nearly all the weight.
 #
 # In the explorer, choose *show: q·k part by part* and move the query: each row of the picture is a key, its
 # vector on the left, its products with the query in the middle (orange where a dimension adds to the score,

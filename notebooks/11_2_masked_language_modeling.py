@@ -344,7 +344,9 @@ for name, model, tok, texts, uni in ((OTHER_MLM, other_model, other_tokenizer, g
 # when that looks plausible, and otherwise falls back on the context. At `[MASK]` it can only use the context,
 # and it gets about a quarter right.
 #
-# course-bert, trained longer and on every layer, copies more firmly still: where it sees a real token its first
+# course-bert, trained longer and on every layer, copies more firmly still (each model is read on held-out text
+# of its own training kind, glosses for one and broad English for the other, so the two tables compare two
+# models on their home ground, not on the same sentences): where it sees a real token its first
 # guess is that token 97 or 98 times in 100. At random tokens it trusts the context more than minilm-wordnet-mlm does:
 # it copies the token shown in about one case in six and recovers the original in more than one in three. At `[MASK]` it gets
 # more than four in ten right, minilm-wordnet-mlm about a quarter. Both copy what they see at real tokens,
@@ -663,7 +665,8 @@ print("NSP scores from the raw z_CLS instead:", torch.allclose(tiny.cls.seq_rela
 #
 # A pretrained BERT has domain-general weights. To orient it towards one domain (movies, medicine, law,
 # finance…), the lecture continues the **same** MLM training on the domain's text: predict the `[MASK]`ed
-# tokens, now of in-domain sentences. Here the domain is the Python reference manual, with the same held-out
+# tokens, now of in-domain sentences (Gururangan et al. (2020) call it domain-adaptive pretraining, DAPT, and
+# found that it improved RoBERTa on tasks of each of the four domains they tried). Here the domain is the Python reference manual, with the same held-out
 # documents as above, and the model is course-bert. To keep it to under a minute of CPU, only its top two layers
 # and the MLM head's transform are trained (the run ships with the course, like the pretraining run;
 # `cache=False` trains it live). We score held-out in-domain text before and after, and, to see the price, the
@@ -722,12 +725,16 @@ for before, after in zip(rows_before, rows_after):
 # **RoBERTa** (§11.2.3 and the lecture) keeps MLM but drops NSP, trains longer on more data, and uses **dynamic
 # masking**: a new mask every time a sequence is seen, instead of masks fixed once during preprocessing (BERT
 # softened that by copying its data 10 times with different masks, so each mask came back every 10th epoch).
-# Inputs are **packed**: consecutive documents fill every 512-token block, separated by `[SEP]`.
+# Inputs are **packed** (Liu et al.'s FULL-SENTENCES): each 512-token block is filled with whole sentences read
+# on from one document into the next, with an extra separator where a document ends. `pack_sequences` does the
+# simpler thing Hugging Face's `group_texts` does: it joins the documents, `[SEP]` after each, and cuts the stream
+# every `block_size` tokens, so a block may begin in the middle of a sentence. Below, three documents of the
+# Python manual (their first five sentences each) become blocks of 32 tokens.
 
 # %%
 from course_lib.pretraining.masking import DynamicMasker, StaticMasker, pack_sequences
 
-ids = [tokenizer(s).input_ids[0, 1:-1].tolist() for d in docs[:3] for s in d[:5]]
+ids = [[t for s in d[:5] for t in tokenizer(s).input_ids[0, 1:-1].tolist()] for d in docs[:3]]  # a list per document
 blocks = pack_sequences(ids, block_size=32, sep_id=tokenizer.sep_token_id, cls_id=tokenizer.cls_token_id)
 mask_args = dict(special_ids=tokenizer.special_ids, mask_token_id=tokenizer.mask_token_id, unigram=unigram)
 dynamic, static = DynamicMasker(blocks, generator=0, **mask_args), StaticMasker(blocks, generator=0, **mask_args)

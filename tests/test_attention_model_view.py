@@ -13,7 +13,7 @@ from PIL import Image
 
 from course_lib.views.attention import attention_maps, draw_view, heatmap_png, readout, select_view
 from course_lib.views.attention_draw import grid_shape
-from course_lib.views.score_parts import parts_png, score_parts
+from course_lib.views.score_parts import parts_png, random_rotation, rotation_onto, score_parts
 from course_lib.widgets import AttentionExplorer
 
 PAIR = "The bank raised its interest rates. [SEP] Savers were pleased."
@@ -108,6 +108,27 @@ def test_a_masked_key_is_named_masked_and_refused_indices_are_plain(causal_maps)
         score_parts(causal_maps, 0, 12, 3)
     with pytest.raises(IndexError, match="query token 15 is out of range"):
         score_parts(causal_maps, 0, 0, 15)
+
+
+def test_a_rotation_keeps_every_score_and_weight_and_moves_the_parts(maps, causal_maps):
+    for m in (maps, causal_maps):
+        parts = score_parts(m, 0, 2, query=3)
+        for R in (random_rotation(32, seed=1), rotation_onto(parts.q, axis=5)):
+            turned = parts.rotated(R)
+            torch.testing.assert_close(turned.scores, parts.scores, atol=1e-4, rtol=1e-5)
+            torch.testing.assert_close(turned.weights, parts.weights, atol=1e-5, rtol=1e-5)
+            assert not torch.allclose(turned.products, parts.products, atol=1e-3)
+            assert torch.equal(turned.visible, parts.visible)
+    onto = parts.rotated(rotation_onto(parts.q, axis=5))
+    assert [d for d, _ in onto.top_dimensions(2, n=1)] == [5]                     # all of the score in one axis
+    assert onto.top_dimensions(2, n=1)[0][1] == pytest.approx(float(parts.scores[2]), abs=1e-4)
+    assert not torch.equal(random_rotation(32, seed=1), random_rotation(32, seed=2))
+    with pytest.raises(ValueError, match=r"R must be a \(32, 32\) rotation for this head, got shape \(16, 16\)"):
+        parts.rotated(torch.eye(16))
+    with pytest.raises(ValueError, match="R is not orthogonal"):
+        parts.rotated(2 * torch.eye(32))
+    with pytest.raises(IndexError, match="axis 32 is out of range"):
+        rotation_onto(parts.q, axis=32)
 
 
 def test_the_parts_picture_rings_the_key_and_greys_masked_keys(maps, causal_maps):

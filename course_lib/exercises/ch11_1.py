@@ -12,8 +12,9 @@ bert_encoder bert_encoder(input_ids, token_type_ids, attention_mask, model) -> [
              random), with the module forwards refused, and each common slip named
 
 Prediction questions, asked before the cell that reveals the answer: ``lose_most`` (which position loses the
-most context under a causal mask), ``bert_base_size`` (BERT-base's parameters), ``limit_512`` (what stops a
-BERT at 512 tokens).
+most context under a causal mask), ``word_order`` (a shuffled sentence's [CLS] without position embeddings),
+``bert_base_size`` (BERT-base's parameters), ``limit_512`` (what stops a BERT at 512 tokens), ``rotated_parts``
+(what a rotation of a head's queries and keys changes).
 
 Every check runs the student's functions on seeded random inputs and compares
 with ``course_lib``'s reference implementation.
@@ -391,6 +392,26 @@ def _parts(model: BertModel) -> dict[str, int]:
     return parts
 
 
+PARAM_FIELDS = ("vocab_size", "hidden_size", "num_hidden_layers", "intermediate_size", "max_position_embeddings",
+                "type_vocab_size")
+
+
+class _ConfigFields:
+    """What the exercise gives: the six fields it names (and the head count), nothing else of a BertConfig."""
+
+    def __init__(self, cfg):
+        for name in (*PARAM_FIELDS, "num_attention_heads"):
+            setattr(self, name, getattr(cfg, name))
+
+    def __getattr__(self, name):  # reached only for what __init__ did not set
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(f"the exercise's config has no {name}: count from {', '.join(PARAM_FIELDS)} alone")
+
+    def __repr__(self):
+        return "config(" + ", ".join(f"{k}={v}" for k, v in vars(self).items()) + ")"
+
+
 @exercise("param_count", needs=["bert_parameter_count"])
 def check_param_count(bert_parameter_count):
     counts = []
@@ -398,7 +419,7 @@ def check_param_count(bert_parameter_count):
         with torch.device("meta"):  # no memory allocated, even for BERT-base
             model = BertModel(cfg)
         expected, what = model.num_parameters(), _describe(cfg)
-        got = bert_parameter_count(cfg)
+        got = bert_parameter_count(_ConfigFields(cfg))  # the named fields only: a library counter cannot run on it
         if isinstance(got, bool) or not isinstance(got, numbers.Integral):
             hint = ("; a count is a whole number: keep to integer arithmetic (true division always gives a float)"
                     if isinstance(got, float) else "")
@@ -608,15 +629,17 @@ question(
     giveaways=["says where a token is", "treats each position on its own", "reads a bag of words"])
 
 question(
-    "largest_share", variable="largest_share", choices=["over 90%", "about half", "under a quarter"],
-    answer="under a quarter",
-    why="the score is spread over many dimensions: the largest product gives under a fifth of bank's score and "
-        "several are needed to reach half. Many dimensions agree a little, and the softmax turns the lead their "
-        "sum gives into nearly all the weight",
-    hint="a weight of 1.000 says that bank's score is far ahead of the other keys', not that one dimension made it. "
-         "Choose 'q·k part by part' in the explorer for this head and query, and compare the strongest cell of "
-         "bank's row of products with the row's total",
-    giveaways=["under a fifth", "no single dimension decides", "spread over many dimensions"])
+    "rotated_parts", variable="rotated_parts",
+    choices=["both change", "the parts change, the weights do not", "neither changes"],
+    answer="the parts change, the weights do not",
+    why="a dot product depends only on the lengths of the two vectors and the angle between them, and a rotation "
+        "keeps both, so every score and weight stays the same; the products, one per axis, depend on where the axes "
+        "point: turn q onto one axis and that axis carries the whole score. The model fixes the sum, not its split "
+        "over the head's dimensions",
+    hint="write q·k without coordinates: |q| |k| cos θ. What does turning both vectors by the same rotation do to "
+         "their lengths and to the angle between them? Then ask whether one product q[d]·k[d] can be written "
+         "without coordinates",
+    giveaways=["nothing in training fixes the axes", "a rotation keeps both", "about one choice of axes"])
 
 question(
     "bert_base_size", variable="bert_base_size", choices=["10M", "110M", "340M", "1B"], answer="110M",

@@ -9,7 +9,10 @@ explorer already computed (no new forward pass); :func:`parts_png` draws them as
     parts.top_dimensions(key=4)                              # the dimensions whose products add most to the score
     png = parts_png(parts, key=4)
 
-The products q[d]·k_j[d] show which of the d_h dimensions make a key score high: often a handful carry the sum.
+The products q[d]·k_j[d] show how the sum is made *in the head's own axes*, and those axes are not the model's: turn
+every query and key by one rotation R (``parts.rotated(R)``) and every score and weight stays the same while the
+parts change (:func:`rotation_onto` turns q onto one axis, which then carries the whole score). The model fixes
+the sum, not its split over dimensions.
 """
 from __future__ import annotations
 
@@ -53,6 +56,23 @@ class ScoreParts:
         order = row.abs().argsort(descending=True)[:n]
         return [(int(d), float(row[d]) / math.sqrt(self.d_h)) for d in order]
 
+    def rotated(self, R: torch.Tensor) -> "ScoreParts":
+        """The same query and keys in other axes: q → qR, k → kR for an orthogonal (d_h, d_h) ``R``. Dot products,
+        so scores and weights, are unchanged (a model with W_Q R and W_K R computes the same function); the
+        products, dimension by dimension, are not."""
+        R = torch.as_tensor(R, dtype=self.q.dtype)
+        if tuple(R.shape) != (self.d_h, self.d_h):
+            raise ValueError(f"R must be a ({self.d_h}, {self.d_h}) rotation for this head, got shape {tuple(R.shape)}")
+        eye = torch.eye(self.d_h, dtype=torch.float64)
+        if not torch.allclose(R.double() @ R.double().T, eye, atol=1e-4):
+            raise ValueError("R is not orthogonal (R Rᵀ ≠ I): it would change the scores, not only the axes")
+        q, keys = self.q @ R, self.keys @ R
+        products = q * keys
+        scores = products.sum(-1) / math.sqrt(self.d_h)
+        weights = scores.masked_fill(~self.visible, float("-inf")).softmax(-1)
+        return ScoreParts(self.tokens, self.layer, self.head, self.query, q, keys, products, scores, weights,
+                          self.visible.clone())
+
     def describe(self, key: int) -> str:
         """One key's sum, as the explorer's readout writes it."""
         key = check_index("key token", key, len(self.tokens))
@@ -65,6 +85,26 @@ class ScoreParts:
         return (f"{name}: q·k = Σ of {self.d_h} products = {total:+.2f}; ÷ √{self.d_h} = score "
                 f"{float(self.scores[key]):+.2f}; softmax over the row → weight {float(self.weights[key]):.3f}. "
                 f"Largest parts of the score: {top}")
+
+
+def rotation_onto(v: torch.Tensor, axis: int = 0) -> torch.Tensor:
+    """An orthogonal (d, d) matrix R (a Householder reflection) with v R along ``axis``: in those axes all of
+    q·k is in one product, for every key."""
+    v = torch.as_tensor(v, dtype=torch.float64).flatten()
+    e = torch.zeros_like(v)
+    e[check_index("axis", axis, v.numel())] = v.norm()
+    u = v - e
+    if float(u.norm()) < 1e-12 * max(float(v.norm()), 1.0):
+        return torch.eye(v.numel(), dtype=torch.float32)
+    u = u / u.norm()
+    return (torch.eye(v.numel(), dtype=torch.float64) - 2 * torch.outer(u, u)).float()
+
+
+def random_rotation(d: int, seed: int = 0) -> torch.Tensor:
+    """A random orthogonal (d, d) matrix, seeded (the Q of a Gaussian matrix's QR decomposition)."""
+    g = torch.Generator().manual_seed(seed)
+    Q, R = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))
+    return (Q * torch.sign(torch.diagonal(R))).float()
 
 
 def score_parts(maps, layer: int, head: int, query: int) -> ScoreParts:

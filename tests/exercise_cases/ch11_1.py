@@ -137,6 +137,22 @@ CASES = {  # case -> (exercise, source of a wrong answer, the whole message it m
     return ((V + c.max_position_embeddings + c.type_vocab_size) * d + 2 * d + L * layer + d * d + d) / 1""",
         "bert_parameter_count should return an int, got float 109482240.0 for BERT-base; a count is a whole "
         "number: keep to integer arithmetic (true division always gives a float)"),
+    "the library's counter": ("param_count", """from course_lib.model.bert import parameter_count
+
+
+def bert_parameter_count(config):
+    return parameter_count(config)""",
+        "your function bert_parameter_count raised AttributeError: the exercise's config has no pad_token_id: count "
+        "from vocab_size, hidden_size, num_hidden_layers, intermediate_size, max_position_embeddings, "
+        "type_vocab_size alone"),
+    "a model built and counted": ("param_count", """from course_lib.model.bert import BertModel
+
+
+def bert_parameter_count(config):
+    return sum(p.numel() for p in BertModel(config).parameters())""",
+        "your function bert_parameter_count raised AttributeError: the exercise's config has no pad_token_id: count "
+        "from vocab_size, hidden_size, num_hidden_layers, intermediate_size, max_position_embeddings, "
+        "type_vocab_size alone"),
 }
 
 # ----------------------------------------------------------------------------- one head from X
@@ -280,9 +296,9 @@ CASES.update({
 })
 
 # ----------------------------------------------------------------------------- predictions
-SHARE_HINT = ("a weight of 1.000 says that bank's score is far ahead of the other keys', not that one dimension "
-              "made it. Choose 'q·k part by part' in the explorer for this head and query, and compare the strongest "
-              "cell of bank's row of products with the row's total")
+ROTATION_HINT = ("write q·k without coordinates: |q| |k| cos θ. What does turning both vectors by the same "
+                 "rotation do to their lengths and to the angle between them? Then ask whether one product q[d]·k[d] "
+                 "can be written without coordinates")
 LIMIT_HINT = ("A 513-token input would cost only (513/512)² ≈ 1.004 times as much as a 512-token one, so ask of each "
               "choice whether it makes a 513th token impossible or only dearer. Which of them depends on how many "
               "tokens the input has at all, and which only on which words they are?")
@@ -306,10 +322,10 @@ CASES.update({
                                        "table of 30,522 × 768 and estimate."),
     "a number instead of a choice": ("bert_base_size", "bert_base_size = 110_000_000",
                                      "`bert_base_size` is 110000000; choose one of '10M', '110M', '340M', '1B'"),
-    "one dimension makes the score": ("largest_share", 'largest_share = "over 90%"',
-                                      "not 'over 90%'. " + SHARE_HINT),
-    "half the score from one dimension": ("largest_share", 'largest_share = "about half"',
-                                          "not 'about half'. " + SHARE_HINT),
+    "a rotation changes the weights": ("rotated_parts", 'rotated_parts = "both change"',
+                                       "not 'both change'. " + ROTATION_HINT),
+    "the parts belong to the model": ("rotated_parts", 'rotated_parts = "neither changes"',
+                                      "not 'neither changes'. " + ROTATION_HINT),
     "the quadratic cost stops 513": ("limit_512", 'limit_512 = "the quadratic cost"',
                                      "not 'the quadratic cost'. " + LIMIT_HINT),
     "the vocabulary stops 513": ("limit_512", 'limit_512 = "the vocabulary"', "not 'the vocabulary'. " + LIMIT_HINT),
