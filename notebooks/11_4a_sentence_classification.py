@@ -127,7 +127,8 @@ out.logits.shape, out.logits.softmax(-1)      # (B, C): untrained, near 50/50
 # * `W` is (C, d), `b` is (C,), `labels` (B,) holds class indices.
 #
 # Return `(probs, loss)`: the probabilities of eq. 11.13 (B, C) and the mean cross-entropy over the batch.
-# The sentences have very different lengths: a short sentence must get the answer it would get alone.
+# The sentences have very different lengths: a short sentence must get the answer it would get alone. Training
+# will call `loss.backward()`, so the loss must carry its gradient back to `W`.
 
 # %% tags=["exercise"]
 def cls_head(encoder, tokenizer, sentences, W, b, labels):
@@ -208,11 +209,15 @@ print(f"frozen under 'full': {c['total'] - c['trainable']:,} parameters; the poo
       f"({model.config.hidden_size} × {model.config.hidden_size} + {model.config.hidden_size})")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# "Full" trains everything but the **pooler**, the tanh layer over z_CLS that BERT's next-sentence head used:
-# the head of eq. 11.13 reads z_CLS itself, so no gradient reaches the pooler, and it is left frozen.
+# "Full" trains everything but the **pooler**, the tanh layer over z_CLS that BERT's next-sentence head read:
+# the head of eq. 11.13 reads z_CLS itself, so no gradient reaches the pooler, and it is left frozen. (Devlin et
+# al.'s classifier, and Hugging Face's `BertForSequenceClassification`, read the pooler's output instead,
+# $\text{softmax}(\mathbf{W}\tanh(\mathbf{W}_p\mathbf{z}_{CLS} + \mathbf{b}_p))$, and fine-tune it too: a choice
+# of one more layer, not a mistake. This model's pooler came with its checkpoint; its sentence training never
+# used it.)
 #
-# The lecture's recipe (L003) for fine-tuning is a **small learning rate**, 1e-5 to 5e-5, so that the
-# pretrained knowledge is not destroyed, and **few epochs**, 2 to 4. The new head starts from random
+# The lecture's recipe (L003, from Devlin et al., 2019, App. A.3: learning rates of 5e-5, 3e-5 or 2e-5, 2 to 4
+# epochs, batches of 16 or 32) is a **small learning rate**, 1e-5 to 5e-5, and **few epochs**, 2 to 4. The new head starts from random
 # weights, so it gets a larger rate of its own (`HEAD_LR`). We train for 3 epochs with batches of 16.
 
 # %%
@@ -371,11 +376,10 @@ print(f"lr 1e-2: held-out accuracy {high.final():.1%} (majority class {majority:
 curves_figure([runs["full, cls"], high], baseline=majority, title="learning rate 5e-5 vs 1e-2 (full fine-tuning)")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# The large steps wreck the pretrained weights in the first few updates: the loss does not fall below
-# that of guessing (ln 2 for two balanced classes) and the model predicts one class for nearly everything
-# — held-out accuracy at the majority baseline. That is **divergence**: with steps this large the training never
-# learns anything. It is not *catastrophic forgetting*, the subtler danger that the lecture's small learning
-# rates and few epochs (L003) also guard against: a model that does learn the new task while losing what
+# The large steps wreck the pretrained weights: the loss of the last steps is no lower than that of guessing
+# (ln 2 for two balanced classes), and held-out accuracy sits at the majority baseline. That is **training that
+# failed** (the loss does not blow up: it collapses to a guess and stays there): with steps this large the model
+# learns nothing. It is not *catastrophic forgetting*, a model that does learn the new task while losing what
 # pretraining gave it.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -385,7 +389,7 @@ curves_figure([runs["full, cls"], high], baseline=majority, title="learning rate
 # course-bert on the same 500 sentences, every parameter, and after every epoch ask its MLM head, left untouched,
 # reading the changed encoder, for the masked words of 300 held-out sentences (the same masks each time; its
 # output matrix is tied to the word embeddings, so it changes with them). Two recipes: the lecture's (5e-5, 3
-# epochs) and a bolder one (1e-4, 10 epochs).
+# epochs) and one with twice the rate for more than three times the epochs (1e-4, 10 epochs).
 #
 # **Prediction.** After the lecture's recipe, how much of course-bert's masked-word top-1 is left? Set
 # `forgetting` to `"about all of it (within 2 points)"`, `"about half"` or `"almost none"`.
@@ -425,11 +429,13 @@ forgetting_figure(forgetting_runs, baseline=majority)
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # The lecture's recipe learnt the new task and kept all of the old one: course-bert's masked-word top-1 is the same
-# after three epochs as before, to a fraction of a point. The bolder recipe fits its 500 training sentences
-# perfectly, is no better on the held-out ones, and has lost about three points of masked-word top-1, most of
-# them in its first epochs (the right panel). Forgetting grows with how far the weights travel: more and larger
-# steps, more forgetting. Here even the bolder recipe makes only 320 updates on 500 sentences, so what it loses
-# is small; the lecture's learning rates and epochs are what keep it small when a task has far more data.
+# after three epochs as before, to a fraction of a point. Guarding against forgetting is one reason for the
+# lecture's small learning rates and few epochs, and here they do. The bolder recipe fits its 500 training sentences
+# perfectly, is about as accurate on the held-out ones, and has lost about three points of masked-word top-1, most of
+# them in its first epochs (the right panel): more and larger steps, more forgetting, though these two runs
+# cannot say whether the rate or the epochs did it. Here even the bolder recipe makes only 320 updates on 500
+# sentences, so what it loses is small. With far more data, even the lecture's few epochs mean many more
+# updates: how much is forgotten then, this run cannot say.
 # (course-bert also ends a few points below the fine-tuned MiniLM on sentiment: MiniLM's sentence training, not
 # MLM, made its vectors good at whole sentences.)
 #
@@ -456,7 +462,8 @@ confusion_figure(cm, SENTIMENT_LABELS)
 # every premise; `course_lib/data/nli/DATA_CARD.md`).
 #
 # A cross-encoder reads the pair as one input, `[CLS] A [SEP] B [SEP]`, with segment (token type) ids 0 for
-# A and 1 for B, as in NSP (§11.2.2); [CLS] then summarises the pair and eq. 11.13's head decides.
+# A and 1 for B, as in NSP (§11.2.2); in the chapter [CLS] then summarises the pair and eq. 11.13's head decides
+# (we read the mean of the pair's token vectors instead, below, and say why).
 
 # %%
 chapter_pairs = [("Jon walked back to the town to the smithy.", "Jon traveled back to his hometown.", "neutral"),
@@ -467,19 +474,34 @@ pair = tokenizer(chapter_pairs[2][0], chapter_pairs[2][1])
 list(zip(pair.tokens[0], pair.token_type_ids[0].tolist()))
 
 # %%
+import re
+from collections import Counter
+
 nli_train, nli_test = load_nli("train", n=600), load_nli("test", n=300)
 nli_majority = majority_baseline(nli_train, nli_test)
 hypothesis_only = one_side_baseline(nli_train, nli_test, "hypothesis")
 print(f"train {len(nli_train)} {class_balance(nli_train)}, test {len(nli_test)} {class_balance(nli_test)}")
 print(f"majority class {nli_majority:.1%}; hypothesis-only bag of words {hypothesis_only:.1%}")
+by_word = {}  # the hypothesis words that give the label away: each word's labels, over the training pairs
+for e in nli_train:
+    for w in set(re.findall(r"[a-z']+", e.hypothesis.lower())):
+        by_word.setdefault(w, Counter())[e.label] += 1
+telling = sorted(((c.most_common(1)[0][1] / sum(c.values()), sum(c.values()), w, c.most_common(1)[0][0])
+                  for w, c in by_word.items() if sum(c.values()) >= 8), reverse=True)[:6]
+print("telling hypothesis words (in 8 or more training pairs): "
+      + ", ".join(f"{w} ({label}, {share:.0%} of {n})" for share, n, w, label in telling))
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # The **hypothesis-only** baseline never sees the premise, yet beats the majority class: the people who
-# wrote contradictions used words like *not*, *nobody*, *sleeping* more often (annotation artefacts). A
-# model of the pair has to beat this number to show it reads the premise.
+# wrote the hypotheses leaned on tell-tale words: in our 600 pairs *sleeping* marks a contradiction in 13 of its
+# 14 hypotheses, and *for* (a purpose added, "… for a race") leans neutral (printed above). Gururangan et al.
+# (2018) and Poliak et al. (2018) found such **annotation artefacts** all over SNLI: negations such as *nobody*
+# and *never* mark contradictions, purposes and added detail neutral hypotheses, generic words (*animal*,
+# *outdoors*) entailments. A model of the pair has to beat this number to show it reads the premise.
 #
 # The cross-encoder, trained on the 600 pairs: the last 3 layers and the head, 6 epochs, the mean of the token
-# vectors (the vector this encoder was trained to make useful) rather than an untrained [CLS]. Its encoder rate,
+# vectors rather than [CLS], a departure from eq. 11.13: this encoder's mean vector is the one its sentence
+# training made useful (section 2), though for single sentences, never for a pair read as one input. Its encoder rate,
 # 2e-4, is above the lecture's 1e-5 to 5e-5 for fine-tuning a whole BERT: only three layers move here, for a
 # few hundred steps.
 
@@ -562,7 +584,13 @@ curves_figure([runs["NLI cross-encoder"], runs["NLI bi-encoder"]], baseline=nli_
 # The cross-encoder reads the premise: it clears the hypothesis-only bar by more than ten points, and it gets
 # the chapter's three pairs right (above). Trained with the same recipe, the bi-encoder is about as accurate
 # here — within the few points that 300 test pairs can tell apart — so on this little data the cross-encoder's
-# advantage, attending across the pair in every layer, does not show; its cost does (below).
+# advantage, attending across the pair in every layer, does not show; its cost does (below). Two things tilt
+# the comparison towards the bi-encoder: all-MiniLM-L6-v2 was trained as a bi-encoder, on sentence pairs that
+# include SNLI's and MultiNLI's entailments and contradictions, so the bi-encoder's input is the one it knows
+# and the cross-encoder's pair is new to it; and both runs overfit, their held-out loss rising after the
+# first epochs while their training accuracy nears 100% (the curves), and each is reported at its last
+# epoch. On large data, cross-encoders usually come out ahead (Reimers & Gurevych, 2019, report a BERT
+# cross-encoder a few points above SBERT on STS benchmarks).
 
 # %% [markdown]
 # The embedded model is itself a SentenceBERT-style model: it was trained on about a billion sentence
@@ -585,8 +613,8 @@ cosine_by_label_figure(cos, NLI_LABELS, "cos(u, v) of premise and hypothesis, pe
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # Hardly. The order of the labels stays, and each mean moves by a few hundredths: a few hundred steps on 600
-# pairs barely move vectors trained on a billion pairs. What the bi-encoder learnt lives mostly in its
-# classifier $W$, which reads $[u; v; |u-v|]$ — the same vectors, put side by side.
+# pairs barely move vectors trained on a billion pairs. The bi-encoder's classifier $W$, which reads
+# $[u; v; |u-v|]$, has vectors to work with that are nearly the ones MiniLM already had.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### What scoring all pairs costs
@@ -673,7 +701,9 @@ for name, scores in list(searches.items())[:3]:
 # SentenceBERT paper found the same weakness in
 # BERT's own averaged vectors, which scored below averaged GloVe word vectors on its sentence-similarity
 # benchmarks: the reason it trains the siamese network at all. (A caution for MiniLM's number: its
-# billion training pairs include SNLI, so some of these pairs it may have seen.) In the query shown, MiniLM ranks
+# billion training pairs include SNLI and MultiNLI, with exactly this task among its objectives — rank a
+# premise's entailed hypothesis above the others — so it was trained for this search. And course-bert is MiniLM
+# trained further by MLM alone: its fall from MiniLM's recall is that sentence training, forgotten.) In the query shown, MiniLM ranks
 # first the hypothesis that *contradicts* it — a red truck, not a blue car: close in meaning is not the same as
 # true.
 #
@@ -717,8 +747,8 @@ print(f"the cross-encoder's held-out NLI accuracy: {runs['NLI cross-encoder'].fi
 #    softened by a temperature T: $\mathcal{L}_{KD} = T^2 \cdot \mathrm{KL}\big(\mathrm{softmax}(t/T)
 #    \,\|\, \mathrm{softmax}(s/T)\big)$, averaged over the batch, with $t$ the teacher's scores (logits) and
 #    $s$ the student's;
-# 4. optionally, fine-tune the student further on the labelled data (Turc et al. found it adds little after
-#    distillation; we skip it).
+# 4. fine-tune the student further on the labelled data (the lecture lists it as a step; we skip it, to see
+#    what distillation alone gives).
 #
 # Our student is the embedded model's **bottom 2 blocks** with a new head: a third of the encoder's blocks,
 # initialised from the pretrained model's lower layers (as Sun et al. 2019 initialised theirs), a cheap
@@ -729,7 +759,7 @@ print(f"the cross-encoder's held-out NLI accuracy: {runs['NLI cross-encoder'].fi
 # The teacher's *scores* already tell the student how sure the teacher was, at any T. What T changes is the
 # weight of the small probabilities: a higher temperature flattens the distribution, so the classes the
 # teacher ranked low count for more (with many classes, which wrong classes are plausible). Hinton's T² keeps
-# the gradients of $\mathcal{L}_{KD}$ the same size whatever T, which matters when it is added to a gold-label
+# the gradients of $\mathcal{L}_{KD}$ roughly the same size whatever T (for large T), which matters when it is added to a gold-label
 # loss; here it is used alone.
 
 # %%

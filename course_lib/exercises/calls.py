@@ -21,6 +21,15 @@ def _callback(obj) -> bool:
     return "<" in qualname or module.startswith("course_lib.exercises") or module == "__main__"
 
 
+def part(value, out: int | None):
+    """``value[out]`` when ``value`` is a tuple or list that long, ``value`` itself for ``out=None``; else None."""
+    if out is None:
+        return value
+    if isinstance(value, (tuple, list)) and type(out) is int and 0 <= out < len(value):
+        return value[out]
+    return None
+
+
 def gradient(value, x):
     """d ``value`` / d ``x`` by autograd, for a scalar tensor ``value`` on a graph that reaches the tensor ``x``; None
     where there is nothing to differentiate (not a tensor, not a scalar, no graph). Where the student's function ran:

@@ -157,7 +157,31 @@ def check_cls_head(cls_head):
         if not close(loss, want_l):
             raise Wrong(f"loss {float(loss):.4f}, expected {float(want_l):.4f}: the mean over the batch of "
                         "-log p(correct class)" + case)
-    return "eq. 11.13 on a padded batch of sentences, and its cross-entropy"
+    from .remote import value_and_grad   # the check's side only: the sandbox never imports it
+
+    encoder, tok, sentences, W, b, labels = cls_inputs(0)
+    with torch.enable_grad():
+        _, grad = value_and_grad(cls_head, (encoder, tok, sentences, W.clone().requires_grad_(True), b.clone(),
+                                            labels.clone()), wrt=3, out=1)
+        if grad is None:
+            raise Wrong(NO_GRADIENT.format(what="W"))
+        Wx = W.clone().requires_grad_(True)
+        (want,) = torch.autograd.grad(cls_reference(encoder, tok, sentences, Wx, b, labels)[1], Wx)
+    _same_gradient(grad, want, "W")
+    return "eq. 11.13 on a padded batch of sentences, and its cross-entropy, gradient included"
+
+
+NO_GRADIENT = ("your loss has the right value but carries no gradient back to {what}: was it computed under "
+               "torch.no_grad(), or through .detach() or .item()? Training runs backward() from this loss, so it must "
+               "come from {what} by tensor operations all the way")
+
+
+def _same_gradient(grad, want, what: str) -> None:
+    if tuple(grad.shape) != tuple(want.shape) or not torch.allclose(grad.float(), want, atol=1e-6, rtol=1e-4):
+        off = (grad.float() - want).abs().max().item() if tuple(grad.shape) == tuple(want.shape) else float("nan")
+        raise Wrong(f"your loss has the right value, but its gradient with respect to {what} is not that of the "
+                    f"loss (off by up to {off:.2g}): the value must come from {what} by tensor operations all the way, "
+                    "so that backward() trains with it")
 
 
 # ----------------------------------------------------------------------------- freeze_last_k
@@ -390,7 +414,17 @@ def check_distillation_loss(distillation_loss):
     if not close(torch.as_tensor(same, dtype=torch.float32), torch.tensor(0.0)):
         raise Wrong("a student that gives the teacher's scores exactly should have loss 0 (the KL of a distribution "
                     "to itself)")
-    return "T² · KL(softmax(t/T) ‖ softmax(s/T)), averaged over the batch"
+    from .remote import value_and_grad   # the check's side only: the sandbox never imports it
+
+    s, t, T = distill_inputs(1)
+    with torch.enable_grad():
+        _, grad = value_and_grad(distillation_loss, (s.clone().requires_grad_(True), t.clone(), T), wrt=0)
+        if grad is None:
+            raise Wrong(NO_GRADIENT.format(what="the student's scores"))
+        sx = s.clone().requires_grad_(True)
+        (want,) = torch.autograd.grad(reference_distillation(sx, t, T), sx)
+    _same_gradient(grad, want, "the student's scores")
+    return "T² · KL(softmax(t/T) ‖ softmax(s/T)), averaged over the batch, gradient included"
 
 
 # ----------------------------------------------------------------------------- prediction questions

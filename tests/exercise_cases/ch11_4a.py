@@ -24,6 +24,14 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
                           "    logits = z @ W.T + b\n"
                           "    return logits.softmax(-1), F.cross_entropy(logits, labels)",
                           "the short sentences' answers change with the padding after them"),
+    "everything under no_grad": ("cls_head", HEAD + "    with torch.no_grad():\n"
+                                 "        z = encoder(**tokenizer(sentences)).last_hidden_state[:, 0]\n"
+                                 "        logits = z @ W.T + b\n"
+                                 "        return logits.softmax(-1), F.cross_entropy(logits, labels)",
+                                 "your loss has the right value but carries no gradient back to W"),
+    "a loss rebuilt from a number": ("cls_head", HEAD + ENCODE + "    logits = hidden[:, 0] @ W.T + b\n"
+                                     "    return logits.softmax(-1), torch.tensor(F.cross_entropy(logits, labels).item())",
+                                     "your loss has the right value but carries no gradient back to W"),
     "last position": ("cls_head", HEAD + ENCODE + "    logits = hidden[:, -1] @ W.T + b\n"
                       "    return logits.softmax(-1), F.cross_entropy(logits, labels)",
                       "you classified the last position, which is padding"),
@@ -111,6 +119,11 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
                   "    return (torch.cat([u, v, (u - v).abs()], -1) @ W.T + b).softmax(-1)",
                   "return the logits (scores), not the softmax"),
     # ------------------------------------------------------------------ distillation_loss
+    "KD under no_grad": ("distillation_loss", KD + "    with torch.no_grad():\n" + LOGS.replace("    ", "        ")
+                         + "        return F.kl_div(log_ps, pt, reduction='batchmean') * T * T",
+                         "your loss has the right value but carries no gradient back to the student's scores"),
+    "KD detached": ("distillation_loss", KD + LOGS + "    return (F.kl_div(log_ps, pt, reduction='batchmean') * T * T)"
+                    ".detach()", "your loss has the right value but carries no gradient back to the student's scores"),
     "no T squared": ("distillation_loss", KD + LOGS + "    return F.kl_div(log_ps, pt, reduction='batchmean')",
                      "multiply by T²"),
     "kl_div's default mean": ("distillation_loss", KD + LOGS + "    return F.kl_div(log_ps, pt) * T * T",
