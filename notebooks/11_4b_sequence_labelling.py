@@ -72,8 +72,9 @@ list(zip(enc.tokens[0], word_ids))
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # Nine subwords for seven words: 'Mt.' → `mt` `.` and 'Sanitas' → `san` `##itas`. Training needs one label
-# per subword. The chapter gives every subword its word's tag; the common alternative labels only the first
-# subword and gives the others **-100**, the label PyTorch's cross-entropy ignores:
+# per subword. The chapter gives every subword its word's tag; the common alternative, BERT's own for NER
+# (Devlin et al., 2019, §5.3), labels only the first subword and gives the others **-100**, the label PyTorch's
+# cross-entropy ignores:
 
 # %%
 from course_lib.finetuning.labelling import align_labels
@@ -200,9 +201,10 @@ for name, sents in (("train", train_sents), ("test", test_sents)):
 list(zip(original[0].words, original[0].tags, train_sents[0].tags))
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# The release (second column) uses **IOB1**: an entity starts with I-, and B- appears only where an entity
-# directly follows another of the same type. So 'I-' means "first word" in one place and "inside" in another,
-# depending on the neighbour. BIO (third column) gives every entity's first word B-. Counted over the release:
+# The release (second column) uses **IOB1**, the scheme of Ramshaw & Marcus (1995) and of the CoNLL-2003
+# release (Tjong Kim Sang & De Meulder, 2003) whose format wikigold follows: an entity starts with I-, and B-
+# appears only where an entity directly follows another of the same type. BIO (**IOB2** in Tjong Kim Sang &
+# Veenstra's 1999 names; third column) gives every entity's first word B-. Counted over the release:
 
 # %%
 from course_lib.finetuning.labelling import bio_violations, iob1_to_bio
@@ -218,9 +220,12 @@ print(f"entities a strict BIO reader finds: {strict_iob1} in IOB1, {bio_strict} 
       f"(a lenient reader finds {lenient_iob1} in both)")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# Every one of the 3,558 entities starts with I- in the release; a strict BIO reader finds none of them.
-# After the conversion each entity starts with B-: the tag of a word no longer depends on its neighbour,
-# and what a classifier must learn for "first word of an entity" is one label, not two.
+# Every one of the 3,558 entities starts with I- in the release, and not one B- is left: as released, the file
+# cannot be told from plain IO tagging, so two entities of one type side by side would read as one (3,558 is
+# a lower bound, if the annotators ever wrote such a pair). A strict BIO reader finds none of them. After the
+# conversion each entity starts with B-: the boundaries are explicit, as the chapter's eq. 11.16, seqeval's
+# strict mode and the BIO constraints of section 5 expect. The price is a distinction the classifier must now
+# learn: B- or I- for a word inside an entity depends on whether the word before it belongs to the same one.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3. Entity-level evaluation
@@ -400,23 +405,33 @@ decoding_f1 = {d: entity_scores(gold_tags, tagger.predict(test_sents, d)).micro.
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # Neither combination helps this probe: the mean of the pieces ends about a point below first-subword decoding,
-# the product a fraction of a point below it.
+# the product a fraction of a point below it. That is what its training predicts: it was taught at first pieces
+# only, so at the others its distributions were never trained, and averaging them in adds noise. (The test set
+# holds 543 entities: one entity more or less found moves F1 by about 0.2 points, so a gap of a point is a few
+# entities.)
 #
 # And the chapter's alignment for training — every piece gets its word's tag — against first-subword-only,
-# with the same encoder, head initialisation and settings, both decoded from first subwords:
+# with the same encoder, head initialisation and settings, each decoded all three ways:
 
 # %%
 # claim: alignment-policy
 tagger_every = NerTagger.build(train_layers=TRAIN_LAYERS, policy="every")
 run_every = tagger_every.fit(train_sents, config, eval_sentences=test_sents, name="wikigold-ner-every")
 pred_every = tagger_every.predict(test_sents, "first")
-policy_f1 = {"first": tagger_f1, "every": entity_scores(gold_tags, pred_every).micro.f1}
+alignment_table = {"first": decoding_f1,
+                   "every": {d: entity_scores(gold_tags, tagger_every.predict(test_sents, d)).micro.f1
+                             for d in ("first", "mean", "product")}}
+for trained_on, row in alignment_table.items():
+    print(f"trained on {trained_on:5s} pieces: " + ", ".join(f"decoded {d} {f:.3f}" for d, f in row.items()))
+policy_f1 = {"first": tagger_f1, "every": alignment_table["every"]["first"]}
 {p: round(f, 3) for p, f in policy_f1.items()}
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# The chapter's alignment does not help it either: trained on every piece, the probe ends a fraction of a point
-# below the one trained on first pieces only. For this head on a frozen encoder, how the pieces are aligned and
-# decoded moves entity F1 by a point at most.
+# Decoded from first pieces, the chapter's alignment does not help: trained on every piece, the probe ends a
+# fraction of a point below the one trained on first pieces only. But the chapter pairs its alignment with
+# decoding from every piece, and that pairing wins: trained on every piece and decoded by the mean or the product
+# of the pieces' distributions, the probe gains about four points of entity F1 over first-piece training (the
+# table). Alignment and decoding go together: combine the pieces only where every piece was trained.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Which layer should the probe read?
@@ -449,8 +464,11 @@ for layer, f1 in probe_f1.items():
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # The middle layer wins: the probe on L4 finds entities far better than on the last layer, and even L2 beats L6.
-# The last layer is not the best for every task. This encoder's last layer was trained to serve its sentence
-# vector; the word-level information NER needs is more readable lower down. ELMo's learnt mix of layers would let
+# The last layer is not the best for every task. One reason may be this encoder's training, which shaped its
+# last layer to serve the sentence vector; but MLM-trained BERTs, too, hold much of their entity information in
+# middle layers (Tenney et al., 2019; Liu et al., 2019), so this run does not say which. Devlin et al. (2019,
+# Table 7) asked the same of bert-base with frozen features for CoNLL NER: the second-to-last layer did better
+# than the last (95.6 against 94.9 dev F1), and the last four layers concatenated better still (96.1). ELMo's learnt mix of layers would let
 # the task find that for itself; fine-tuning (next) goes further and reshapes every layer.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -522,9 +540,12 @@ fig.tight_layout()
 # the task, which one linear map on the frozen vectors of any single layer did not match. It trained in under
 # three minutes on two CPU cores.
 #
-# Why not the 0.9 and more that BERT-base reports on news text (CoNLL-2003)? This encoder has six layers, not
-# twelve; it saw 1,457 training sentences; and it is **uncased**: 'Mt.' became `mt` in §1, so the capital
-# letter, the strongest cue that a word is a name, is gone before the first layer.
+# Why not the 0.9 and more that BERT-base reports on news text (CoNLL-2003)? Several things differ, none measured
+# here: this encoder has six layers, not twelve; it saw 1,457 training sentences, CoNLL's model about 14,000; it
+# is **uncased** ('Mt.' became `mt` in §1, so the capital letter, a strong cue that a word is a name, is gone
+# before the first layer), where Devlin et al. used a cased model with the document around each sentence; and
+# wikigold is harder than CoNLL's own test set: Balasuriya et al. (2009) found that taggers trained on CoNLL news
+# lose much of their F1 on it.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Optional: BIO-constrained Viterbi decoding (a CRF whose transitions are fixed)
@@ -687,9 +708,11 @@ print(f"S and E alone give an answer to {sum(a != '' for a in head_answers)} of 
 # where an answer starts, at least not from this sample of questions in four epochs; that is one small probe,
 # not a proof that the vectors hold nothing about it. Here span extraction needs the
 # encoder itself to learn. `tools/train_qa_model.py` fine-tunes all six layers with $S$ and $E$ (the same loop),
-# which takes longer than a lecture on two CPU cores, so the course ships the result (`MODEL_CARD.md` in
-# `course_lib/data/models/minilm-squad-qa/`). Its no-answer threshold — answer "no answer" when $s_0 + e_0$ beats
-# the best span by more than it — was chosen on a *training* article held out of a first run, never on the test
+# which took 36 minutes on two CPU cores (printed below), too long for a lecture, so the course ships the result (`MODEL_CARD.md` in
+# `course_lib/data/models/minilm-squad-qa/`). Its no-answer threshold $\tau$ — answer "no answer" when
+# $s_0 + e_0 > \hat{s} + \tau$, with $\hat{s}$ the best span's score (Devlin et al. answer when
+# $\hat{s} > s_0 + e_0 + \tau$: the same rule with $\tau$'s sign turned), so a negative $\tau$ says "no answer"
+# even where the best span wins by less than $|\tau|$ — was chosen on a *training* article held out of a first run, never on the test
 # article. Scored here, live, on the held-out article, beside "always no answer" and a baseline that learns
 # nothing: take the sentence sharing most words with the question, answer with the run of other words nearest
 # to them (`overlap_answer`).
@@ -839,8 +862,8 @@ fig.tight_layout()
 # Even chosen with hindsight on the test article, the best threshold lands only a point or two above "always no
 # answer". No threshold rescues this reader, because the gap between [CLS] and the best span tells answerable
 # from unanswerable questions only a little better than chance (the ROC AUC above). The reader knows roughly
-# *where* an answer would be, not *whether* there is one; learning that is what readers trained on SQuAD 2.0's
-# more than 100,000 questions have and this one, with about a thousand, does not.
+# *where* an answer would be, not *whether* there is one. Readers trained on SQuAD 2.0's more than 100,000
+# questions learn that; whether this one, with about a thousand, lacks it for want of questions is not tested.
 
 # %% [markdown]
 # Would a better pretrained encoder help? `tools/train_qa_model.py` ran the same recipe on course-bert v2.0 (the

@@ -181,6 +181,10 @@ EDGE = [
     ([["B-LOC", "O"], ["B-LOC", "O"]], [["B-LOC", "O"], ["O", "B-LOC"]], "entities are matched within their sentence"),
     ([["B-LOC", "O"]], [["B-LOC", "I-LOC"]], "only exact spans count"),
     ([["O", "O"]], [["O", "O"]], "no entities at all: precision, recall and F1 are 0"),
+    ([["B-PER", "O"], ["B-LOC", "B-ORG", "B-PER"]], [["B-PER", "O"], ["B-LOC", "O", "O"]],
+     "every entity of every sentence counts once: 2 matches of 2 predicted and 4 gold entities"),
+    ([["O", "B-LOC"], ["I-LOC", "O"]], [["O", "B-LOC"], ["O", "O"]],
+     "an entity never runs from one sentence into the next: the I-LOC that opens the second sentence starts one"),
 ]
 
 
@@ -242,6 +246,12 @@ def _typeless_scores(gold, pred) -> tuple[float, float, float]:
     return p, r, (2 * p * r / (p + r) if p + r else 0.0)
 
 
+def _per_sentence_mean(gold, pred) -> tuple[float, float, float]:
+    """P, R and F1 of each sentence alone (0 where a division is by zero), averaged over the sentences."""
+    rows = [entity_scores([g], [p]).micro for g, p in zip(gold, pred)]
+    return tuple(sum(getattr(r, k) for r in rows) / len(rows) for k in ("precision", "recall", "f1"))
+
+
 def _diagnose_f1(got, gold, pred, want):
     """Raise Wrong naming the averaging or matching an answer used, when it is a known one and not the right one."""
     def same(a, b):
@@ -251,6 +261,14 @@ def _diagnose_f1(got, gold, pred, want):
         raise Wrong("that is the macro average, the mean of the per-type scores: the chapter's entity F1 is micro — "
                     "pool every entity's match, whatever its type, then divide once (a rare type must not weigh as "
                     "much as a frequent one)")
+    if len(gold) > 1 and same(got, _per_sentence_mean(gold, pred)) and not same(got, want):
+        raise Wrong("you scored each sentence and averaged the scores: pool every entity of every sentence, count "
+                    "the exact matches once, then divide (a sentence with one entity must not weigh as much as one "
+                    "with ten)")
+    joined = entity_scores([[t for s in gold for t in s]], [[t for s in pred for t in s]]).micro
+    if len(gold) > 1 and same(got, (joined.precision, joined.recall, joined.f1)) and not same(got, want):
+        raise Wrong("you read the sentences as one sequence, so an entity can run from the end of one sentence into "
+                    "the next: read the entities sentence by sentence")
     if same(got, _typeless_scores(gold, pred)) and not same(got, want):
         raise Wrong("your matches ignore the entity's type: a predicted span counts only when its type is the gold "
                     "one too — an entity is (type, first, last), all three must agree")

@@ -134,6 +134,13 @@ WRONG_ANSWERS = {
             "{(n, *e) for n, s in enumerate(y_pred) for e in read_entities(s)}",
             "{(n, e[1], e[2]) for n, s in enumerate(y_pred) for e in read_entities(s)}"),
          "your matches ignore the entity's type"),
+        (F1 + "\n_f1 = entity_f1\n\ndef entity_f1(y_true, y_pred):\n"
+         "    per = [_f1([g], [p]) for g, p in zip(y_true, y_pred)]\n"
+         "    return tuple(sum(x[i] for x in per) / len(per) for i in range(3))\n",
+         "you scored each sentence and averaged the scores"),
+        (F1 + "\n_f1 = entity_f1\n\ndef entity_f1(y_true, y_pred):\n"
+         "    return _f1([[t for s in y_true for t in s]], [[t for s in y_pred for t in s]])\n",
+         "you read the sentences as one sequence"),
     ],
     "best_span": [
         (edit(SPAN, "range(i, min(T, i + max_len))", "range(T)"), "an answer cannot end before it starts"),
