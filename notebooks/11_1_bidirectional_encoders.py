@@ -64,7 +64,9 @@ model, tokenizer = course_lib.load_pretrained()  # all-MiniLM-L6-v2: 6 layers, d
 # Each input vector $\mathbf{x}_i$ is projected into three roles (eq. 11.1):
 # a **query** $\mathbf{q}_i = \mathbf{W^Q}\mathbf{x}_i$, a **key** $\mathbf{k}_i = \mathbf{W^K}\mathbf{x}_i$
 # and a **value** $\mathbf{v}_i = \mathbf{W^V}\mathbf{x}_i$. Packing the N inputs as rows of
-# $\mathbf{X}$, all projections are three matrix products (eq. 11.5).
+# $\mathbf{X}$, all projections are three matrix products (eq. 11.5). (Eq. 11.1 treats $\mathbf{x}_i$ as a column;
+# with the tokens as *rows* of $\mathbf{X}$, as in the code, the same projection reads $\mathbf{q}_i =
+# \mathbf{x}_i\mathbf{W^Q}$ and $\mathbf{Q} = \mathbf{XW^Q}$: the matrix is transposed, nothing else changes.)
 #
 # Our toy input: five tokens of *So long and thanks for …* with random 4-dimensional embeddings.
 
@@ -512,6 +514,10 @@ print(f"the sum without the LayerNorm equals it: {torch.allclose(summed, layer0,
 # $\mathbf{h} = \text{LayerNorm}(\mathbf{x} + \mathbf{W^O}\,\text{MultiHead}(\mathbf{x}))$,
 # $\quad\mathbf{y} = \text{LayerNorm}(\mathbf{h} + \mathbf{W_2}\,\text{GELU}(\mathbf{W_1}\mathbf{h}))$
 #
+# (Here MultiHead is the heads' outputs joined side by side, and $\mathbf{W^O}$ mixes them, once; where
+# MultiHead is defined with $\mathbf{W^O}$ inside, as in Vaswani et al. and chapter 10, it is not applied again.
+# Every linear map also has a bias, left out of the formulas.)
+#
 # BERT's block is *post-LayerNorm*, LayerNorm(x + Sublayer(x)): the layer norm comes after each residual sum.
 # Many later transformers (GPT-2 among them) are *pre-LayerNorm*, x + Sublayer(LayerNorm(x)), which trains more
 # stably in deep stacks.
@@ -925,7 +931,8 @@ carried = alpha * lengths[None, :]                          # ‖α_ij v_j W^O_h
 print(f"[CLS] head (block {sink.layer + 1}, head {sink.head}): mean weight on [CLS] {float(alpha[:, 0].mean()):.2f}; "
       f"length of [CLS]'s v W^O {float(lengths[0]):.2f}, of the other tokens' {float(lengths[1:].min()):.1f} to "
       f"{float(lengths[1:].max()):.1f}; [CLS]'s share of the weighted lengths "
-      f"{float((carried[:, 0] / carried.sum(-1)).mean()):.2f}")
+      f"{float((carried[:, 0] / carried.sum(-1)).mean()):.2f}; [CLS] is the top key of "
+      f"{int((alpha.argmax(-1) == 0).sum())} of its {alpha.size(0)} queries")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # With the positions zeroed, the previous-token head loses its pattern (the numbers above): it finds the token

@@ -76,9 +76,11 @@ encoder.device
 # ## 1. Sentiment of movie-review sentences
 #
 # The data: sentences from Rotten Tomatoes reviews (Pang & Lee), labelled *negative* or *positive* by the
-# sign of the mean rating that at least 20 people gave each sentence (Hutto & Gilbert 2014). The project
+# sign of the mean rating that at least 20 people gave each sentence (Hutto & Gilbert 2014); sentences rated
+# within 0.5 of neutral were left out, which makes the task easier than the original rt-polarity's. The project
 # ships 3,000 training and 1,000 test sentences (`course_lib/data/sentiment/DATA_CARD.md`); we take a
-# class-balanced sample of each.
+# class-balanced sample of each. For scale: on SST-2, sentences of movie reviews too but 67,000 of them for
+# training, BERT-base reaches 93.5% (Devlin et al., 2019); here a six-layer encoder gets 500.
 
 # %%
 train = load_sentiment("train", n=N_TRAIN)
@@ -289,6 +291,38 @@ for name, acc in {**strategies, "majority class": majority}.items():
 # * What is trained decides the cost: the table lists the trainable parameters of each strategy and the
 #   seconds per epoch measured when each run was trained (in this run, in the run that filled the cache, or,
 #   for a run shipped with the course, on the 2-core machine that made it: the `source` column says which).
+#
+# How far does the frozen mean vector go? The cheapest classifier of all: a logistic regression on the frozen
+# vectors (scikit-learn; its regularisation C chosen by 5-fold cross-validation on the 500 training sentences,
+# never on the test), compared with full fine-tuning on the same held-out sentences:
+
+# %%
+# claim: frozen-features
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import cross_val_score
+
+from course_lib.finetuning.distill import paired_difference
+from course_lib.finetuning.sbert import encode_sentences
+from course_lib.finetuning.training import predict
+
+full_pred, test_gold, _ = predict(full_model, test, collate, length=collate.length)
+y_train = [SENTIMENT_LABELS.index(e.label) for e in train]
+for pooling in ("mean", "cls"):
+    X_train, X_test = (encode_sentences(encoder, tokenizer, [e.text for e in data], pooling=pooling).numpy()
+                       for data in (train, test))
+    C = max((0.01, 0.1, 1.0, 10.0), key=lambda c: cross_val_score(LogisticRegression(C=c, max_iter=5000),
+                                                                  X_train, y_train, cv=5).mean())
+    frozen_pred = torch.as_tensor(LogisticRegression(C=C, max_iter=5000).fit(X_train, y_train).predict(X_test))
+    d = paired_difference(frozen_pred, full_pred, test_gold)
+    print(f"frozen {pooling:4s} vector + logistic regression (C = {C:g}): held-out accuracy "
+          f"{float((frozen_pred == test_gold).double().mean()):.1%}; minus full fine-tuning "
+          f"({runs['full, cls'].final():.1%}): {d['difference']:+.1%} ± {d['se']:.1%} (standard error, paired)")
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# For this sentence encoder, a logistic regression on the frozen mean vector comes within about two standard
+# errors of full fine-tuning: no difference that 400 test sentences can show. On the frozen [CLS] vector the same
+# regression lags far behind. "Full beats head" holds for [CLS]; for the vector this model's training made
+# meaningful, most of what fine-tuning gives was there before it.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Transfer learning: what did pretraining give?

@@ -360,6 +360,9 @@ def test_the_previous_token_head_needs_positions_and_the_cls_head_adds_little_fr
     weight, cls_len, lo, hi, share = _groups(
         r"\[CLS\] head \(block 5, head 5\): mean weight on \[CLS\] ([\d.]+); length of \[CLS\]'s v W\^O ([\d.]+), "
         r"of the other tokens' ([\d.]+) to ([\d.]+); \[CLS\]'s share of the weighted lengths ([\d.]+)", text)
+    wins, queries = _groups(r"\[CLS\] is the top key of (\d+) of its (\d+) queries", text)
+    assert wins == queries   # the explorer's paragraph: "the [CLS] head of block 5 (head 5), where every query's winner is [CLS]"
+    assert "where\n# every query's winner is `[CLS]`" in NOTEBOOK.read_text()
     assert weight >= 0.5 and 3 * cls_len < lo <= hi             # "many times shorter than the other tokens'"
     assert share < 0.5 and share < weight - 0.3                  # "far less than its weights say", "most ... other"
 

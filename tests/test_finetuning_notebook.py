@@ -58,6 +58,20 @@ def test_each_strategy_trains_more_parameters_than_the_one_before(out):
     assert frozen == pooler == 384 * 384 + 384  # 'full' trains everything but the pooler, as the prose says
 
 
+def test_a_regression_on_the_frozen_mean_vector_is_tied_with_full_fine_tuning(out):
+    """An expert reader's finding: for this sentence encoder the frozen mean vector, read by a logistic regression
+    (C chosen by cross-validation on the training sentences), is within about two standard errors of full
+    fine-tuning; on the frozen [CLS] vector it lags far behind."""
+    rows = {p: (float(acc), float(diff), float(se)) for p, acc, diff, se in re.findall(
+        r"frozen (mean|cls) +vector \+ logistic regression \(C = [\d.]+\): held-out accuracy ([\d.]+)%; minus full "
+        r"fine-tuning \([\d.]+%\): ([+-][\d.]+)% ± ([\d.]+)%", out)}
+    assert set(rows) == {"mean", "cls"}
+    acc, diff, se = rows["mean"]
+    assert abs(diff) <= 2 * se + 0.05                              # "within about two standard errors"
+    assert rows["cls"][1] < -2 * rows["cls"][2] and rows["cls"][0] < acc - 5   # "lags far behind"
+    assert "no difference that 400 test sentences can show" in " ".join(SOURCE.read_text().split())
+
+
 def test_a_too_high_learning_rate_falls_to_the_majority_baseline(out):
     m = re.search(r"lr 1e-2: held-out accuracy (\d+\.\d)% \(majority class (\d+\.\d)%\); training loss of its "
                   r"last steps (\d+\.\d+)", out)

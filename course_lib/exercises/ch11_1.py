@@ -492,13 +492,14 @@ def _embed(model, ids, types, positions=True, norm=True, segments=True):
 
 
 def _block(block, x, attention_mask, use_mask=True, pre_ln=False, approximate="none", scale="d_h", heads=None,
-           relu=False):
+           relu=False, residual1=True, residual2=True, swap_norms=False, ffn_on_x=False):
     """One post-LN block written out, with the slips the hints name."""
     att, out = block.attention.self, block.attention.output
     H = heads or att.num_heads
     if x.size(-1) % H:
         return None
-    norm1 = out.LayerNorm if not pre_ln else (lambda t: t)
+    norm1 = (block.output.LayerNorm if swap_norms else out.LayerNorm) if not pre_ln else (lambda t: t)
+    norm2 = out.LayerNorm if swap_norms else block.output.LayerNorm
     inner = (lambda t: t) if not pre_ln else out.LayerNorm
     q, k, v = (A.split_heads(proj(inner(x)), H) for proj in (att.query, att.key, att.value))
     d_h = q.size(-1)
@@ -507,12 +508,12 @@ def _block(block, x, attention_mask, use_mask=True, pre_ln=False, approximate="n
         scores = scores.masked_fill(~attention_mask.bool()[:, None, None, :], float("-inf"))
     heads = scores.softmax(-1) @ v
     a = out.dense(A.merge_heads(heads))
-    h = norm1(x + a)
+    h = norm1(x + a if residual1 else a)
     act = F.relu if relu else functools.partial(F.gelu, approximate=approximate)
     if pre_ln:
         return h + block.output.dense(act(block.intermediate.dense(block.output.LayerNorm(h))))
-    ffn = block.output.dense(act(block.intermediate.dense(h)))
-    return block.output.LayerNorm(h + ffn)
+    ffn = block.output.dense(act(block.intermediate.dense(x if ffn_on_x else h)))
+    return norm2(h + ffn if residual2 else ffn)
 
 
 EMBEDDING_SLIPS = {
@@ -535,6 +536,14 @@ BLOCK_SLIPS = {
     "you split the vectors into 12 heads, MiniLM's number: split into block.attention.self.num_heads": dict(heads=12),
     "you attend with one head of the model's width: split the vectors into block.attention.self.num_heads heads":
         dict(heads=1),
+    "the attention sub-layer has no residual connection: its LayerNorm normalises x + W^O·attention, the block's "
+    "input added back (Fig. 11.3)": dict(residual1=False),
+    "the feed-forward sub-layer has no residual connection: its LayerNorm normalises h + FFN(h), the attention "
+    "sub-layer's output added back": dict(residual2=False),
+    "your two LayerNorms are swapped: attention.output.LayerNorm follows the attention sub-layer, "
+    "output.LayerNorm the feed-forward one": dict(swap_norms=True),
+    "your feed-forward network reads the block's input x: it reads h, the attention sub-layer's output after its "
+    "residual and LayerNorm": dict(ffn_on_x=True),
 }
 
 

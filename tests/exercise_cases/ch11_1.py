@@ -287,6 +287,23 @@ CASES.update({
     "encoder without L0": ("bert_encoder", encoder_edit("states = [x]", "states = []"),
         "return 3 hidden states (L0 and one per block of the 2), got 2: did you leave out L0, the embedding output?"
         + FIRST_BERT),
+    "encoder without the attention residual": ("bert_encoder", encoder_edit(
+        "h = out.LayerNorm(x + out.dense(", "h = out.LayerNorm(out.dense("),
+        "block 1: the attention sub-layer has no residual connection: its LayerNorm normalises x + W^O·attention, the "
+        "block's input added back (Fig. 11.3)" + FIRST_BERT),
+    "encoder without the feed-forward residual": ("bert_encoder", encoder_edit(
+        "x = block.output.LayerNorm(h + block.output.dense(", "x = block.output.LayerNorm(block.output.dense("),
+        "block 1: the feed-forward sub-layer has no residual connection: its LayerNorm normalises h + FFN(h), the "
+        "attention sub-layer's output added back" + FIRST_BERT),
+    "encoder with the LayerNorms swapped": ("bert_encoder", encoder_edit(
+        "h = out.LayerNorm(x + ", "h = block.output.LayerNorm(x + ").replace(
+        "x = block.output.LayerNorm(h + ", "x = out.LayerNorm(h + "),
+        "block 1: your two LayerNorms are swapped: attention.output.LayerNorm follows the attention sub-layer, "
+        "output.LayerNorm the feed-forward one" + FIRST_BERT),
+    "encoder with the feed-forward on x": ("bert_encoder", encoder_edit(
+        "gelu(block.intermediate.dense(h))", "gelu(block.intermediate.dense(x))"),
+        "block 1: your feed-forward network reads the block's input x: it reads h, the attention sub-layer's "
+        "output after its residual and LayerNorm" + FIRST_BERT),
     "encoder calling the blocks": ("bert_encoder", encoder_edit(
         "        att, out = block.attention.self, block.attention.output\n",
         "        x = block(x, None, False)[0]\n        states.append(x)\n        continue\n"),
