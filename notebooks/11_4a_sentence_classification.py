@@ -903,7 +903,9 @@ for a, b in (("student, top class", "student, gold"), ("student, scores", "stude
 #   a couple of points at the end of the runs, under two standard errors, so not a difference these 400
 #   sentences can vouch for. The transfer set gave the student six times as many sentences, labelled by a
 #   teacher that gets about one held-out sentence in five wrong; the gold student saw its 500 sentences again
-#   and again, and its held-out accuracy went up and down from epoch to epoch (the figure's left panel).
+#   and again, and its held-out accuracy went up and down from epoch to epoch (the figure's left panel). It is
+#   compared at its last epoch, long after its held-out loss began to rise (below): stopped earlier, on a
+#   development set, it might close the gap.
 # * The teacher, with three times the blocks, is still the most accurate: a compact model trades a few points
 #   for a third of the encoder's blocks per token.
 # * **Top class or scores: about the same accuracy**, and the two students disagree on fewer sentences than

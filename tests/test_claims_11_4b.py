@@ -170,9 +170,9 @@ def test_full_tagger(run):
     assert 1.7 <= ratio < 2.2  # "close to double", "nearly doubles"
     over_l4 = number(r"against the best single-layer probe \(L4, [\d.]+\): \+([\d.]+)", text)
     assert 0.12 <= over_l4 <= 0.18  # "against the best frozen layer, L4, the gain is still about fifteen points"
-    assert EXERCISES["full_vs_probe"].answer == "close to double"
+    assert EXERCISES["full_vs_probe"].answer == "more than 20 points higher"
     probe_f1, full_f1 = (float(x) for x in re.search(r"micro avg\s+([\d.]+)\s+([\d.]+)", text).groups())
-    assert full_f1 - probe_f1 > 0.2  # not "10 to 20 points higher"
+    assert full_f1 - probe_f1 > 0.2  # "more than 20 points higher", not "10 to 20 points higher"
     precision = re.search(r"precision ([\d.]+) -> ([\d.]+), recall ([\d.]+) -> ([\d.]+)", text).groups()
     p0, p1, r0, r1 = (float(x) for x in precision)
     assert p1 > p0 + 0.2 and r1 > r0 + 0.2  # "raises precision and recall alike"
@@ -204,8 +204,12 @@ def test_crf(run):
     text = output(run, "crf")
     greedy = number(r"(\d+) with greedy decoding", text)
     constrained = number(r"(\d+) with\s+constrained Viterbi", text)
-    assert constrained == 0 < greedy
-    assert number(r"greedy, ([\d.]+) with constrained Viterbi", text) > number(r"entity F1: ([\d.]+) greedy", text)
+    assert constrained == 0 < greedy and 100 <= greedy < 1000                 # "a few hundred I- tags"
+    f1_greedy = number(r"entity F1: ([\d.]+) greedy", text)
+    f1_strict = number(r"([\d.]+) greedy read strictly", text)
+    f1_viterbi = number(r"dropped\), ([\d.]+) with constrained Viterbi", text)
+    assert f1_greedy < f1_strict < f1_viterbi                                   # "entity F1 rises", "part of it"
+    assert 0.3 <= (f1_strict - f1_greedy) / (f1_viterbi - f1_greedy) <= 0.7     # "about half of that rise"
     p = " ".join(prose(run).split())
     assert "none with constrained Viterbi" in p and "entity F1 rises" in p
     assert "### Optional: BIO-constrained Viterbi decoding (a CRF whose transitions are fixed)" in prose(run)
@@ -354,6 +358,7 @@ def test_qa_viewer(run):
     assert which[0] == where[0] == "Sunshine Canyon" and which[2] == "answer"
     assert where[2] == "no answer" and france[2] == "no answer"  # a false "no answer", then a right one
     assert where[1] > france[1]  # "[CLS] beats the span by more here than for ... France?"
+    assert france[0] == "itas"   # "the best span for the last question is the fragment *itas*"
     auc = number(r"ROC AUC ([\d.]+)", output(run, "qa-threshold"))
     p = " ".join(prose(run).split())
     assert f"That is a **false \"no answer\"**: the answerability weakness measured above (ROC AUC {auc:.2f})" in p

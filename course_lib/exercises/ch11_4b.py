@@ -452,8 +452,8 @@ question(
 
 question(
     "full_vs_probe", variable="full_vs_probe",
-    choices=["about the same (within 5 points)", "10 to 20 points higher", "close to double"],
-    answer="close to double",
+    choices=["within 5 points", "10 to 20 points higher", "more than 20 points higher"],
+    answer="more than 20 points higher",
     why="the probe can only draw straight lines through vectors the encoder made for another purpose (sentence "
         "similarity). When the six blocks learn too, every token's vector is reshaped for the task -- where a name "
         "starts and what kind it is -- and entity F1 nearly doubles, precision and recall alike",
