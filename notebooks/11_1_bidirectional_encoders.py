@@ -183,18 +183,19 @@ def causal_mask(T):
 check("causal_mask")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### Prediction `lose_most`
-# Put the causal mask on a sentence of T tokens. Which position loses the **most** context, that is, the most
-# of the keys it could attend to without the mask: the `"first"`, a `"middle"` one, the `"last"`, or
-# `"none"` (they all lose the same)? Set `lose_most`, run `check`, and only then read on.
+# ### Prediction `changes_least`
+# Put the causal mask in every layer of the pretrained encoder and encode a sentence of T tokens both ways.
+# Whose vector after block 1 (layer L1) moves **least** from its bidirectional one: the `"first"` position, a
+# `"middle"` one, the `"last"`, or `"none"` (they all move alike)? Set `changes_least`, run `check`, and only
+# then read on.
 
 # %% tags=["exercise"]
 ### BEGIN SOLUTION
-lose_most = "first"
+changes_least = "last"
 ### END SOLUTION
 
 # %%
-check("lose_most")
+check("changes_least")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # Under the mask, position *i* keeps keys 0 … *i*: a share (i + 1)/T of the sentence. The library's mask on

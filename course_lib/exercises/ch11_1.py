@@ -11,8 +11,8 @@ bert_encoder bert_encoder(input_ids, token_type_ids, attention_mask, model) -> [
              GELU feed-forward composed; graded on two random BERTs (their own widths and head counts, LayerNorms
              random), with the module forwards refused, and each common slip named
 
-Prediction questions, asked before the cell that reveals the answer: ``lose_most`` (which position loses the
-most context under a causal mask), ``word_order`` (a shuffled sentence's [CLS] without position embeddings),
+Prediction questions, asked before the cell that reveals the answer: ``changes_least`` (which position's layer-1
+vector a causal mask moves least), ``word_order`` (a shuffled sentence's [CLS] without position embeddings),
 ``bert_base_size`` (BERT-base's parameters), ``limit_512`` (what stops a BERT at 512 tokens), ``rotated_parts``
 (what a rotation of a head's queries and keys changes).
 
@@ -620,10 +620,13 @@ def _check_encoder_case(got, expected, model, ids, types, mask):
 # ----------------------------------------------------------------------------- predictions
 
 question(
-    "lose_most", variable="lose_most", choices=["first", "middle", "last", "none"], answer="first",
-    why="under the causal mask query i may attend to keys 0..i only: the first token keeps 1 of the T keys, "
-        "itself, while the last token still sees all T, so in the first layer the last token's vector does not change at all",
-    hint="Draw the lower-triangular mask for T = 5 and count, row by row, how many keys each query keeps.")
+    "changes_least", variable="changes_least", choices=["first", "middle", "last", "none"], answer="last",
+    why="under the causal mask query i may attend to keys 0..i only, so the last position keeps every key; and in "
+        "block 1 the keys and values it reads come from the embeddings, which the mask does not touch. Its layer-1 "
+        "vector is exactly the bidirectional one. From block 2 on, the keys it reads were computed under the mask, "
+        "and it moves too",
+    hint="Draw the lower-triangular mask for T = 5: which row keeps all of its keys? Then ask what block 1's keys "
+         "and values are made from, and whether the mask can have changed them")
 
 question(
     "word_order", variable="word_order",

@@ -316,18 +316,15 @@ CASES.update({
 ROTATION_HINT = ("write q·k without coordinates: |q| |k| cos θ. What does turning both vectors by the same "
                  "rotation do to their lengths and to the angle between them? Then ask whether one product q[d]·k[d] "
                  "can be written without coordinates")
+CAUSAL_HINT = ("Draw the lower-triangular mask for T = 5: which row keeps all of its keys? Then ask what block 1's keys and values are made from, and whether the mask can have changed them")
 LIMIT_HINT = ("A 513-token input would cost only (513/512)² ≈ 1.004 times as much as a 512-token one, so ask of each "
               "choice whether it makes a 513th token impossible or only dearer. Which of them depends on how many "
               "tokens the input has at all, and which only on which words they are?")
 CASES.update({
-    "the last token loses most": ("lose_most", 'lose_most = "last"',
-                                  "not 'last'. Draw the lower-triangular mask for T = 5 and count, row by row, how "
-                                  "many keys each query keeps."),
-    "no token loses more": ("lose_most", 'lose_most = "none"',
-                            "not 'none'. Draw the lower-triangular mask for T = 5 and count, row by row, how many "
-                            "keys each query keeps."),
-    "a position instead of a choice": ("lose_most", "lose_most = 0",
-                                       "`lose_most` is 0; choose one of 'first', 'middle', 'last', 'none'"),
+    "the first token changes least": ("changes_least", 'changes_least = "first"', "not 'first'. " + CAUSAL_HINT),
+    "no token changes less": ("changes_least", 'changes_least = "none"', "not 'none'. " + CAUSAL_HINT),
+    "a position instead of a choice": ("changes_least", "changes_least = 0",
+                                       "`changes_least` is 0; choose one of 'first', 'middle', 'last', 'none'"),
     "positions zeroed still tell the order": ("word_order", 'word_order = "different, but close"',
                                               "not 'different, but close'. follow one layer. If you swap two input "
                                               "vectors, what happens to the attention weights and outputs of the "
