@@ -327,7 +327,8 @@ word_majority_f1 = entity_scores(gold_tags, baselines["word majority tag"]).micr
 # First the cheapest strategy: **the head alone**, on a frozen encoder (the "head only" strategy of notebook
 # 11.4a), `TRAIN_LAYERS = 0`. It asks how much of NER the encoder's vectors already hold; the encoder itself
 # learns further down ("Fine-tuning the encoder too"). With `TRAIN_LAYERS = 1` the top block learns too: try it
-# and compare its entity F1 with the head alone's below. Frozen layers compute the same vectors in every epoch, so they are computed once and
+# and compare its entity F1 with the head alone's, which "Which layer should the probe read?" trains whatever
+# `TRAIN_LAYERS` says (its L6 row); the prose below describes the default run. Frozen layers compute the same vectors in every epoch, so they are computed once and
 # cached on disk; a finished run is cached by its configuration, model and data, so re-running a cell loads it.
 # The runs of the head alone in this notebook ship with the course, so the cells load them ("shipped with the
 # course" in a run's summary); `fit(..., cache=False)` trains one here, in seconds.
@@ -339,6 +340,7 @@ TRAIN_LAYERS = 0  # blocks fine-tuned under the head: 0 = the head alone (fast),
 from course_lib.finetuning.ner import NerTagger
 
 tagger = NerTagger.build(train_layers=TRAIN_LAYERS, policy="first")
+TAGGER = "head only (probe)" if TRAIN_LAYERS == 0 else f"head + top {TRAIN_LAYERS} block(s)"  # its name in the plots
 print(tagger.labels)
 out = tagger.model(enc.input_ids, enc.attention_mask)
 out.logits.shape  # (B, T, k): one score per tag for each of the 11 tokens
@@ -361,7 +363,7 @@ import matplotlib.pyplot as plt
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3))
 ax1.plot(run.step_losses, color="#0072B2")
 ax1.set(xlabel="training step", ylabel="cross-entropy (subwords)", title="training loss")
-ax2.plot(range(1, len(run.epochs) + 1), run.curve("f1"), "o-", color="#D55E00", label="head only (probe)")
+ax2.plot(range(1, len(run.epochs) + 1), run.curve("f1"), "o-", color="#D55E00", label=TAGGER)
 ax2.axhline(dictionary_f1, color="#009E73", ls="--", label="entity dictionary")
 ax2.axhline(word_majority_f1, color="#CC79A7", ls=":", label="word majority tag")
 ax2.set(xlabel="epoch", ylabel="entity F1 (held out)", title="held-out entity F1", ylim=(0, 1))
@@ -508,7 +510,7 @@ for t in sorted(full_report.per_type):
     print(f"{t:10s} {report.per_type[t].f1:6.2f} {full_report.per_type[t].f1:6.2f}")
 print(f"{'micro avg':10s} {tagger_f1:6.2f} {full_f1:6.2f}   (precision {report.micro.precision:.2f} -> "
       f"{full_report.micro.precision:.2f}, recall {report.micro.recall:.2f} -> {full_report.micro.recall:.2f})")
-print(f"full / probe: {full_f1 / tagger_f1:.2f}x; against the best single-layer probe (L4, {probe_f1['L4']:.2f}): "
+print(f"full / probe: {full_f1 / probe_f1['L6']:.2f}x; against the best single-layer probe (L4, {probe_f1['L4']:.2f}): "
       f"{full_f1 - probe_f1['L4']:+.2f}")
 full_chapter_tags = full_tagger.predict([TaggedSentence(tuple(chapter_words), ("O",) * 7, 0)], "first")[0]
 print("the chapter's sentence:", " ".join(f"{w}/{t}" for w, t in zip(chapter_words, full_chapter_tags)))
@@ -517,7 +519,7 @@ print("the chapter's sentence:", " ".join(f"{w}/{t}" for w, t in zip(chapter_wor
 import numpy as np
 
 types = sorted(full_report.per_type) + ["micro avg"]
-rows = {"entity dictionary": entity_scores(gold_tags, baselines["entity dictionary"]), "head only (probe)": report,
+rows = {"entity dictionary": entity_scores(gold_tags, baselines["entity dictionary"]), TAGGER: report,
         "six blocks fine-tuned": full_report}
 fig, ax = plt.subplots(figsize=(9, 3.2))
 for k, ((name, rep), colour) in enumerate(zip(rows.items(), ("#009E73", "#D55E00", "#0072B2"))):
