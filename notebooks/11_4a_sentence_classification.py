@@ -477,10 +477,9 @@ forgetting_figure(forgetting_runs, baseline=majority)
 # The confusion matrix of the full model on the held-out sentences, and a few of its mistakes:
 
 # %%
-from course_lib.finetuning.training import predict
 from course_lib.views.finetuning import confusion_figure, confusion_matrix
 
-pred, gold, _ = predict(full_model, test, collate, length=collate.length)
+pred, gold = full_pred, test_gold  # the full model's held-out predictions, made once in section 2
 cm = confusion_matrix(pred, gold, len(SENTIMENT_LABELS))
 wrong = [(ex.text, SENTIMENT_LABELS[p]) for ex, p, g in zip(test, pred.tolist(), gold.tolist()) if p != g]
 for text, said in wrong[:4]:
