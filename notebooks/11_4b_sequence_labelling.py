@@ -402,12 +402,13 @@ print("the chapter's sentence:", " ".join(f"{w}/{t}" for w, t in zip(chapter_wor
 
 # %%
 # claim: decoding-rules
-decoding_f1 = {d: entity_scores(gold_tags, tagger.predict(test_sents, d)).micro.f1 for d in ("first", "mean", "product")}
+probe_preds = {d: tagger.predict(test_sents, d) for d in ("first", "mean", "product")}
+decoding_f1 = {d: entity_scores(gold_tags, pred).micro.f1 for d, pred in probe_preds.items()}
 {d: round(f, 3) for d, f in decoding_f1.items()}
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # Neither combination helps this probe: the mean of the pieces ends about a point below first-subword decoding,
-# the product a fraction of a point below it. That is what its training predicts: it was taught at first pieces
+# the product a fraction of a point below it (how much such gaps mean, the bootstrap below measures). That is what its training predicts: it was taught at first pieces
 # only, so at the others its distributions were never trained, and averaging them in adds noise. (The test set
 # holds 543 entities: one entity more or less found moves F1 by about 0.2 points, so a gap of a point is a few
 # entities.)
@@ -434,6 +435,33 @@ policy_f1 = {"first": tagger_f1, "every": alignment_table["every"]["first"]}
 # decoding from every piece, and that pairing wins: trained on every piece and decoded by the mean or the product
 # of the pieces' distributions, the probe gains about four points of entity F1 over first-piece training (the
 # table). Alignment and decoding go together: combine the pieces only where every piece was trained.
+#
+# Which of these gaps would another test set keep? The same sentences decide both taggers, so resample the
+# *sentences*: draw as many as the test set holds, with replacement, score both taggers on the draw, and repeat
+# 2,000 times (a paired bootstrap). The spread of the differences gives each gap a 95% interval; a gap whose
+# interval holds 0 could go either way on other sentences like these.
+
+# %%
+# claim: gaps
+from course_lib.finetuning.ner_eval import f1_difference
+
+comparisons = {
+    "probe: mean minus first": (probe_preds["mean"], probe_preds["first"]),
+    "probe: product minus first": (probe_preds["product"], probe_preds["first"]),
+    "every-piece training, first: minus probe": (every_preds["first"], probe_preds["first"]),
+    "every-piece training, mean: minus probe": (every_preds["mean"], probe_preds["first"]),
+    "every-piece training, product: minus probe": (every_preds["product"], probe_preds["first"]),
+}
+for name, (a, b) in comparisons.items():
+    gap = f1_difference(gold_tags, a, b)
+    print(f"{name:44s} {gap['difference']:+.3f} F1, 95% interval [{gap['low']:+.3f}, {gap['high']:+.3f}], "
+          f"higher in {gap['a_better']:.0%} of resamples")
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# The gaps of a point or less are noise at this size: each of the first three intervals holds 0, so "the mean ends
+# about a point below" says what these sentences gave, not what decoding by the mean does. The chapter's pairing
+# is another matter: both of its intervals lie above 0, the pairing scores higher in nearly every resample. How
+# much higher, the test set pins down only loosely: anywhere from about one point to about six.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Which layer should the probe read?
@@ -575,10 +603,14 @@ print(f"I-X tags that follow neither B-X nor I-X: {invalid_greedy} with greedy d
       f"read from its tags), {invalid_crf} with constrained Viterbi")
 print(f"entity F1: {tagger_f1:.3f} greedy, {strict_f1:.3f} greedy read strictly (an entity that opens with I- "
       f"dropped), {crf_f1:.3f} with constrained Viterbi")
+crf_gap = f1_difference(gold_tags, pred_crf, pred_first)
+print(f"constrained Viterbi minus greedy: {crf_gap['difference']:+.3f} F1, 95% interval [{crf_gap['low']:+.3f}, "
+      f"{crf_gap['high']:+.3f}]")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # Greedy decoding leaves a few hundred I- tags where BIO forbids them, none with constrained Viterbi: it only
-# considers sequences that obey the rules, and here entity F1 rises with it. About half of that rise needs no
+# considers sequences that obey the rules, and here entity F1 rises with it, by more than the bootstrap's noise
+# (its interval lies above 0). About half of that rise needs no
 # decoder at all: reading the same greedy tags strictly, so that an entity opening with I- is not counted, already
 # gains part of it (the middle number); Viterbi turns some of those openings into entities of their own. A CRF with *learned* transitions (trained
 # with `crf.nll`, the forward algorithm's log Z minus the gold sequence's score) would also learn which

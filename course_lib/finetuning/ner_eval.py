@@ -10,7 +10,7 @@ an entity starts at B-X, *or at I-X that follows O or another type* (a lenient r
 sequence), and ends before O, B-, or a change of type. ``mode="strict"`` keeps only well-formed
 entities, B-X followed by I-X ... (seqeval's ``mode='strict', scheme=IOB2``).
 ``tests/test_labelling_eval.py`` proves both equal to ``seqeval`` on the whole wikigold test set and
-on hand-made edge cases.
+on hand-made edge cases. ``f1_difference`` puts a paired bootstrap interval on the gap between two taggers.
 """
 from __future__ import annotations
 
@@ -134,3 +134,57 @@ def token_accuracy(y_true, y_pred) -> float:
     if not pairs:
         raise ValueError("no tags to score")
     return sum(g == p for g, p in pairs) / len(pairs)
+
+
+def _sentence_counts(gold_b, pred_b, mode: str):
+    """Per sentence: (exact matches, predicted entities, gold entities)."""
+    counts = []
+    for g, p in zip(gold_b, pred_b):
+        ge, pe = set(get_entities(g, mode)), set(get_entities(p, mode))
+        counts.append((len(ge & pe), len(pe), len(ge)))
+    return counts
+
+
+def bootstrap_weights(sentences: int, resamples: int, seed: int = 0):
+    """(resamples, sentences): how often each resample draws each sentence (each row sums to ``sentences``)."""
+    import numpy as np
+
+    if resamples < 1:
+        raise ValueError(f"resamples must be at least 1, not {resamples}")
+    rng = np.random.default_rng(seed)
+    return rng.multinomial(sentences, np.full(sentences, 1 / sentences), size=resamples).astype(float)
+
+
+def f1_difference(y_true, pred_a, pred_b, mode: str = "lenient", resamples: int = 2000, seed: int = 0) -> dict:
+    """Micro entity F1 of a minus that of b on the same sentences, with a paired bootstrap over sentences.
+
+    Each resample draws as many sentences as there are, with replacement, and scores *both* taggers on the same
+    draw, so what the two get right together cancels out (Berg-Kirkpatrick et al., 2012, on significance in NLP).
+    Returns ``difference`` (on the sentences as they are), ``low`` and ``high`` (the 2.5th and 97.5th percentiles of
+    the resampled differences: a 95% interval) and ``a_better`` (the share of resamples in which a scores higher).
+    """
+    import numpy as np
+
+    gold_b, a_b, b_b = _as_batch(y_true), _as_batch(pred_a), _as_batch(pred_b)
+    if not len(gold_b) == len(a_b) == len(b_b):
+        raise ValueError(f"{len(gold_b)} gold sentences but {len(a_b)} and {len(b_b)} predicted sentences")
+    if len(gold_b) < 2:
+        raise ValueError("a bootstrap over sentences needs at least 2 sentences")
+    for n, (g, a, b) in enumerate(zip(gold_b, a_b, b_b)):
+        if not len(g) == len(a) == len(b):
+            raise ValueError(f"sentence {n} has {len(g)} gold tags but {len(a)} and {len(b)} predicted tags")
+    ca = np.array(_sentence_counts(gold_b, a_b, mode), dtype=float)   # (S, 3)
+    cb = np.array(_sentence_counts(gold_b, b_b, mode), dtype=float)
+    s = len(gold_b)
+    weights = bootstrap_weights(s, resamples, seed)
+
+    def f1(counts, w):
+        hit, pred, gold = (w @ counts).T
+        denom = pred + gold
+        return np.divide(2 * hit, denom, out=np.zeros_like(hit), where=denom > 0)  # = 2PR / (P + R)
+
+    ones = np.ones((1, s))
+    diffs = f1(ca, weights) - f1(cb, weights)
+    low, high = np.percentile(diffs, [2.5, 97.5])
+    return {"difference": float(f1(ca, ones)[0] - f1(cb, ones)[0]), "low": float(low), "high": float(high),
+            "a_better": float((diffs > 0).mean()), "sentences": s, "resamples": resamples}
