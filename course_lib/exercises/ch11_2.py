@@ -36,7 +36,7 @@ from ..pretraining.masking import IGNORE_INDEX
 from ..pretraining.masking import masked_lm_loss as reference_mlm_loss
 from ..pretraining.multilingual import language_sampling_probs
 from .core import Wrong, exercise, question, seeded
-from .hints import close, expect_shape, expect_tensor, first_mismatch, fmt_int, fmt_num, fmt_shape
+from .hints import close, expect_shape, expect_tensor, first_mismatch, fmt_int, fmt_num, fmt_shape, same_gradient
 
 SIGMAS = 6  # a statistical check fails only beyond this many standard deviations
 
@@ -388,11 +388,7 @@ def check_mlm_loss(masked_lm_loss):
                         "tensor built anew from one")
         x = pristine.clone().requires_grad_(True)
         (want,) = torch.autograd.grad(reference_mlm_loss(x, labels), x)
-    if tuple(grad.shape) != tuple(want.shape) or not torch.allclose(grad.float(), want, atol=1e-6, rtol=1e-4):
-        off = (grad.float() - want).abs().max().item() if tuple(grad.shape) == tuple(want.shape) else float("nan")
-        raise Wrong(f"your loss has the right value, but its gradient with respect to the logits is not that of "
-                    f"the loss (off by up to {off:.2g}): the value must come from the logits by tensor operations "
-                    "all the way, so that backward() trains the model with it")
+    same_gradient(grad, want, "the logits")
     return (f"matches course_lib.pretraining.masking.masked_lm_loss on {len(LOSS_CASES)} batches, gradient included")
 
 

@@ -36,7 +36,7 @@ from ..finetuning.sbert import sbert_features as reference_features
 from ..model.bert import BertConfig, BertModel
 from ..model.classification import BertForSequenceClassification, pool
 from .core import Wrong, exercise, question, seeded
-from .hints import close, expect_shape, expect_tensor, fmt_shape
+from .hints import close, expect_shape, expect_tensor, fmt_shape, same_gradient
 
 # ----------------------------------------------------------------------------- cls_head (composed)
 
@@ -167,21 +167,13 @@ def check_cls_head(cls_head):
             raise Wrong(NO_GRADIENT.format(what="W"))
         Wx = W.clone().requires_grad_(True)
         (want,) = torch.autograd.grad(cls_reference(encoder, tok, sentences, Wx, b, labels)[1], Wx)
-    _same_gradient(grad, want, "W")
+    same_gradient(grad, want, "W")
     return "eq. 11.13 on a padded batch of sentences, and its cross-entropy, gradient included"
 
 
 NO_GRADIENT = ("your loss has the right value but carries no gradient back to {what}: was it computed under "
                "torch.no_grad(), or through .detach() or .item()? Training runs backward() from this loss, so it must "
                "come from {what} by tensor operations all the way")
-
-
-def _same_gradient(grad, want, what: str) -> None:
-    if tuple(grad.shape) != tuple(want.shape) or not torch.allclose(grad.float(), want, atol=1e-6, rtol=1e-4):
-        off = (grad.float() - want).abs().max().item() if tuple(grad.shape) == tuple(want.shape) else float("nan")
-        raise Wrong(f"your loss has the right value, but its gradient with respect to {what} is not that of the "
-                    f"loss (off by up to {off:.2g}): the value must come from {what} by tensor operations all the way, "
-                    "so that backward() trains with it")
 
 
 # ----------------------------------------------------------------------------- freeze_last_k
@@ -423,7 +415,7 @@ def check_distillation_loss(distillation_loss):
             raise Wrong(NO_GRADIENT.format(what="the student's scores"))
         sx = s.clone().requires_grad_(True)
         (want,) = torch.autograd.grad(reference_distillation(sx, t, T), sx)
-    _same_gradient(grad, want, "the student's scores")
+    same_gradient(grad, want, "the student's scores")
     return "T² · KL(softmax(t/T) ‖ softmax(s/T)), averaged over the batch, gradient included"
 
 

@@ -65,3 +65,13 @@ def first_mismatch(a: torch.Tensor, b: torch.Tensor) -> tuple[tuple[int, ...], f
     bad = ~torch.isclose(a.double(), b.double(), atol=ATOL, rtol=RTOL)
     idx = tuple(int(i) for i in bad.nonzero()[0])
     return idx, float((a.double() - b.double())[idx].abs())
+
+
+def same_gradient(grad: torch.Tensor, want: torch.Tensor, what: str) -> None:
+    """A loss whose value is right must also carry the right gradient back to ``what`` (one that was rebuilt from
+    .item(), detached or partly computed under no_grad gives the right number and trains wrongly or not at all)."""
+    if tuple(grad.shape) != tuple(want.shape) or not torch.allclose(grad.float(), want, atol=1e-6, rtol=1e-4):
+        off = (grad.float() - want).abs().max().item() if tuple(grad.shape) == tuple(want.shape) else float("nan")
+        raise Wrong(f"your loss has the right value, but its gradient with respect to {what} is not that of the "
+                    f"loss (off by up to {off:.2g}): the value must come from {what} by tensor operations all the way, "
+                    "so that backward() trains with it")
