@@ -211,7 +211,9 @@ for name in MODEL_NAMES:
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # At L0 every model sees only the word *die* and its position: the senses overlap (silhouette below 0). Both
-# trained models separate the three uses from L1 on, best at L4-L5 and a little less at L6. all-MiniLM-L6-v2, trained
+# trained models separate the three uses from L1 on, more in the upper layers: MiniLM most at L4-L5 and clearly less
+# at L6 (0.71, then 0.59), course-bert about level from L4 to L6 (0.56-0.59: gaps this small are noise for 24
+# sentences). all-MiniLM-L6-v2, trained
 # to tell sentences apart, separates them a little better (best silhouette about 0.7) than course-bert after its
 # MLM training (about 0.6). The random encoder separates nothing at any layer. The mean cosine between the instances of two senses (a vector never with itself),
 # at each model's best layer:
@@ -362,6 +364,23 @@ for name in MODEL_NAMES:
           + f" | mean of L3-L6 {last4.accuracy:.1%} | best L{best.layers} {best.accuracy:.1%}")
 print(f"most frequent sense: {mfs:.1%} ({len(data.test)} test sentences)")
 
+# how sure are the gaps? both sides answered the same test sentences: a paired bootstrap over them
+import numpy as np
+from course_lib.stats import paired_bootstrap
+
+
+def accuracy_gap(a, b):
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    return paired_bootstrap(lambda i: a[i].mean() - b[i].mean(), len(a))
+
+
+for name in MODEL_NAMES:
+    per = [r for r in wsd[name] if isinstance(r.layers, int)]
+    best = max(per, key=lambda r: r.accuracy)
+    runner_up = max((r for r in per if r is not best), key=lambda r: r.accuracy)
+    print(f"{name:17s} best L{best.layers} minus next best L{runner_up.layers}: "
+          f"{accuracy_gap(best.correct, runner_up.correct)}; minus MFS: {accuracy_gap(best.correct, best.mfs_correct)}")
+
 # %%
 fig, ax = plt.subplots(figsize=(7.5, 4))
 for (name, colour, marker) in zip(MODEL_NAMES, ["#0072B2", "#009E73", "#999999"], "os^"):
@@ -379,11 +398,17 @@ fig.tight_layout()
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # - **L0 knows the word but not the context**: no model beats MFS there. course-bert's embeddings started as
 #   MiniLM's and moved only a little in its MLM training, so the two score alike at L0.
-# - **Each block adds context**: both trained models climb far above MFS and are best at the last layer, L6,
-#   about 40 points above MFS (course-bert 38, MiniLM 42); the mean of the last four layers is a little worse than L6 alone here.
-# - **The random encoder never beats MFS**: its blocks pass each token's own (random) embedding through almost
-#   unchanged (section 5 measures it: the same token's vectors at L0 and L6 keep a cosine near 0.9), so two
-#   instances of a word differ mostly by their positions. Context is learnt, not built in. MFS itself is weak here
+# - **Each block adds context**: both trained models climb far above MFS, about 40 points at L6 (course-bert 38,
+#   MiniLM 42); the mean of the last four layers is a little worse than L6 alone here. Both score best at L6, but
+#   the last lines ask how sure that is (a paired bootstrap over the 523 test sentences, which both layers
+#   answered): MiniLM's L6 beats its next best layer by an interval above 0; course-bert's lead over L5 is about
+#   two points, an interval that reaches below 0, so for course-bert read "best at L5-L6".
+# - **The random encoder is never above MFS**, at any layer; at its best it is about a point below, an interval
+#   of roughly −7 to +5 points. One random initialisation and 523 sentences cannot tell "no" from "a few points"
+#   by themselves; they do rule out 10 points or more. What says "no" is why: its blocks pass each token's own
+#   (random) embedding through almost unchanged (section 5 measures it: the same token's vectors at L0 and L6
+#   keep a cosine near 0.9), so two instances of a word differ mostly by their positions. Context is learnt,
+#   not built in. MFS itself is weak here
 #   (41.9%): our words' senses are close to balanced in these sentences, where in running text one sense usually
 #   dominates and MFS is a strong baseline.
 #
@@ -677,7 +702,7 @@ draw_geometry_during_training(curve, reference=ETHAYARAJH_BERT_BASE)
 
 # %%
 # claim: similarity
-from course_lib.embeddings import similarity_by_layer
+from course_lib.embeddings import similarity_by_layer, zscoring_gain_by_layer
 
 print(f"z-scoring of isolated words fitted on {len(other_words)} other words: {', '.join(other_words[:6])}, … "
       f"(none of the {len(sim_words)} words of the pairs)")
@@ -689,9 +714,14 @@ for name in MODEL_NAMES:
         for how, zs in zscorers.items():
             z = similarity_by_layer(states[name].words, sim_words, p, zs)
             change = [b - a for a, b in zip(raw, z)]
-            print(f"{'':28s} z, {how:6s}  " + " ".join(f"{v:+.3f}" for v in z)
-                  + f"   raises ρ at {sum(c > 0 for c in change)} of {L + 1} layers, "
-                  f"changes it by {min(change):+.3f} to {max(change):+.3f}")
+            line = (f"{'':28s} z, {how:6s}  " + " ".join(f"{v:+.3f}" for v in z)
+                    + f"   raises ρ at {sum(c > 0 for c in change)} of {L + 1} layers, "
+                    f"changes it by {min(change):+.3f} to {max(change):+.3f}")
+            if name != RANDOM:  # how sure is each change? a paired bootstrap over the pairs
+                gains = zscoring_gain_by_layer(states[name].words, sim_words, p, zs)
+                line += (f"; clearly up at {sum(g.low > 0 for g in gains)}, clearly down at "
+                         f"{sum(g.high < 0 for g in gains)} (L6: {gains[L]})")
+            print(line)
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # (Columns are L0 … L6.) What the numbers say:
@@ -699,16 +729,20 @@ for name in MODEL_NAMES:
 # - Both trained models correlate with the human scores (ρ about 0.7 on WordSim-353, 0.4-0.5 on SimLex-999)
 #   already at L0 — a word on its own is what a static embedding is — and deeper layers do not raise ρ much: MiniLM's
 #   stays about level (within 0.03), course-bert's falls after L1 (WordSim-353: 0.70 at L1, 0.62 at L6).
-#   The random encoder's ρ is weak everywhere, within 0.15 of 0, and on WordSim-353 below 0 unless z-scored with
-#   the other words' statistics: its vectors carry no meaning the human scores see.
+#   The random encoder's ρ is weak everywhere, within 0.15 of 0, about what chance alone gives 353 pairs (a
+#   standard error of about 0.05): its vectors carry no meaning the human scores see.
 # - **z-scoring needs statistics of the same kind of vector.** A word embedded on its own (`[CLS] word [SEP]`) is
 #   not a token of running text, and its vectors have a mean and spread of their own. With the tokens' μ and σ,
-#   z-scoring moves WordSim-353's ρ by a few hundredths either way: it raises it at six layers of seven for MiniLM
-#   (by 0.02 at most) but at only three for course-bert (from −0.04 to +0.03). With the other isolated words' μ
-#   and σ, it raises WordSim-353's ρ at **every** layer for course-bert, most in the top layers (L6: 0.62 → 0.70),
-#   so most of the top-layer fall is gone; for MiniLM the changes are 0.02 or less.
-# - **On SimLex-999, which scores similarity alone, it does not help.** SimLex-999's ρ goes *down* at most layers
-#   for both models, with either statistics, by about 0.05 or less. WordSim-353 mixes similarity with relatedness
+#   z-scoring moves WordSim-353's ρ by a few hundredths either way (0.02 at most for MiniLM, −0.04 to +0.03 for
+#   course-bert), and a paired bootstrap over the pairs (the last numbers of each line: how many layers' changes
+#   have a 95% interval above or below 0) finds most of MiniLM's within noise, and course-bert's clear ones going
+#   both ways, more of them down: with the wrong statistics, z-scoring is no reliable help.
+#   With the other isolated words' μ and σ, it raises WordSim-353's ρ at **every** layer for course-bert, clearly
+#   at only some of them, most in the top layers (L6: 0.62 → 0.70, an interval well above 0), so most of the
+#   top-layer fall is gone; for MiniLM the changes are 0.02 or less.
+# - **On SimLex-999, which scores similarity alone, it mostly hurts.** SimLex-999's ρ goes *down* at most layers
+#   for both models, with either statistics, by about 0.05 or less, clearly so at three or more layers of seven;
+#   the one clear rise is course-bert's L6 with the other words' statistics. WordSim-353 mixes similarity with relatedness
 #   (Agirre et al. 2009 split it in two), so "z-scoring helps" holds here on that mixed set, for course-bert, with
 #   statistics fitted on vectors like the ones compared — not in general.
 # - The chapter's other caution stands, and z-scoring does not address it: cosine underestimates the similarity
@@ -765,7 +799,7 @@ fig.tight_layout()
 # - At L0 no model tells the senses apart (AUC 0.51): the word's own embedding is the same in every sentence
 #   (unless its form differs, *bank* and *banks*), and only its position differs.
 # - In both trained models, same-sense pairs are the more similar at every layer above L0, and the AUC rises with
-#   depth to 0.66 at L6. The random encoder stays at about 0.51: its vectors carry no meaning to compare.
+#   depth: course-bert's layer by layer to 0.66 at L6, MiniLM's to 0.65-0.66 from L4 on. The random encoder stays at about 0.51: its vectors carry no meaning to compare.
 # - Yet every cosine is high: in course-bert at L4, 0.78 for the same sense and 0.74 for different senses. Two
 #   instances of a word look alike whatever they mean — the word itself is in both vectors, and so is the
 #   anisotropy of section 5 — and the sense adds a few hundredths. An AUC of 0.66 ranks a same-sense pair above a

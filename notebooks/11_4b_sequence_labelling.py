@@ -454,8 +454,8 @@ comparisons = {
 }
 for name, (a, b) in comparisons.items():
     gap = f1_difference(gold_tags, a, b)
-    print(f"{name:44s} {gap['difference']:+.3f} F1, 95% interval [{gap['low']:+.3f}, {gap['high']:+.3f}], "
-          f"higher in {gap['a_better']:.0%} of resamples")
+    print(f"{name:44s} {gap.difference:+.3f} F1, 95% interval [{gap.low:+.3f}, {gap.high:+.3f}], "
+          f"higher in {gap.a_better:.0%} of resamples")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # The gaps of a point or less are noise at this size: each of the first three intervals holds 0, so "the mean ends
@@ -604,8 +604,8 @@ print(f"I-X tags that follow neither B-X nor I-X: {invalid_greedy} with greedy d
 print(f"entity F1: {tagger_f1:.3f} greedy, {strict_f1:.3f} greedy read strictly (an entity that opens with I- "
       f"dropped), {crf_f1:.3f} with constrained Viterbi")
 crf_gap = f1_difference(gold_tags, pred_crf, pred_first)
-print(f"constrained Viterbi minus greedy: {crf_gap['difference']:+.3f} F1, 95% interval [{crf_gap['low']:+.3f}, "
-      f"{crf_gap['high']:+.3f}]")
+print(f"constrained Viterbi minus greedy: {crf_gap.difference:+.3f} F1, 95% interval [{crf_gap.low:+.3f}, "
+      f"{crf_gap.high:+.3f}]")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # Greedy decoding leaves a few hundred I- tags where BIO forbids them, none with constrained Viterbi: it only

@@ -209,6 +209,9 @@ def test_1nn_wsd_beats_the_most_frequent_sense_by_15_points_at_its_best_layer(ws
     assert best.accuracy >= mfs + 0.15, [(r.layers, round(r.accuracy, 3)) for r in results]
     # the embedding layer (no context) cannot tell the senses of one word apart much better than MFS
     assert results[0].accuracy < best.accuracy - 0.2
+    for r in results:   # the per-example answers behind each accuracy, for paired comparisons
+        assert len(r.correct) == len(r.mfs_correct) == len(data.test)
+        assert (sum(r.correct) / len(data.test), sum(r.mfs_correct) / len(data.test)) == (r.accuracy, r.mfs_accuracy)
 
 
 @pytest.fixture(scope="module")

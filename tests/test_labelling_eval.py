@@ -132,8 +132,8 @@ def test_bad_input_messages():
         get_entities(["O"], mode="conll")
 
 
-def _resampled(sentences, weights_row):
-    return [s for s, k in zip(sentences, weights_row) for _ in range(int(k))]
+def _resampled(sentences, idx):
+    return [sentences[i] for i in idx]
 
 
 @pytest.mark.parametrize("mode", ["lenient", "strict"])
@@ -142,21 +142,22 @@ def test_f1_difference_is_a_paired_bootstrap_of_entity_f1_over_sentences(gold, m
     both taggers on the same draw; the interval is the 2.5th and 97.5th percentile of those differences."""
     import numpy as np
 
-    from course_lib.finetuning.ner_eval import bootstrap_weights, f1_difference
+    from course_lib.finetuning.ner_eval import f1_difference
+    from course_lib.stats import bootstrap_indices
 
     a, b = corrupt(gold, 0.05, 11), corrupt(gold, 0.08, 12)
     got = f1_difference(gold, a, b, mode=mode, resamples=60, seed=3)
     whole = entity_scores(gold, a, mode).micro.f1 - entity_scores(gold, b, mode).micro.f1
-    assert got["difference"] == pytest.approx(whole, abs=1e-12)
+    assert got.difference == pytest.approx(whole, abs=1e-12)
     diffs = []
-    for row in bootstrap_weights(len(gold), 60, seed=3):
-        g, pa, pb = (_resampled(x, row) for x in (gold, a, b))
+    for idx in bootstrap_indices(len(gold), 60, seed=3):
+        g, pa, pb = (_resampled(x, idx) for x in (gold, a, b))
         assert len(g) == len(gold)
         diffs.append(entity_scores(g, pa, mode).micro.f1 - entity_scores(g, pb, mode).micro.f1)
     low, high = np.percentile(diffs, [2.5, 97.5])
-    assert (got["low"], got["high"]) == pytest.approx((low, high), abs=1e-12)
-    assert got["a_better"] == pytest.approx(np.mean(np.array(diffs) > 0), abs=1e-12)
-    assert got["low"] < got["difference"] < got["high"] and (got["sentences"], got["resamples"]) == (len(gold), 60)
+    assert (got.low, got.high) == pytest.approx((low, high), abs=1e-12)
+    assert got.a_better == pytest.approx(np.mean(np.array(diffs) > 0), abs=1e-12)
+    assert got.low < got.difference < got.high and (got.n, got.resamples) == (len(gold), 60)
 
 
 def test_f1_difference_of_a_tagger_with_itself_is_zero_and_of_gold_against_noise_is_clear(gold):
@@ -164,13 +165,13 @@ def test_f1_difference_of_a_tagger_with_itself_is_zero_and_of_gold_against_noise
 
     noisy = corrupt(gold, 0.1, 5)
     same = f1_difference(gold, noisy, noisy, resamples=200)
-    assert (same["difference"], same["low"], same["high"], same["a_better"]) == (0, 0, 0, 0)
+    assert (same.difference, same.low, same.high, same.a_better, same.clear) == (0, 0, 0, 0, False)
     clear = f1_difference(gold, gold, noisy, resamples=200)
-    assert clear["low"] > 0.2 and clear["a_better"] == 1 and clear["difference"] == pytest.approx(
-        1 - entity_scores(gold, noisy).micro.f1, abs=1e-12)
+    assert clear.low > 0.2 and clear.a_better == 1 and clear.clear
+    assert clear.difference == pytest.approx(1 - entity_scores(gold, noisy).micro.f1, abs=1e-12)
     # a small gap between two taggers as noisy as each other: the interval straddles zero
     near = f1_difference(gold, corrupt(gold, 0.05, 6), corrupt(gold, 0.05, 7), resamples=500)
-    assert near["low"] < 0 < near["high"] and 0 < near["a_better"] < 1
+    assert near.low < 0 < near.high and 0 < near.a_better < 1 and not near.clear
     # the same seed gives the same interval; another seed a different one
     assert f1_difference(gold, gold, noisy, resamples=50, seed=1) == f1_difference(gold, gold, noisy, resamples=50, seed=1)
     assert f1_difference(gold, gold, noisy, resamples=50, seed=1) != f1_difference(gold, gold, noisy, resamples=50, seed=2)
@@ -184,7 +185,7 @@ def test_f1_difference_bad_input_messages(gold):
     assert str(e.value) == f"{len(gold)} gold sentences but {len(gold) - 1} and {len(gold)} predicted sentences"
     with pytest.raises(ValueError) as e:
         f1_difference([["O"]], [["O"]], [["O"]])
-    assert str(e.value) == "a bootstrap over sentences needs at least 2 sentences"
+    assert str(e.value) == "a bootstrap needs at least 2 items, not 1"
     with pytest.raises(ValueError) as e:
         f1_difference([["O"], ["O", "O"]], [["O"], ["O"]], [["O"], ["O", "O"]])
     assert str(e.value) == "sentence 1 has 2 gold tags but 1 and 2 predicted tags"

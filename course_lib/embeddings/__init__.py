@@ -22,7 +22,8 @@ from .layers import LAYER_CHOICES, ScalarMix, combine_layers, layer_name
 from .projection import UMAP_CACHE, Projection, ProjectionCache, import_umap, umap_project, warm_umap
 from .senses import Sense, SenseData, SenseExample, load_sense_data, parse_marked, sense_examples
 from .similarity import (InContext, gensim_test_data, in_context_similarity, lee_corpus, same_word_pairs,
-                         similarity_by_layer, similarity_correlation, similarity_pairs, spearman)
+                         similarity_by_layer, similarity_correlation, similarity_pairs, spearman,
+                         zscoring_gain_by_layer)
 from .states import POOLINGS, corpus_states, isolated_word_states, target_states, word_states
 from .wsd import (NearestSenseWSD, SenseScore, WSDResult, accuracy, cosine_matrix, fit_scalar_mix, sense_centroids,
                   wsd_by_layer)
@@ -31,7 +32,7 @@ __all__ = [
     "cached_states", "model_fingerprint", "DIE_SENTENCES", "MODEL_NAMES", "ModelStates", "compared_models",
     "die_examples", "heldout_texts", "model_states", "sense_cosine_table", "silhouette", "word_zscorers",
     "zscoring_words", "LayerGeometry",
-    "layer_geometry", "similarity_by_layer", "InContext", "in_context_similarity", "same_word_pairs",
+    "layer_geometry", "similarity_by_layer", "zscoring_gain_by_layer", "InContext", "in_context_similarity", "same_word_pairs",
     "DimensionReport", "ZScorer", "anisotropy", "dimension_report", "pair_cosines", "LAYER_CHOICES", "ScalarMix",
     "combine_layers", "layer_name", "UMAP_CACHE", "Projection", "ProjectionCache", "import_umap", "umap_project",
     "warm_umap", "Sense", "SenseData", "SenseExample", "load_sense_data", "parse_marked", "sense_examples",

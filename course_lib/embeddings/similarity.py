@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from ..paths import gensim_test_data
+from ..stats import spearman  # Spearman's rho, ties ranked as scipy ranks them
 from .geometry import ZScorer
 
 SIMILARITY_FILES = {"wordsim353": "wordsim353.tsv", "simlex999": "simlex999.txt"}
@@ -38,10 +39,6 @@ def lee_corpus(max_docs: int | None = None) -> list[str]:
 
 
 
-def spearman(x, y) -> float:
-    from scipy.stats import spearmanr
-
-    return float(spearmanr(np.asarray(x), np.asarray(y)).statistic)
 
 
 def similarity_correlation(word_vectors: dict[str, torch.Tensor], pairs, zscorer: ZScorer | None = None) -> float:
@@ -61,21 +58,44 @@ def similarity_by_layer(word_states: torch.Tensor, words, pairs, zscorers=None) 
     """Spearman ρ at every layer of (n, L+1, d) ``word_states`` (row i = ``words[i]``), raw, or z-scored with
     ``zscorers[layer]`` (e.g. :attr:`LayerGeometry.zscorers`, fitted on corpus tokens). Pairs with a word not
     in ``words`` are an error, not skipped."""
+    cosines, human = word_pair_cosines(word_states, words, pairs, zscorers)
+    return [spearman(cos, human) for cos in cosines]
+
+
+def word_pair_cosines(word_states: torch.Tensor, words, pairs, zscorers=None) -> tuple[list[np.ndarray], np.ndarray]:
+    """The cosine of every pair at every layer (raw or z-scored, as in :func:`similarity_by_layer`), and the human
+    scores."""
     index = {w: i for i, w in enumerate(words)}
     missing = sorted({w for a, b, _ in pairs for w in (a, b) if w not in index})
     if missing:
         raise KeyError(f"no vectors for {len(missing)} word(s) of the pairs: {', '.join(missing[:5])}")
     a = torch.tensor([index[p[0]] for p in pairs])
     b = torch.tensor([index[p[1]] for p in pairs])
-    human = [p[2] for p in pairs]
     out = []
     for layer in range(word_states.size(1)):
         X = word_states[:, layer]
         if zscorers is not None:
             X = zscorers[layer](X)
-        cos = torch.nn.functional.cosine_similarity(X[a].double(), X[b].double(), dim=-1)
-        out.append(spearman(cos.tolist(), human))
-    return out
+        out.append(torch.nn.functional.cosine_similarity(X[a].double(), X[b].double(), dim=-1).numpy())
+    return out, np.array([p[2] for p in pairs], dtype=float)
+
+
+def zscoring_gain_by_layer(word_states: torch.Tensor, words, pairs, zscorers, *, resamples: int = 2000,
+                           seed: int = 0) -> list:
+    """What z-scoring changes Spearman's rho by at every layer, with a paired bootstrap over the pairs
+    (:func:`course_lib.stats.paired_bootstrap`: raw and z-scored rho on the same resampled pairs): one
+    :class:`~course_lib.stats.Gap` per layer, z-scored minus raw."""
+    from ..stats import average_ranks, paired_bootstrap, pearson
+
+    raw, human = word_pair_cosines(word_states, words, pairs)
+    z, _ = word_pair_cosines(word_states, words, pairs, zscorers)
+
+    def gain(i, r, q):  # Spearman's rho of the z-scored cosines minus that of the raw ones, on pairs i
+        h = average_ranks(human[i])
+        return pearson(average_ranks(q[i]), h) - pearson(average_ranks(r[i]), h)
+
+    return [paired_bootstrap(lambda i, r=r, q=q: gain(i, r, q), len(human), resamples=resamples, seed=seed,
+                             batched=True) for r, q in zip(raw, z)]
 
 
 # ----------------------------------------------------------------------------- the same word in two contexts

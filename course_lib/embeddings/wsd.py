@@ -103,6 +103,8 @@ class WSDResult:
     layers: object
     accuracy: float
     mfs_accuracy: float
+    correct: tuple[bool, ...] = ()      # per test example: right or not (for paired comparisons of layers)
+    mfs_correct: tuple[bool, ...] = ()
 
 
 def wsd_by_layer(train_states, train, test_states, test, layer_choices=None) -> list[WSDResult]:
@@ -114,7 +116,9 @@ def wsd_by_layer(train_states, train, test_states, test, layer_choices=None) -> 
     for layers in choices:
         wsd = NearestSenseWSD().fit(combine_layers(train_states, layers), train)
         pred = wsd.predict(combine_layers(test_states, layers), lemmas)
-        out.append(WSDResult(layers, accuracy(pred, gold), accuracy(wsd.predict_mfs(lemmas), gold)))
+        mfs = wsd.predict_mfs(lemmas)
+        out.append(WSDResult(layers, accuracy(pred, gold), accuracy(mfs, gold), tuple(p == g for p, g in zip(pred, gold)),
+                             tuple(p == g for p, g in zip(mfs, gold))))
     return out
 
 
