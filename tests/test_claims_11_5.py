@@ -102,24 +102,32 @@ def test_sbo_starts_at_the_unigram_loss_ends_below_it_also_held_out_and_mlm_stay
     assert f["train: steps where L_MLM is below L_SBO and unigram (running means, as drawn)"] == 96
     assert round(f["train: L_SBO, last 10 steps"], 1) == 6.4 and round(f["train: unigram, first 10 steps"], 1) == 7.1
     assert f["held out: L_MLM"] < f["held out: L_SBO"]
-    assert round(f["held out: L_MLM"], 1) == 5.4 and round(f["held out: L_SBO"], 1) == 7.4
-    assert round(f["held out: unigram"], 1) == 7.6
+    assert round(f["held out: L_MLM"], 1) == 5.3 and round(f["held out: L_SBO"], 1) == 7.2
+    assert round(f["held out: unigram"], 1) == 7.4
 
 
 def test_edge_tokens_are_easiest_and_both_heads_drop_further_in(facts):
     """Within spans of 5+ tokens (what the figure shows): each head's top-1 falls at every step in from the edge;
-    the SBO's about halves, the MLM's falls to about a third, more than the SBO's. Over all spans the edge bucket
-    holds every token of the short spans ("grouped over all spans the edge bucket holds every short span")."""
+    the MLM head's drop from the edge to the middle is clear (a bootstrap over the sentences), the SBO head's is
+    not (an expert reader: "the SBO's top-1 about halves" and "the MLM head loses more" rested on 9-16 hits per
+    bar). Over all spans the edge bucket holds every token of the short spans."""
     f = facts["positions"]
     assert f["distance from the nearer boundary"] == [1, 2, 3]
     counts, counts_all = f["spans of 5+ tokens: tokens"], f["all spans: tokens"]
-    assert all(100 <= c < 300 for c in counts)                       # "a couple of hundred tokens"
+    assert all(400 <= c < 600 for c in counts)                       # "about five hundred tokens"
     assert counts_all[0] > 3 * counts[0] and counts_all[2] == counts[2]   # the middle bucket: long spans only
     sbo, mlm = f["spans of 5+ tokens: SBO top-1"], f["spans of 5+ tokens: MLM top-1"]
-    assert sbo[0] > sbo[1] > sbo[2] and mlm[0] > mlm[1] > mlm[2]      # "both get worse further in"
-    assert 0.4 <= sbo[2] / sbo[0] <= 0.6, "the SBO head's top-1 about halves"
-    assert 0.25 <= mlm[2] / mlm[0] <= 0.42, "the MLM head's falls to about a third"
-    assert mlm[2] / mlm[0] < sbo[2] / sbo[0], "the MLM head loses more"
+    assert mlm[0] > mlm[1] > mlm[2]                                   # the MLM head does worse further in
+    assert 0.18 <= mlm[0] <= 0.25 and mlm[2] < 0.1                   # "from about a fifth ... to under a tenth"
+    diff, low, high = f["MLM top-1, edge minus middle, with its 95% interval"]
+    assert diff == pytest.approx(mlm[0] - mlm[2], abs=0.0011) and low > 0.05   # "an interval well above 0"
+    diff, low, high = f["SBO top-1, edge minus middle, with its 95% interval"]
+    assert diff == pytest.approx(sbo[0] - sbo[2], abs=0.0011) and 0 < diff < 0.02  # "its drop, under two points"
+    assert low < 0 < high                                            # "an interval that holds 0"
+    assert max(sbo) < 0.1                                            # "low everywhere, under a tenth"
+    assert f["spans of 5+ tokens: sentences"] >= 100
+    p = " ".join(SOURCE.read_text().replace("# ", "").split())
+    assert "whether it falls at all, these sentences cannot say" in p and "the MLM head loses more" not in p
 
 
 def test_no_bio_sequence_holds_both_organisations_and_strict_reading_loses_the_org(facts):
@@ -230,6 +238,7 @@ def _prf(line: str) -> tuple[float, float, float]:
 
 def test_a_calibrated_threshold_buys_precision_with_recall(facts):
     text = facts["threshold"]
+    prose = " ".join(SOURCE.read_text().replace("# ", "").split())
     sweep = {m.group(1): _prf(m.group(0)) for m in re.finditer(
         r"^calibration, (argmax|threshold [\d.]+) +P .*$", text, flags=re.M)}
     assert list(sweep) == ["argmax"] + [f"threshold {t}" for t in (0.5, 0.6, 0.7, 0.8, 0.9)]
@@ -241,13 +250,15 @@ def test_a_calibrated_threshold_buys_precision_with_recall(facts):
     p0, r0, f0 = sweep["argmax"]
     p1, r1, f1 = sweep["threshold 0.7"]
     assert (round(p0), p1, round(r0), round(r1)) == (48, 60.5, 50, 36) and f1 < f0  # "48% to 60.5%", "50% to 36%"
-    assert f0 == max(v[2] for v in sweep.values()), "argmax has the best F1 of the thresholds tried"
+    assert f0 == max(v[2] for v in sweep.values()), "argmax has the highest F1 of the thresholds tried"
+    # "but 0.5 and 0.6 are within a point of it: ... a tie" (an expert reader: a paired SE of about 0.6 points)
+    assert all(0 <= f0 - sweep[f"threshold {t}"][2] < 1 for t in (0.5, 0.6))
+    assert "0.5 and 0.6 are within a point of it: on a few hundred entities, a tie" in prose
     tp0, _, _ = _prf(re.search(r"^test, argmax .*$", text, flags=re.M).group(0))
     tp1, tr1, _ = _prf(re.search(r"^test, threshold 0.7 .*$", text, flags=re.M).group(0))
     assert (tp0, tp1) == (46.5, 55.3) and tp1 - tp0 < p1 - p0  # a smaller gain on the test documents
     jane = re.search(r"^the chapter's sentence, threshold 0.7 -> (.*)$", text, flags=re.M).group(1)
     assert jane == "PER Jane Villanueva (0.95); ORG United Airlines (0.84)"
-    prose = " ".join(SOURCE.read_text().replace("# ", "").split())
     assert "from 48% to 60.5% while recall falls from 50% to 36%" in prose and "(46.5% to 55.3%)" in prose
 
 

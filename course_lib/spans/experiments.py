@@ -314,5 +314,5 @@ def compare(sentences: Sequence[SpanSentence], span_pred, bio_pred, max_len: int
     )
 
 
-from .sbo_run import (PositionAccuracy, SpanBertRun, sbo_base_model_name, sbo_position_accuracy,  # noqa: E402,F401
+from .sbo_run import (PositionAccuracy, SpanBertRun, position_gap, sbo_base_model_name, sbo_position_accuracy,  # noqa: E402,F401
                       train_spanbert)

@@ -219,7 +219,9 @@ class PositionAccuracy:
 
     Short spans have only edge tokens, so the first bucket holds every token of every short span and the last
     only tokens of long ones: ``*_long`` are the same accuracies over the spans long enough to reach the last
-    bucket (at least 2·buckets - 1 tokens), where each distance comes from the same spans."""
+    bucket (at least 2·buckets - 1 tokens), where each distance comes from the same spans. ``long_tokens`` holds
+    each of those tokens as (sentence index, distance bucket from 0, MLM right, SBO right): what a bootstrap over
+    the sentences resamples (:func:`position_gap`)."""
 
     distance: list
     mlm: list
@@ -231,6 +233,7 @@ class PositionAccuracy:
     mlm_long: list = field(default_factory=list)
     sbo_long: list = field(default_factory=list)
     counts_long: list = field(default_factory=list)
+    long_tokens: list = field(default_factory=list)
 
 
 def sbo_position_accuracy(model: SpanBertForPreTraining, tokenizer, unigram, sentences: Sequence[SpanSentence], *,
@@ -243,6 +246,7 @@ def sbo_position_accuracy(model: SpanBertForPreTraining, tokenizer, unigram, sen
     g = torch.Generator().manual_seed(seed)
     hit_m, hit_s, n = [0] * buckets, [0] * buckets, [0] * buckets
     long_m, long_s, long_n = [0] * buckets, [0] * buckets, [0] * buckets
+    long_tokens = []
     sums = {"mlm": 0.0, "sbo": 0.0, "unigram": 0.0}
     model.eval()
     with torch.no_grad():
@@ -262,8 +266,9 @@ def sbo_position_accuracy(model: SpanBertForPreTraining, tokenizer, unigram, sen
                 sums["unigram"] += _unigram_loss(unigram, targets.labels) * len(targets)
                 dist = targets.from_nearer_boundary.clamp(max=buckets) - 1
                 long = (targets.end - targets.start + 1 >= 2 * buckets - 1).tolist()
-                for d, a, b, is_long in zip(dist.tolist(), (out.logits.argmax(-1) == targets.labels).tolist(),
-                                            (out.sbo_logits.argmax(-1) == targets.labels).tolist(), long):
+                for d, a, b, is_long, row in zip(dist.tolist(), (out.logits.argmax(-1) == targets.labels).tolist(),
+                                                 (out.sbo_logits.argmax(-1) == targets.labels).tolist(), long,
+                                                 targets.row.tolist()):
                     n[d] += 1
                     hit_m[d] += a
                     hit_s[d] += b
@@ -271,6 +276,7 @@ def sbo_position_accuracy(model: SpanBertForPreTraining, tokenizer, unigram, sen
                         long_n[d] += 1
                         long_m[d] += a
                         long_s[d] += b
+                        long_tokens.append((k + row, d, bool(a), bool(b)))
     total = max(sum(n), 1)
 
     def rates(hits, counts):
@@ -278,4 +284,28 @@ def sbo_position_accuracy(model: SpanBertForPreTraining, tokenizer, unigram, sen
 
     return PositionAccuracy(list(range(1, buckets + 1)), rates(hit_m, n), rates(hit_s, n), n, sums["mlm"] / total,
                             sums["sbo"] / total, sums["unigram"] / total, rates(long_m, long_n), rates(long_s, long_n),
-                            long_n)
+                            long_n, long_tokens)
+
+
+def position_gap(acc: PositionAccuracy, head: str, near: int = 0, far: int = -1, *, resamples: int = 2000,
+                 seed: int = 0):
+    """How sure is a head's drop in top-1 from one distance bucket to another (spans of 5+ tokens)? Its accuracy
+    at ``near`` minus that at ``far``, with a bootstrap over the sentences (all the tokens of a sentence drawn
+    together: a sentence's spans, and its two draws of masks, are not independent). ``head``: "mlm" or "sbo"."""
+    import numpy as np
+
+    from ..stats import paired_bootstrap
+
+    if head not in ("mlm", "sbo"):
+        raise ValueError(f"head must be 'mlm' or 'sbo', not {head!r}")
+    if not acc.long_tokens:
+        raise ValueError("no tokens of long spans to resample")
+    sent, bucket, mlm, sbo = (np.array(c) for c in zip(*acc.long_tokens))
+    hit = (mlm if head == "mlm" else sbo).astype(float)
+    near, far = range(len(acc.distance))[near], range(len(acc.distance))[far]
+
+    def drop(idx):
+        b, h = bucket[idx], hit[idx]
+        return h[b == near].mean() - h[b == far].mean()
+
+    return paired_bootstrap(drop, len(sent), resamples=resamples, seed=seed, groups=sent.tolist())
