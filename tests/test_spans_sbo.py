@@ -89,3 +89,33 @@ def test_a_few_steps_bring_l_sbo_below_the_unigram_baseline():
         opt.step()
         losses.append(out.sbo_loss.item())
     assert sum(losses[-10:]) / 10 < float(baseline) - 0.5
+
+
+def test_position_gap_resamples_whole_sentences_and_measures_the_drop():
+    """position_gap: a head's top-1 at one distance bucket minus another, over the tokens of long spans, with a
+    bootstrap that draws whole sentences."""
+    import pytest
+
+    from course_lib.spans.sbo_run import PositionAccuracy, position_gap
+    from course_lib.stats import bootstrap_indices
+
+    # 40 sentences; the MLM head right at every edge token and never in the middle, the SBO head right at a
+    # random half of the tokens wherever they are
+    import random
+
+    rng = random.Random(0)
+    tokens = [(s, b, b == 0, rng.random() < 0.5) for s in range(40) for b in (0, 1, 2)]
+    acc = PositionAccuracy([1, 2, 3], [], [], [], long_tokens=tokens)
+    mlm = position_gap(acc, "mlm", resamples=300)
+    assert (mlm.difference, mlm.low, mlm.high, mlm.n) == (1.0, 1.0, 1.0, 40)
+    sbo = position_gap(acc, "sbo", resamples=300)
+    assert sbo.low < 0 < sbo.high and not sbo.clear and abs(sbo.difference) < 0.3
+    # each resample holds whole sentences: three tokens of each sentence drawn, or none
+    sentences = [t[0] for t in tokens]
+    for idx in bootstrap_indices(len(tokens), 20, seed=0, groups=sentences):
+        drawn = [sentences[i] for i in idx]
+        assert all(drawn.count(s) % 3 == 0 for s in set(drawn)) and len(drawn) == len(tokens)
+    with pytest.raises(ValueError, match=r"^head must be 'mlm' or 'sbo', not 'nsp'$"):
+        position_gap(acc, "nsp")
+    with pytest.raises(ValueError, match=r"^no tokens of long spans to resample$"):
+        position_gap(PositionAccuracy([1, 2, 3], [], [], []), "mlm")
