@@ -150,7 +150,7 @@ def test_fertility_claims(facts):
     assert EXERCISES["fertility_prediction"].run(most_pieces=facts["BPE: most pieces per word"])
     assert facts["BERT WordPiece has the fewest pieces on every text"]
     assert facts["code, numbers, German cost every tokenizer more than news"]
-    assert facts["byte-level BPE needs more than BPE on code and German"]
+    assert facts["byte-level BPE needs more than BPE on code"]
     assert facts["byte-level BPE needs the most on code"]   # "Why does byte-level BPE need the most on code?"
 
 
@@ -168,7 +168,10 @@ def test_byte_level_pays_on_code_for_indentation_not_for_characters(facts):
     assert spaces / extra > 0.9 and f"{spaces:,} of its {extra:,} extra pieces" in text
     bpe, byte = facts["German, pieces per word: BPE, byte-level BPE"]
     flat = " ".join(text.replace("# ", "").split())
-    assert 0 < byte - bpe < 0.1 and f"byte-level BPE ends close to BPE ({byte:.2f} pieces per word against {bpe:.2f})" in flat
+    # "close ... too close to call either way": its sign was pinned once (an expert reader: 7 pieces of 163 words)
+    assert abs(byte - bpe) < 0.1 and f"byte-level BPE ends close to BPE ({byte:.2f} pieces per word against {bpe:.2f}, " \
+        "a handful of pieces on 163 words: too close to call either way)" in flat
+    assert round((byte - bpe) * 163) <= 10                      # "a handful of pieces"
 
 
 def test_rarer_words_get_more_pieces(facts):
