@@ -131,14 +131,25 @@ def test_the_next_word_is_visible_to_every_earlier_position_only_without_the_mas
     assert "predicting the next word from it is trivial, the answer is in the input" in prose_text
 
 
-def test_causal_drift_grows_layer_after_layer(run):
+def test_causal_drift_grows_with_depth_but_not_at_every_step(run):
     text = output(run, "causal-drift")
     labels = re.findall(r"^ *(L0 \(embeddings\)|L\d+): mean cosine", text, re.M)
     assert labels == ["L0 (embeddings)"] + [f"L{i}" for i in range(1, 7)]
-    cos = floats(r"= ([\d.]+)", text)
-    assert cos[0] == 1.0
-    assert all(b <= a for a, b in zip(cos[1:], cos[2:])), cos  # never back up, from L1 on
-    assert cos[-1] < cos[1] - 0.05
+    cos = floats(r"= ([\d.]+);", text)
+    assert cos[0] == 1.0 and cos[-1] < cos[1] - 0.05                 # our sentence
+    # "grows layer after layer" rested on this one sentence; an expert reader found block 5 reversing it on others
+    mean = floats(r"over 40 sentences ([\d.]+)", text)
+    assert len(mean) == 7 and mean[0] == 1.0
+    assert round(mean[1], 2) == 0.99 and round(mean[6], 1) == 0.8    # "from 0.99 at L1 to about 0.8 at L6"
+    steps = [tuple(float(x) for x in m) for m in re.findall(
+        r"change from the layer below ([+-][\d.]+), 95% interval \[([+-][\d.]+), ([+-][\d.]+)\]", text)]
+    assert len(steps) == 5                                            # L2 ... L6
+    assert min(steps, key=lambda s: s[0]) == steps[-1] and steps[-1][0] < -(mean[1] - mean[6]) / 2  # "most of it in the last block"
+    assert steps[3][1] > 0 and sum(s[0] > 0 for s in steps) == 1     # "block 5 brings the vectors a little back"
+    assert all(s[2] < 0 for i, s in enumerate(steps) if i != 3)       # every other block: clearly further away
+    p = " ".join(prose(run).split())
+    assert "But not at every step: block 5 brings the vectors a little back" in p
+    assert "The drift grows layer after layer" not in p
 
 
 def test_padding_gets_no_attention(run):
