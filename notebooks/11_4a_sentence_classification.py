@@ -379,6 +379,12 @@ for n in SIZES:
 for n, run in scratch.items():
     print(f"random weights, {n:,} sentences: training accuracy {run.epochs[-1].train_accuracy:.1%}, "
           f"held out {run.final():.1%} ({run.origin})")
+from course_lib.finetuning.data import word_count_predictions
+
+counted = torch.tensor([SENTIMENT_LABELS.index(p) for p in word_count_predictions(train_sets[3000], test)])
+d = paired_difference(full_pred, counted, test_gold)
+print(f"pretrained on 500 minus word counts on 3,000, on the same {d['n']} test sentences: {d['difference']:+.1%} "
+      f"± {d['se']:.1%} (paired standard error)")
 labelled_data_figure({"word counts (logistic regression)": words,
                       "the same network, random weights": {n: r.final() for n, r in scratch.items()},
                       "pretrained MiniLM, fine-tuned": {n: r.final() for n, r in pretrained.items()}},
@@ -388,8 +394,10 @@ labelled_data_figure({"word counts (logistic regression)": words,
 # From random weights the network ends near the word counts, on 500 sentences and on all 3,000: with nothing
 # carried over, a transformer of 22 million parameters learns about as much from labelled sentences as counting
 # their words does. It fits its training sentences almost perfectly and generalises no better for it. The
-# pretrained model, fine-tuned on 500 sentences, beats both learners trained on six times as many; on 250 it is
-# already above them. Here pretraining was worth more than every labelled sentence we have.
+# pretrained model, fine-tuned on 500 sentences, ends above both learners trained on six times as many, by about
+# five points: against the word counts, more than two paired standard errors (the last line), so likely, not
+# certain, from one run. On 250 sentences it is a few points above them, within what 400 test sentences can tell
+# apart. Here pretraining was worth about as much as every labelled sentence we have, or more.
 #
 # Two cautions. What this MiniLM carried over is not MLM pretraining alone: it was trained further on a billion
 # sentence pairs (section 5), which is also why its frozen mean vector was so good. And the tokenizer of the
@@ -470,8 +478,9 @@ forgetting_figure(forgetting_runs, baseline=majority)
 # cannot say whether the rate or the epochs did it. Here even the bolder recipe makes only 320 updates on 500
 # sentences, so what it loses is small. With far more data, even the lecture's few epochs mean many more
 # updates: how much is forgotten then, this run cannot say.
-# (course-bert also ends a few points below the fine-tuned MiniLM on sentiment: MiniLM's sentence training, not
-# MLM, made its vectors good at whole sentences.)
+# (course-bert also ends a few points below the fine-tuned MiniLM on sentiment, about two standard errors of 400
+# sentences: perhaps MiniLM's sentence training, not MLM, made its vectors good at whole sentences; one run of each
+# cannot say.)
 #
 # ### Where the fine-tuned model goes wrong
 # The confusion matrix of the full model on the held-out sentences, and a few of its mistakes:
@@ -614,7 +623,8 @@ for name, acc in pair_results.items():
 curves_figure([runs["NLI cross-encoder"], runs["NLI bi-encoder"]], baseline=nli_majority, title="NLI, 600 pairs")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# The cross-encoder reads the premise: it clears the hypothesis-only bar by more than ten points, and it gets
+# The cross-encoder reads the premise: it clears the hypothesis-only bar by about fourteen points, more than three
+# times the standard error of that difference on 300 pairs (about four points), and it gets
 # the chapter's three pairs right (above). Trained with the same recipe, the bi-encoder is about as accurate
 # here — within the few points that 300 test pairs can tell apart — so on this little data the cross-encoder's
 # advantage, attending across the pair in every layer, does not show; its cost does (below). Two things tilt
@@ -716,8 +726,15 @@ searches = {"MiniLM (bi-encoder)": dense_scores(encoder, tokenizer, task.queries
             "course-bert (MLM), [CLS] vector": dense_scores(mlm_model.bert, mlm_tokenizer, task.queries, task.docs,
                                                             pooling="cls")}
 print(f"{len(task.queries)} queries, {len(task.docs)} documents: recall@1 by chance {1 / len(task.docs):.2%}")
-for name, scores in searches.items():
-    print(retrieval_scores(scores, task.gold, name))
+retrieved = {name: retrieval_scores(scores, task.gold, name) for name, scores in searches.items()}
+for result in retrieved.values():
+    print(result)
+# the same 300 queries answer both searches: a paired bootstrap over them
+from course_lib.stats import paired_bootstrap
+
+for k in (1, 5, 10):
+    a, b = ((retrieved[n].ranks <= k).double().numpy() for n in ("course-bert (MLM), [CLS] vector", "TF-IDF (word overlap)"))
+    print(f"course-bert's [CLS] vector minus word overlap, recall@{k}: {paired_bootstrap(lambda i: a[i].mean() - b[i].mean(), len(a))}")
 q = 0
 print(f"\nquery: {task.queries[q]}")
 for name, scores in list(searches.items())[:3]:
@@ -728,8 +745,9 @@ for name, scores in list(searches.items())[:3]:
 # MiniLM puts the right hypothesis first for about three queries in five, and among its first five for nine in
 # ten. Word overlap comes second. course-bert comes last, below word overlap: masked language modelling made its
 # mean vectors worse at similarity than counting shared words. Read its `[CLS]` vector instead (the last row;
-# course-bert had no NSP, so no loss trained that vector) and it does better than its mean vector, and better than
-# word overlap among the first five and the first ten, yet still far below MiniLM: with an encoder trained only to
+# course-bert had no NSP, so no loss trained that vector) and it does better than its mean vector; against word
+# overlap it is about level among the first five and the first ten (a little above, within the noise of 300
+# queries: the intervals) and clearly below it at the first place; and far below MiniLM: with an encoder trained only to
 # fill in words, which vector you read changes the ranking, and neither was trained to compare sentences. The
 # SentenceBERT paper found the same weakness in
 # BERT's own averaged vectors, which scored below averaged GloVe word vectors on its sentence-similarity

@@ -46,6 +46,10 @@ def test_word_counts_learn_words_and_refuse_no_data():
     test = [SentenceExample("a great lovely film", "positive"), SentenceExample("an awful dull film", "negative")]
     assert word_count_baseline(train, test) == 1.0
     assert word_count_baseline(train, [SentenceExample("a great film", "negative")]) == 0.0
+    from course_lib.finetuning.data import word_count_predictions
+
+    assert word_count_predictions(train, test + [SentenceExample("a dull bad film", "positive")]) == [
+        "positive", "negative", "negative"]   # what the classifier says, whatever the gold label
     with pytest.raises(ValueError, match="needs training and test examples"):
         word_count_baseline([], test)
 

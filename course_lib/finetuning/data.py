@@ -111,20 +111,25 @@ def one_side_baseline(train: list[PairExample], test: list[PairExample], side: s
     """
     if side not in ("premise", "hypothesis"):
         raise ValueError(f"side must be 'premise' or 'hypothesis', not {side!r}")
-    return _bag_of_words([getattr(e, side) for e in train], [e.label for e in train],
-                         [getattr(e, side) for e in test], [e.label for e in test])
+    pred = _bag_of_words([getattr(e, side) for e in train], [e.label for e in train], [getattr(e, side) for e in test])
+    return float(sum(p == e.label for p, e in zip(pred, test)) / len(test))
 
 
 def word_count_baseline(train: list[SentenceExample], test: list[SentenceExample]) -> float:
     """Held-out accuracy of the same bag-of-words logistic regression on sentences: which words (and word
     pairs) a sentence contains, and nothing of their order or meaning -- what labelled data alone can give
     without pretraining."""
-    return _bag_of_words([e.text for e in train], [e.label for e in train], [e.text for e in test],
-                         [e.label for e in test])
+    pred = word_count_predictions(train, test)
+    return float(sum(p == e.label for p, e in zip(pred, test)) / len(test))
 
 
-def _bag_of_words(train_texts, train_labels, test_texts, test_labels) -> float:
-    """Accuracy of logistic regression on binary 1-2-gram counts, fitted on the training texts."""
+def word_count_predictions(train: list[SentenceExample], test: list[SentenceExample]) -> list[str]:
+    """The label :func:`word_count_baseline`'s classifier gives each test sentence (for paired comparisons)."""
+    return _bag_of_words([e.text for e in train], [e.label for e in train], [e.text for e in test])
+
+
+def _bag_of_words(train_texts, train_labels, test_texts) -> list:
+    """Predictions of logistic regression on binary 1-2-gram counts, fitted on the training texts."""
     if not train_texts or not test_texts:
         raise ValueError("a bag-of-words baseline needs training and test examples")
     from sklearn.feature_extraction.text import CountVectorizer
@@ -132,8 +137,7 @@ def _bag_of_words(train_texts, train_labels, test_texts, test_labels) -> float:
 
     vec = CountVectorizer(ngram_range=(1, 2), lowercase=True, binary=True)
     clf = LogisticRegression(max_iter=2000, C=1.0).fit(vec.fit_transform(train_texts), train_labels)
-    pred = clf.predict(vec.transform(test_texts))
-    return float(sum(p == y for p, y in zip(pred, test_labels)) / len(test_labels))
+    return list(clf.predict(vec.transform(test_texts)))
 
 
 # ----------------------------------------------------------------------------- collate functions
