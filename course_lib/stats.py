@@ -41,10 +41,10 @@ class Gap:
         return f"{self.difference:+.3f}, 95% interval [{self.low:+.3f}, {self.high:+.3f}]"
 
 
-def bootstrap_indices(n: int, resamples: int = 2000, seed: int = 0, groups: Sequence | None = None) -> list:
+def bootstrap_indices(n: int, resamples: int = 2000, seed: int = 0, groups: Sequence | None = None):
     """The items of each resample: ``resamples`` arrays of item indices, drawn with replacement.
 
-    Without ``groups``, each array holds n indices. With ``groups`` (one label per item), as many groups as there
+    Without ``groups``, each holds n indices: the rows of one (resamples, n) array. With ``groups`` (one label per item), as many groups as there
     are are drawn with replacement and each array holds every item of the groups drawn.
     """
     if n < 2:
@@ -53,7 +53,7 @@ def bootstrap_indices(n: int, resamples: int = 2000, seed: int = 0, groups: Sequ
         raise ValueError(f"resamples must be at least 1, not {resamples}")
     rng = np.random.default_rng(seed)
     if groups is None:
-        return list(rng.integers(0, n, size=(resamples, n)))
+        return rng.integers(0, n, size=(resamples, n))
     groups = list(groups)
     if len(groups) != n:
         raise ValueError(f"{len(groups)} group labels for {n} items")
@@ -79,7 +79,7 @@ def paired_bootstrap(difference: Callable[[np.ndarray], float], n: int, *, resam
     if batched:
         if groups is not None:
             raise ValueError("batched resamples need items, not groups (a group draw's size varies)")
-        diffs = np.asarray(difference(np.stack(draws)), dtype=float).reshape(-1)
+        diffs = np.asarray(difference(draws), dtype=float).reshape(-1)
         whole = np.asarray(difference(np.arange(n)[None]), dtype=float).reshape(-1)[0]
         return paired_bootstrap_from(diffs, float(whole), n)
     diffs = np.array([float(difference(idx)) for idx in draws])

@@ -37,10 +37,6 @@ def lee_corpus(max_docs: int | None = None) -> list[str]:
     return [s for d in docs for s in re.split(r"(?<=[.!?])\s+(?=[A-Z\"'])", d) if len(s.split()) >= 4]
 
 
-
-
-
-
 def similarity_correlation(word_vectors: dict[str, torch.Tensor], pairs, zscorer: ZScorer | None = None) -> float:
     """Spearman ρ between cosine(word1, word2) and the human scores (raw, or after ``zscorer``)."""
     cos, human = [], []

@@ -111,21 +111,24 @@ def one_side_baseline(train: list[PairExample], test: list[PairExample], side: s
     """
     if side not in ("premise", "hypothesis"):
         raise ValueError(f"side must be 'premise' or 'hypothesis', not {side!r}")
-    pred = _bag_of_words([getattr(e, side) for e in train], [e.label for e in train], [getattr(e, side) for e in test])
-    return float(sum(p == e.label for p, e in zip(pred, test)) / len(test))
+    return _accuracy(_bag_of_words([getattr(e, side) for e in train], [e.label for e in train],
+                                   [getattr(e, side) for e in test]), test)
 
 
 def word_count_baseline(train: list[SentenceExample], test: list[SentenceExample]) -> float:
     """Held-out accuracy of the same bag-of-words logistic regression on sentences: which words (and word
     pairs) a sentence contains, and nothing of their order or meaning -- what labelled data alone can give
     without pretraining."""
-    pred = word_count_predictions(train, test)
-    return float(sum(p == e.label for p, e in zip(pred, test)) / len(test))
+    return _accuracy(word_count_predictions(train, test), test)
 
 
 def word_count_predictions(train: list[SentenceExample], test: list[SentenceExample]) -> list[str]:
     """The label :func:`word_count_baseline`'s classifier gives each test sentence (for paired comparisons)."""
     return _bag_of_words([e.text for e in train], [e.label for e in train], [e.text for e in test])
+
+
+def _accuracy(predicted: list, test: list) -> float:
+    return float(sum(p == e.label for p, e in zip(predicted, test)) / len(test))
 
 
 def _bag_of_words(train_texts, train_labels, test_texts) -> list:
