@@ -467,8 +467,9 @@ check("mlm_loss")
 # 3. runs `model` on the **corrupted** ids — remember the padding;
 # 4. returns `(loss, corrupted_ids, labels)`, the loss averaged over the selected tokens only.
 #
-# The check gives you a small random BERT and the embedded model's tokenizer, and recomputes the loss from the
-# batch you return.
+# The check gives you a small random BERT and a cut-down copy of the embedded model's tokenizer (it splits the
+# check's texts into the same pieces, with a vocabulary of 2,163 entries instead of 30,522, so that grading is
+# quick), and recomputes the loss from the batch you return.
 
 # %% tags=["exercise"]
 def masked_batch_loss(model, tokenizer, texts, unigram, generator):

@@ -64,6 +64,23 @@ def test_the_masking_check_is_deterministic_and_leaves_the_random_state_alone():
     assert run_exercise("mlm_masking", namespace) == first and first.correct
 
 
+
+def test_the_batch_checks_cut_down_tokenizer_splits_its_texts_as_the_full_one_and_mostly_holds_other_pieces():
+    from course_lib.checkpoints import embedded_model_dir
+    from course_lib.exercises.ch11_2 import BATCH_TEXTS, batch_tokenizer
+    from course_lib.pretraining.masking import unigram_distribution
+    from course_lib.tokenization.bert_tokenizer import BertTokenizer
+
+    small, full = batch_tokenizer(), BertTokenizer.from_dir(embedded_model_dir())
+    assert small.vocab_size < full.vocab_size / 10
+    assert small.special_ids == full.special_ids and small.mask_token_id == full.mask_token_id
+    a, b = small(BATCH_TEXTS), full(BATCH_TEXTS)
+    assert torch.equal(a.attention_mask, b.attention_mask) and torch.equal(a.token_type_ids, b.token_type_ids)
+    for got, want in zip(a.input_ids, b.input_ids):
+        assert small.convert_ids_to_tokens(got) == full.convert_ids_to_tokens(want)
+    # a token drawn uniformly from the vocabulary is one `unigram` never draws about nine times in ten
+    assert (unigram_distribution(BATCH_TEXTS, tokenizer=small) == 0).float().mean() > 0.9
+
 # ----------------------------------------------------------------------------- 11.3
 
 @pytest.mark.parametrize("seed", range(0, 400, 7))
