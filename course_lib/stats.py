@@ -6,7 +6,8 @@ systems on each draw keeps that pairing, so what both get right (or wrong) toget
 difference; the spread of the resampled differences says how much of a gap another sample like this one would
 keep (Efron & Tibshirani, 1993; Berg-Kirkpatrick et al., 2012, on significance in NLP).
 
-    gap = paired_bootstrap(lambda idx: acc_a[idx].mean() - acc_b[idx].mean(), n=len(acc_a))
+    gap = paired_bootstrap(lambda idx: f1(a[idx]) - f1(b[idx]), n=len(a))   # any score of a sample of items
+    gap = mean_gap(acc_a, acc_b)   # a mean of per-item scores: the same, at once
     gap.low, gap.high          # a 95% interval for the difference
     str(gap)                   # "+0.034, 95% interval [+0.006, +0.062]"
 
@@ -84,6 +85,16 @@ def paired_bootstrap(difference: Callable[[np.ndarray], float], n: int, *, resam
         return paired_bootstrap_from(diffs, float(whole), n)
     diffs = np.array([float(difference(idx)) for idx in draws])
     return paired_bootstrap_from(diffs, float(difference(np.arange(n))), len(set(groups)) if groups is not None else n)
+
+
+def mean_gap(a, b=None, *, resamples: int = 2000, seed: int = 0, groups: Sequence | None = None) -> Gap:
+    """The mean over the items of ``a - b`` (of ``a`` alone when ``b`` is None: per-item changes, say), with its
+    paired bootstrap interval: two systems' per-item scores (1/0 for right/wrong, a recall, a cosine)."""
+    d = np.asarray(a, dtype=float) - (0.0 if b is None else np.asarray(b, dtype=float))
+    if d.ndim != 1:
+        raise ValueError(f"one score per item is needed, not an array of shape {d.shape}")
+    return paired_bootstrap(lambda idx: d[idx].mean(-1), len(d), resamples=resamples, seed=seed, groups=groups,
+                            batched=groups is None)
 
 
 def paired_bootstrap_from(diffs: np.ndarray, difference: float, n: int) -> Gap:

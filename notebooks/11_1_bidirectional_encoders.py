@@ -341,7 +341,7 @@ print(f"largest distance between the three [CLS] vectors: bidirectional {spread_
 # %%
 # claim: causal-drift
 from course_lib.finetuning.data import load_sentiment
-from course_lib.stats import paired_bootstrap
+from course_lib.stats import mean_gap
 from course_lib.views.causal import layer_labels
 
 drift_texts = [e.text for e in load_sentiment("test", n=40)]
@@ -352,7 +352,7 @@ for layer, (label, c) in enumerate(zip(layer_labels(cmp.num_layers), mean_cos)):
             f"{per_sentence[:, layer].mean():.3f}")
     if layer >= 2:
         step = per_sentence[:, layer] - per_sentence[:, layer - 1]
-        line += f", change from the layer below {paired_bootstrap(lambda i: step[i].mean(), len(step))}"
+        line += f", change from the layer below {mean_gap(step)}"
     print(line)
 
 # %% [markdown] slideshow={"slide_type": "fragment"}

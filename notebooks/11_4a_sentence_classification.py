@@ -730,11 +730,11 @@ retrieved = {name: retrieval_scores(scores, task.gold, name) for name, scores in
 for result in retrieved.values():
     print(result)
 # the same 300 queries answer both searches: a paired bootstrap over them
-from course_lib.stats import paired_bootstrap
+from course_lib.stats import mean_gap
 
 for k in (1, 5, 10):
     a, b = ((retrieved[n].ranks <= k).double().numpy() for n in ("course-bert (MLM), [CLS] vector", "TF-IDF (word overlap)"))
-    print(f"course-bert's [CLS] vector minus word overlap, recall@{k}: {paired_bootstrap(lambda i: a[i].mean() - b[i].mean(), len(a))}")
+    print(f"course-bert's [CLS] vector minus word overlap, recall@{k}: {mean_gap(a, b)}")
 q = 0
 print(f"\nquery: {task.queries[q]}")
 for name, scores in list(searches.items())[:3]:

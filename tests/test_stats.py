@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from course_lib.stats import Gap, bootstrap_indices, paired_bootstrap, spearman
+from course_lib.stats import Gap, bootstrap_indices, mean_gap, paired_bootstrap, spearman
 
 
 def test_indices_draw_n_items_with_replacement_reproducibly():
@@ -93,3 +93,17 @@ def test_average_ranks_equal_scipys_rankdata_row_by_row():
     a = rng.integers(0, 6, size=(40, 25)).astype(float)   # many ties
     assert np.array_equal(average_ranks(a), np.stack([rankdata(r) for r in a]))
     assert np.array_equal(average_ranks(np.array([3.0, 1.0, 3.0, 2.0])), [3.5, 1.0, 3.5, 2.0])
+
+
+def test_mean_gap_is_the_paired_bootstrap_of_the_per_item_difference():
+    rng = np.random.default_rng(3)
+    a, b = rng.integers(0, 2, 150), rng.integers(0, 2, 150)
+    gap = mean_gap(a, b)
+    loop = paired_bootstrap(lambda i: a[i].mean() - b[i].mean(), 150)
+    assert gap.difference == pytest.approx(a.mean() - b.mean())
+    assert (gap.low, gap.high, gap.a_better) == pytest.approx((loop.low, loop.high, loop.a_better), abs=1e-12)
+    assert str(mean_gap(a - b)) == str(gap)   # one array: the mean of its items
+    groups = np.repeat(np.arange(30), 5)
+    assert mean_gap(a, b, groups=groups).n == 30
+    with pytest.raises(ValueError, match="one score per item"):
+        mean_gap(np.ones((3, 4)))
