@@ -75,6 +75,42 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+# ----------------------------------------------------------------------------- several workers (pytest-xdist)
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # workers share the cores: torch in each worker, and the kernels and graders it starts, take their share only
+    _share = max(1, (os.cpu_count() or 1) // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    os.environ.setdefault("OMP_NUM_THREADS", str(_share))
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile``, but tests/browser/ is one unit: its files share one JupyterLab and one Chromium (package
+    fixtures), which a worker of its own starts once."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class BrowserTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "tests/browser/" if path.startswith("tests/browser/") else path
+
+    return BrowserTogether(config, log)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _notebook_runs_shared_by_xdist_workers(tmp_path_factory):
+    """Under pytest-xdist each worker is a process of its own: the notebooks it executes are kept where the other
+    workers of the run find them (the parent of the workers' temporary folders, which pytest cleans up)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        import notebook_runs
+
+        notebook_runs.SHARED = tmp_path_factory.getbasetemp().parent / "notebook-runs"
+    yield
+
+
 @pytest.fixture(scope="session")
 def embedded():
     """(model, tokenizer) of the packaged all-MiniLM-L6-v2, on the CPU."""

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
+import json
 import re
 import sys
 import time
@@ -125,9 +127,35 @@ class NotebookRun:
         return [o for c in cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
 
 
+SHARED: Path | None = None  # under pytest-xdist, a folder every worker of the run shares (tests/conftest.py)
+
+
 @functools.cache
 def executed(source: Path) -> NotebookRun:
-    """Execute ``source`` (a py:percent notebook) once, then its student copy's stub-dependent cells."""
+    """Execute ``source`` (a py:percent notebook) once per test run (once per worker process, and under xdist
+    once for all the workers: the first that asks runs it, the others read it back), then its student copy's stub-dependent cells."""
+    shared = SHARED
+    if shared is None:
+        return _execute(source)
+    from filelock import FileLock
+
+    shared.mkdir(exist_ok=True)
+    key = f"{source.stem}-{hashlib.sha256(source.read_bytes()).hexdigest()[:12]}"
+    saved = shared / f"{key}.json"
+    with FileLock(str(shared / f"{key}.lock")):
+        if saved.exists():
+            data = json.loads(saved.read_text())
+            return NotebookRun(source, nbformat.from_dict(data["notebook"]),
+                               [nbformat.from_dict(c) for c in data["student_cells"]], data["seconds"])
+        run = _execute(source)
+        tmp = saved.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"notebook": run.notebook, "student_cells": run.student_cells,
+                                   "seconds": run.seconds}))
+        tmp.replace(saved)
+        return run
+
+
+def _execute(source: Path) -> NotebookRun:
     nb = jupytext.read(source)
     n = len(nb.cells)
     student_idx: list[int] = []
