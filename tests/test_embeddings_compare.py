@@ -179,7 +179,7 @@ def test_same_word_pairs_pair_each_lemma_s_examples_once():
 def test_in_context_similarity_is_the_cosine_and_the_auc_of_the_pairs():
     from sklearn.metrics import roc_auc_score
 
-    from course_lib.embeddings import SenseExample, ZScorer, in_context_similarity
+    from course_lib.embeddings import SenseExample, ZScorer, auc_change, in_context_similarity
 
     g = torch.Generator().manual_seed(5)
     senses = ["b1", "b1", "b2", "b2", "b1", "m1", "m2", "m1"]
@@ -193,13 +193,24 @@ def test_in_context_similarity_is_the_cosine_and_the_auc_of_the_pairs():
     pairs = [(a, b) for a in range(8) for b in range(a + 1, 8) if senses[a][0] == senses[b][0]]
     cos = [float(torch.nn.functional.cosine_similarity(states[a, 0], states[b, 0], dim=0)) for a, b in pairs]
     same = [senses[a] == senses[b] for a, b in pairs]
-    assert res[0].auc == pytest.approx(roc_auc_score(same, cos))
+    assert res[0].auc_pooled == pytest.approx(roc_auc_score(same, cos))
+    # within a word: each same-sense pair of a word against each different-sense pair of that word, ties half
+    wins = [(c1 > c2) + 0.5 * (c1 == c2) for (a, b), c1, s1 in zip(pairs, cos, same) if s1
+            for (x, y), c2, s2 in zip(pairs, cos, same) if not s2 and senses[a][0] == senses[x][0]]
+    assert res[0].auc == pytest.approx(np.mean(wins)) and res[0].auc != pytest.approx(res[0].auc_pooled)
     assert res[0].same == pytest.approx(np.mean([c for c, s in zip(cos, same) if s]))
     assert res[0].different == pytest.approx(np.mean([c for c, s in zip(cos, same) if not s]))
     zs = [ZScorer().fit(torch.randn(50, 8, generator=g)) for _ in range(2)]
     z = in_context_similarity(states, ex, zs)
     zc = [float(torch.nn.functional.cosine_similarity(zs[0](states[a, 0][None])[0], zs[0](states[b, 0][None])[0], dim=0))
           for a, b in pairs]
-    assert z[0].auc == pytest.approx(roc_auc_score(same, zc))
+    assert z[0].auc_pooled == pytest.approx(roc_auc_score(same, zc))
+    # z-scoring's move, with a bootstrap over the words (here 2): the move on all of them, and none from itself
+    move = auc_change(res[0], z[0])
+    assert move.difference == pytest.approx(z[0].auc - res[0].auc) and move.n == 2
+    still = auc_change(res[0], res[0])
+    assert (still.difference, still.low, still.high) == (0, 0, 0)
+    with pytest.raises(ValueError, match="the same pairs"):
+        auc_change(res[0], in_context_similarity(states[:5], ex[:5])[0])
     with pytest.raises(ValueError, match="both same-sense and different-sense"):
         in_context_similarity(states[:2], ex[:2])

@@ -21,7 +21,7 @@ from .geometry import DimensionReport, LayerGeometry, ZScorer, anisotropy, dimen
 from .layers import LAYER_CHOICES, ScalarMix, combine_layers, layer_name
 from .projection import UMAP_CACHE, Projection, ProjectionCache, import_umap, umap_project, warm_umap
 from .senses import Sense, SenseData, SenseExample, load_sense_data, parse_marked, sense_examples
-from .similarity import (InContext, gensim_test_data, in_context_similarity, lee_corpus, same_word_pairs,
+from .similarity import (InContext, auc_change, gensim_test_data, in_context_similarity, lee_corpus, same_word_pairs,
                          similarity_by_layer, similarity_correlation, similarity_pairs, spearman,
                          zscoring_gain_by_layer)
 from .states import POOLINGS, corpus_states, isolated_word_states, target_states, word_states
@@ -32,7 +32,7 @@ __all__ = [
     "cached_states", "model_fingerprint", "DIE_SENTENCES", "MODEL_NAMES", "ModelStates", "compared_models",
     "die_examples", "heldout_texts", "model_states", "sense_cosine_table", "silhouette", "word_zscorers",
     "zscoring_words", "LayerGeometry",
-    "layer_geometry", "similarity_by_layer", "zscoring_gain_by_layer", "InContext", "in_context_similarity", "same_word_pairs",
+    "layer_geometry", "similarity_by_layer", "zscoring_gain_by_layer", "InContext", "auc_change", "in_context_similarity", "same_word_pairs",
     "DimensionReport", "ZScorer", "anisotropy", "dimension_report", "pair_cosines", "LAYER_CHOICES", "ScalarMix",
     "combine_layers", "layer_name", "UMAP_CACHE", "Projection", "ProjectionCache", "import_umap", "umap_project",
     "warm_umap", "Sense", "SenseData", "SenseExample", "load_sense_data", "parse_marked", "sense_examples",

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import torch
 
-from ..paths import cache_dir
+from ..paths import cache_dir, written_whole
 
 
 def model_fingerprint(model) -> str:
@@ -51,9 +51,8 @@ def cached_states(model, kind: str, data, compute: Callable[[], torch.Tensor], *
             pass
     half = compute().detach().cpu().half()
     try:
-        tmp = path.with_suffix(".tmp")
-        torch.save(half, tmp)
-        tmp.replace(path)
+        with written_whole(path) as tmp:
+            torch.save(half, tmp)
     except OSError:
         pass
     return half.float()

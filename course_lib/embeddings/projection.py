@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..paths import cache_dir
+from ..paths import cache_dir, written_whole
 
 
 
@@ -49,9 +49,8 @@ class ProjectionCache:
         self.memory[key] = coords
         try:
             f = self.path(key)
-            tmp = f.with_suffix(".tmp.npy")
-            np.save(tmp, coords)
-            tmp.replace(f)
+            with written_whole(f) as tmp:
+                np.save(tmp, coords)
         except OSError:
             pass  # a read-only cache still works, in memory
 

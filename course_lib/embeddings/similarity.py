@@ -5,7 +5,7 @@ corpus as running text.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -99,11 +99,31 @@ def zscoring_gain_by_layer(word_states: torch.Tensor, words, pairs, zscorers, *,
 @dataclass
 class InContext:
     """One layer's similarity of two instances of the same word: mean cosine of the pairs in the same sense and in
-    different senses, and the AUC (the chance that a same-sense pair has the higher cosine of the two, ties half)."""
+    different senses, and the AUC: the chance that a same-sense pair of a word has the higher cosine than a
+    different-sense pair *of the same word* (ties half), over every such comparison of every word. ``auc_pooled``
+    lets a pair of one word meet a pair of another, so it also rewards words whose instances are all alike.
+    ``word_auc`` and ``word_weight``: each word's own AUC and its number of comparisons (``auc`` is their
+    weighted mean), for a bootstrap over the words (:func:`auc_change`)."""
 
     same: float
     different: float
     auc: float
+    auc_pooled: float
+    word_auc: np.ndarray = field(repr=False, compare=False, default=None)
+    word_weight: np.ndarray = field(repr=False, compare=False, default=None)
+
+
+def auc_change(before: InContext, after: InContext, *, resamples: int = 2000, seed: int = 0):
+    """How much ``after`` (z-scored, say) moves the AUC of ``before`` on the same pairs, with a 95% interval from
+    a paired bootstrap over the *words* (the pairs of one word are not independent of each other): a
+    :class:`course_lib.stats.Gap`."""
+    from ..stats import paired_bootstrap
+
+    w, a, b = before.word_weight, after.word_auc, before.word_auc
+    if w is None or after.word_weight is None or not np.array_equal(w, after.word_weight):
+        raise ValueError("the two results must come from the same pairs (in_context_similarity of one set of examples)")
+    return paired_bootstrap(lambda idx: (w[idx] * (a[idx] - b[idx])).sum(-1) / w[idx].sum(-1), len(w),
+                            resamples=resamples, seed=seed, batched=True)
 
 
 def same_word_pairs(examples) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -131,6 +151,11 @@ def in_context_similarity(states: torch.Tensor, examples, zscorers=None) -> list
     i, j, same = same_word_pairs(examples)
     if same.all() or not same.any():
         raise ValueError("the pairs must include both same-sense and different-sense pairs")
+    lemma = torch.tensor([{x: k for k, x in enumerate(dict.fromkeys(e.lemma for e in examples))}[e.lemma]
+                          for e in examples])[i]
+    words = [w for w in lemma.unique() if 0 < int(same[lemma == w].sum()) < int((lemma == w).sum())]
+    weight = torch.tensor([float(same[lemma == w].sum() * (~same[lemma == w]).sum()) for w in words],
+                          dtype=torch.float64)
     out = []
     for layer in range(states.size(1)):
         X = states[:, layer]
@@ -138,6 +163,9 @@ def in_context_similarity(states: torch.Tensor, examples, zscorers=None) -> list
             X = zscorers[layer](X)
         X = torch.nn.functional.normalize(X.double(), dim=-1)
         cos = (X @ X.T)[i, j]  # N x N (2,214² doubles: 39 MB), not a (pairs, d) copy of each side (0.26 GB each)
+        within = torch.tensor([roc_auc_score(same[lemma == w].numpy(), cos[lemma == w].numpy()) for w in words],
+                              dtype=torch.float64)
         out.append(InContext(float(cos[same].mean()), float(cos[~same].mean()),
-                             float(roc_auc_score(same.numpy(), cos.numpy()))))
+                             float((within * weight).sum() / weight.sum()),
+                             float(roc_auc_score(same.numpy(), cos.numpy())), within.numpy(), weight.numpy()))
     return out
