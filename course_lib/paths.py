@@ -11,10 +11,15 @@
   directory of the platform (``~/.cache/course-lib`` on Linux, via ``platformdirs``), or the folder named
   by the environment variable ``COURSE_LIB_CACHE``. Created on first use. course_lib never writes into
   its own source tree.
+* :func:`written_whole` -- how a cache file is written: under a name of this writer's own, then moved into
+  place in one step, so that two kernels (or two test workers) filling the same cache never mix their bytes
+  and a reader sees the old file or the whole new one.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from importlib import resources
 from pathlib import Path
 
@@ -78,3 +83,18 @@ def cache_dir(*parts: str) -> Path:
     path = cache_root().joinpath(*parts)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+@contextlib.contextmanager
+def written_whole(path: str | Path):
+    """``with written_whole(path) as tmp: save(..., tmp)``: the file is written under a temporary name of this
+    process and thread (beside ``path``, with the same suffix, which ``np.save`` and others expect), and replaces
+    ``path`` in one step only once it is complete; on an error the temporary file is removed and ``path`` is left
+    as it was."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}-{threading.get_ident()}.tmp{path.suffix}")
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

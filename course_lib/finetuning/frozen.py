@@ -23,7 +23,7 @@ from torch import nn
 
 from ..model.attention import additive_mask, padding_mask
 from ..model.bert import BertModel
-from ..paths import cache_dir
+from ..paths import cache_dir, written_whole
 from .runs import SOURCE
 
 
@@ -119,7 +119,8 @@ def frozen_states(encoder: BertModel, input_ids, token_type_ids=None, start: int
     if path is not None:
         from safetensors.torch import save_file
 
-        save_file({"states": torch.cat(out)}, str(path))
+        with written_whole(path) as tmp:
+            save_file({"states": torch.cat(out)}, str(tmp))
     return _sourced(out, key)
 
 

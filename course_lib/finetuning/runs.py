@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from ..paths import cache_dir
+from ..paths import cache_dir, written_whole
 
 CACHE_VERSION = 1
 
@@ -287,9 +287,10 @@ def run_dir(name: str, key: str) -> Path:
 
 def _save_finished(model: nn.Module, folder: Path, run: TrainRun) -> None:
     from safetensors.torch import save_file
-
-    save_file({n: t.contiguous() for n, t in _trainable_state(model).items()}, str(folder / "trained.safetensors"))
-    (folder / "run.json").write_text(json.dumps(run.to_dict(), indent=1))  # written last: marks the run complete
+    with written_whole(folder / "trained.safetensors") as tmp:
+        save_file({n: t.contiguous() for n, t in _trainable_state(model).items()}, str(tmp))
+    with written_whole(folder / "run.json") as tmp:  # written last: marks the run complete
+        tmp.write_text(json.dumps(run.to_dict(), indent=1))
     (folder / "partial.pt").unlink(missing_ok=True)
 
 
@@ -304,10 +305,9 @@ def _load_finished(model: nn.Module, folder: Path, fresh: TrainRun) -> TrainRun:
 
 
 def _save_partial(model, optimizer, scheduler, path: Path, run: TrainRun) -> None:
-    tmp = path.with_suffix(".tmp")
-    torch.save({"trainable": _trainable_state(model), "optimizer": optimizer.state_dict(),
-                "scheduler": scheduler.state_dict(), "run": run.to_dict()}, tmp)
-    tmp.replace(path)
+    with written_whole(path) as tmp:
+        torch.save({"trainable": _trainable_state(model), "optimizer": optimizer.state_dict(),
+                    "scheduler": scheduler.state_dict(), "run": run.to_dict()}, tmp)
 
 
 def _load_partial(model, optimizer, scheduler, path: Path, run: TrainRun) -> int:

@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 
 from ..model.device import seed_everything
-from ..paths import cache_dir, finished_run, is_shipped
+from ..paths import cache_dir, finished_run, is_shipped, written_whole
 from .masking import mlm_mask, pack_sequences, unigram_distribution
 from .training import corpus_hash, cpu_threads, python_reference_documents, split_documents
 
@@ -272,11 +272,12 @@ def _adapt(model, tokenizer, name, recipe, other_texts, cache, progress, stop_af
         from safetensors.torch import save_file
 
         folder.mkdir(parents=True, exist_ok=True)
-        save_file({k: p.detach().cpu().contiguous() for k, p in params.items()}, str(folder / "trained.safetensors"))
+        with written_whole(folder / "trained.safetensors") as tmp:
+            save_file({k: p.detach().cpu().contiguous() for k, p in params.items()}, str(tmp))
         meta = {"recipe": asdict(recipe), "name": name, "before": before, "after": after, "losses": losses,
                 "seconds": round(seconds, 1), "cpu_seconds": round(cpu_seconds, 1), "torch": torch.__version__}
-        (folder / "run.json.tmp").write_text(json.dumps(meta))
-        (folder / "run.json.tmp").replace(folder / "run.json")
+        with written_whole(folder / "run.json") as tmp:
+            tmp.write_text(json.dumps(meta))
         run.path = folder
     return run
 

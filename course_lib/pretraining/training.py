@@ -35,7 +35,7 @@ import torch.nn.functional as F
 from ..model.bert import BertConfig
 from ..model.device import get_device, seed_everything
 from ..model.heads import BertForPreTraining
-from ..paths import cache_dir, finished_run, is_shipped
+from ..paths import cache_dir, finished_run, is_shipped, written_whole
 from ..tokenization.bert_tokenizer import BertTokenizer
 from .masking import mlm_mask, nsp_pairs, unigram_distribution
 
@@ -358,15 +358,17 @@ def save_run(run: PretrainingRun, folder: str | Path) -> Path:
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    save_model(run.model, str(folder / "model.safetensors"))
-    run.tokenizer.backend.save(str(folder / "tokenizer.json"))
+    with written_whole(folder / "model.safetensors") as tmp:
+        save_model(run.model, str(tmp))
+    with written_whole(folder / "tokenizer.json") as tmp:
+        run.tokenizer.backend.save(str(tmp))
     meta = {"recipe": asdict(run.recipe), "config": asdict(run.model.config), "seconds": round(run.seconds, 1),
             "cpu_seconds": round(run.cpu_seconds, 1),
             "torch": torch.__version__, "threads": torch.get_num_threads(),
             "unigram_entropy": run.unigram_entropy, "heldout_unigram_loss": run.heldout_unigram_loss,
             "losses": run.losses, "evals": run.evals}
-    (folder / "run.json.tmp").write_text(json.dumps(meta))
-    (folder / "run.json.tmp").replace(folder / "run.json")  # written last: a folder with run.json is complete
+    with written_whole(folder / "run.json") as tmp:  # written last: a folder with run.json is complete
+        tmp.write_text(json.dumps(meta))
     run.path = folder
     return folder
 

@@ -16,7 +16,7 @@ from ..finetuning.labelling import encode_words
 from ..finetuning.runs import model_fingerprint, origin_words
 from ..finetuning.training import fingerprint
 from ..model.device import seed_everything
-from ..paths import cache_root, finished_run, is_shipped
+from ..paths import cache_root, finished_run, is_shipped, written_whole
 from ..pretraining.masking import unigram_distribution
 from .masking import MAX_SPAN_WORDS, P_GEOMETRIC, span_mask
 from .ner import (SpanSentence)
@@ -193,10 +193,10 @@ def train_spanbert(sentences: Sequence[SpanSentence], *, base: str | None = None
         names = {n for n, prm in model.named_parameters() if prm.requires_grad}
         names.add("sbo.decoder.bias")
         folder.mkdir(parents=True, exist_ok=True)
-        save_file({n: t.detach().contiguous() for n, t in model.state_dict().items() if n in names},
-                  str(folder / TRAINABLE_FILE))
-        (folder / "run.json").write_text(json.dumps({k: v for k, v in run.__dict__.items()
-                                                     if k not in ("cached", "shipped")}))
+        with written_whole(folder / TRAINABLE_FILE) as tmp:
+            save_file({n: t.detach().contiguous() for n, t in model.state_dict().items() if n in names}, str(tmp))
+        with written_whole(folder / "run.json") as tmp:  # written last: a folder with run.json is complete
+            tmp.write_text(json.dumps({k: v for k, v in run.__dict__.items() if k not in ("cached", "shipped")}))
     return model, tokenizer, unigram, run
 
 
