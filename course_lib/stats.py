@@ -90,7 +90,10 @@ def paired_bootstrap(difference: Callable[[np.ndarray], float], n: int, *, resam
 def mean_gap(a, b=None, *, resamples: int = 2000, seed: int = 0, groups: Sequence | None = None) -> Gap:
     """The mean over the items of ``a - b`` (of ``a`` alone when ``b`` is None: per-item changes, say), with its
     paired bootstrap interval: two systems' per-item scores (1/0 for right/wrong, a recall, a cosine)."""
-    d = np.asarray(a, dtype=float) - (0.0 if b is None else np.asarray(b, dtype=float))
+    a = np.asarray(a, dtype=float)
+    if b is not None and np.shape(b) != a.shape:
+        raise ValueError(f"a and b must score the same items: shapes {a.shape} and {np.shape(b)}")
+    d = a - (0.0 if b is None else np.asarray(b, dtype=float))
     if d.ndim != 1:
         raise ValueError(f"one score per item is needed, not an array of shape {d.shape}")
     return paired_bootstrap(lambda idx: d[idx].mean(-1), len(d), resamples=resamples, seed=seed, groups=groups,

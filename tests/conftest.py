@@ -79,9 +79,10 @@ def pytest_collection_modifyitems(config, items):
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # workers share the cores: torch in each worker, and the kernels and graders it starts, take their share only
-    _share = max(1, (os.cpu_count() or 1) // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    _share = max(1, len(os.sched_getaffinity(0)) // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
     os.environ.setdefault("OMP_NUM_THREADS", str(_share))
-    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+    _threads = os.environ["OMP_NUM_THREADS"].split(",")[0]  # OpenMP also takes a list, one count per level
+    torch.set_num_threads(int(_threads) if _threads.strip().isdigit() else _share)
 
 
 @pytest.hookimpl(optionalhook=True)

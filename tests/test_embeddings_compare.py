@@ -214,3 +214,5 @@ def test_in_context_similarity_is_the_cosine_and_the_auc_of_the_pairs():
         auc_change(res[0], in_context_similarity(states[:5], ex[:5])[0])
     with pytest.raises(ValueError, match="both same-sense and different-sense"):
         in_context_similarity(states[:2], ex[:2])
+    with pytest.raises(ValueError, match="no word has both"):  # b: one same-sense pair; m: one different-sense pair
+        in_context_similarity(states[[0, 1, 5, 6]], [ex[i] for i in (0, 1, 5, 6)])

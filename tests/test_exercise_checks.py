@@ -73,6 +73,7 @@ def test_the_batch_checks_cut_down_tokenizer_splits_its_texts_as_the_full_one_an
 
     small, full = batch_tokenizer(), BertTokenizer.from_dir(embedded_model_dir())
     assert small.vocab_size < full.vocab_size / 10
+    assert f"a vocabulary of {small.vocab_size:,} entries instead of {full.vocab_size:,}" in NOTEBOOK_11_2.read_text()
     assert small.special_ids == full.special_ids and small.mask_token_id == full.mask_token_id
     a, b = small(BATCH_TEXTS), full(BATCH_TEXTS)
     assert torch.equal(a.attention_mask, b.attention_mask) and torch.equal(a.token_type_ids, b.token_type_ids)

@@ -107,3 +107,5 @@ def test_mean_gap_is_the_paired_bootstrap_of_the_per_item_difference():
     assert mean_gap(a, b, groups=groups).n == 30
     with pytest.raises(ValueError, match="one score per item"):
         mean_gap(np.ones((3, 4)))
+    with pytest.raises(ValueError, match="the same items"):
+        mean_gap(a, b[:1])   # would broadcast

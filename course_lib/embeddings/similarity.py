@@ -103,7 +103,8 @@ class InContext:
     different-sense pair *of the same word* (ties half), over every such comparison of every word. ``auc_pooled``
     lets a pair of one word meet a pair of another, so it also rewards words whose instances are all alike.
     ``word_auc`` and ``word_weight``: each word's own AUC and its number of comparisons (``auc`` is their
-    weighted mean), for a bootstrap over the words (:func:`auc_change`)."""
+    weighted mean, so a word with more senses and sentences weighs more), for a bootstrap over the words
+    (:func:`auc_change`)."""
 
     same: float
     different: float
@@ -154,6 +155,8 @@ def in_context_similarity(states: torch.Tensor, examples, zscorers=None) -> list
     lemma = torch.tensor([{x: k for k, x in enumerate(dict.fromkeys(e.lemma for e in examples))}[e.lemma]
                           for e in examples])[i]
     words = [w for w in lemma.unique() if 0 < int(same[lemma == w].sum()) < int((lemma == w).sum())]
+    if not words:
+        raise ValueError("no word has both a same-sense and a different-sense pair: there is nothing to compare")
     weight = torch.tensor([float(same[lemma == w].sum() * (~same[lemma == w]).sum()) for w in words],
                           dtype=torch.float64)
     out = []
