@@ -644,7 +644,14 @@ def _batch_unigram(tok) -> torch.Tensor:
 
 
 def _call_batch_loss(masked_batch_loss, model, tok, unigram, seed, texts=BATCH_TEXTS):
-    answer = masked_batch_loss(model, tok, list(texts), unigram.clone(), torch.Generator().manual_seed(seed))
+    try:
+        answer = masked_batch_loss(model, tok, list(texts), unigram.clone(), torch.Generator().manual_seed(seed))
+    except Wrong as err:  # what the student's function raised, in the student's words
+        if "raised IndexError: index out of range" in str(err):
+            raise Wrong(f"{err}: the model was given an id outside the vocabulary of the tokenizer you were given, "
+                        f"which has {tok.vocab_size:,} entries here: take every id from `tokenizer` and `unigram`, "
+                        "never from a fixed vocabulary size such as 30,522") from None
+        raise
     if not isinstance(answer, (tuple, list)) or len(answer) != 3:
         got = type(answer).__name__ if not isinstance(answer, (tuple, list)) else f"{len(answer)} values"
         raise Wrong(f"masked_batch_loss should return three things, (loss, corrupted_ids, labels); got {got}")

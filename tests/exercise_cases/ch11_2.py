@@ -357,6 +357,13 @@ CASES.update({
         "    logits = model("),
         "which the unigram distribution you were given never draws: the random replacements must be drawn from "
         "`unigram`"),
+    "random ids below a fixed vocabulary size": ("masked_batch", batch(
+        "    logits = model(",
+        "    rnd = (b.labels != -100) & (b.input_ids != tokenizer.mask_token_id) & (b.input_ids != enc.input_ids)\n"
+        "    b.input_ids[rnd] = torch.randint(30522, (int(rnd.sum()),), generator=generator)\n"
+        "    logits = model("),
+        "the model was given an id outside the vocabulary of the tokenizer you were given, which has 2,163 entries "
+        "here"),
     "50/25/25 fates": ("masked_batch", batch("generator=generator)", "generator=generator, mask_prob=0.5, "
                                                                      "random_prob=0.25)"),
         "became [MASK], 2"),
