@@ -139,6 +139,8 @@ def executed(source: Path) -> NotebookRun:
         return _execute(source)
     from filelock import FileLock
 
+    from course_lib.paths import written_whole
+
     shared.mkdir(exist_ok=True)
     key = f"{source.stem}-{hashlib.sha256(source.read_bytes()).hexdigest()[:12]}"
     saved = shared / f"{key}.json"
@@ -148,10 +150,9 @@ def executed(source: Path) -> NotebookRun:
             return NotebookRun(source, nbformat.from_dict(data["notebook"]),
                                [nbformat.from_dict(c) for c in data["student_cells"]], data["seconds"])
         run = _execute(source)
-        tmp = saved.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"notebook": run.notebook, "student_cells": run.student_cells,
-                                   "seconds": run.seconds}))
-        tmp.replace(saved)
+        with written_whole(saved) as tmp:  # a worker that dies while writing leaves no half file for the others
+            tmp.write_text(json.dumps({"notebook": run.notebook, "student_cells": run.student_cells,
+                                       "seconds": run.seconds}))
         return run
 
 

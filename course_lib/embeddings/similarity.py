@@ -152,13 +152,12 @@ def in_context_similarity(states: torch.Tensor, examples, zscorers=None) -> list
     i, j, same = same_word_pairs(examples)
     if same.all() or not same.any():
         raise ValueError("the pairs must include both same-sense and different-sense pairs")
-    lemma = torch.tensor([{x: k for k, x in enumerate(dict.fromkeys(e.lemma for e in examples))}[e.lemma]
-                          for e in examples])[i]
-    words = [w for w in lemma.unique() if 0 < int(same[lemma == w].sum()) < int((lemma == w).sum())]
+    ids = {x: k for k, x in enumerate(dict.fromkeys(e.lemma for e in examples))}
+    lemma = torch.tensor([ids[e.lemma] for e in examples])[i]  # the word of each pair
+    words = [m for m in (lemma == w for w in lemma.unique()) if 0 < int(same[m].sum()) < int(m.sum())]  # its pairs
     if not words:
         raise ValueError("no word has both a same-sense and a different-sense pair: there is nothing to compare")
-    weight = torch.tensor([float(same[lemma == w].sum() * (~same[lemma == w]).sum()) for w in words],
-                          dtype=torch.float64)
+    weight = torch.tensor([float(same[m].sum() * (~same[m]).sum()) for m in words], dtype=torch.float64)
     out = []
     for layer in range(states.size(1)):
         X = states[:, layer]
@@ -166,8 +165,7 @@ def in_context_similarity(states: torch.Tensor, examples, zscorers=None) -> list
             X = zscorers[layer](X)
         X = torch.nn.functional.normalize(X.double(), dim=-1)
         cos = (X @ X.T)[i, j]  # N x N (2,214² doubles: 39 MB), not a (pairs, d) copy of each side (0.26 GB each)
-        within = torch.tensor([roc_auc_score(same[lemma == w].numpy(), cos[lemma == w].numpy()) for w in words],
-                              dtype=torch.float64)
+        within = torch.tensor([roc_auc_score(same[m].numpy(), cos[m].numpy()) for m in words], dtype=torch.float64)
         out.append(InContext(float(cos[same].mean()), float(cos[~same].mean()),
                              float((within * weight).sum() / weight.sum()),
                              float(roc_auc_score(same.numpy(), cos.numpy())), within.numpy(), weight.numpy()))

@@ -25,16 +25,15 @@ costs no one the gradebook.
 """
 from __future__ import annotations
 
-import contextlib
 import csv
 import hashlib
 import io
-import os
 from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from ..paths import written_whole
 from .core import EXERCISES, ICONS, NOT_ATTEMPTED, Result, fmt_points
 from .grading import Grade, SubmissionError, chapter_of
 from .untrusted import MAX_MESSAGE, clean_grade, clean_text, md_fence, md_inline
@@ -174,14 +173,8 @@ def write_atomically(path: Path, text: str) -> None:
     """Write a temporary file in ``path``'s folder, then rename it over ``path``: an earlier gradebook there is
     replaced whole or not at all, never left empty or cut off by an error halfway. A character UTF-8 cannot
     encode (a lone surrogate) is written as its escape (``\\ud800``)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
+    with written_whole(path) as tmp:
         tmp.write_text(text, encoding="utf-8", errors="backslashreplace")
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
 
 
 def feedback_names(sids: list[str]) -> dict[str, str]:
