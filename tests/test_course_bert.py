@@ -44,6 +44,13 @@ def unigram():
     return load_file(str(MODEL / "unigram.safetensors"))["unigram"]
 
 
+@pytest.fixture(scope="module")
+def heldout(course_bert, unigram):
+    """The card's one pass over the held-out texts, with what each masked token gave (for the registers)."""
+    model, tok = course_bert
+    return E.heldout_mlm(model, tok, EVAL, unigram, seed=0, per_token=True)
+
+
 def test_files_are_small_enough_and_the_data_card_and_licences_ship_with_it():
     files = [f for f in MODEL.rglob("*") if f.is_file()]
     names = {f.name for f in files}
@@ -83,10 +90,9 @@ def test_the_tools_held_out_metric_uses_the_librarys_masks(course_bert, unigram)
     assert mine["n_frequent"] == lib.n_frequent and lib.frequent == E.FREQUENT
 
 
-def test_held_out_numbers_are_recomputed_and_beat_the_unigram_baseline(course_bert, unigram):
-    model, tok = course_bert
+def test_held_out_numbers_are_recomputed_and_beat_the_unigram_baseline(heldout):
     want = METRICS["heldout"]
-    got = E.heldout_mlm(model, tok, EVAL, unigram, seed=0)
+    got = heldout
     assert got["n_masked"] == want["n_masked"] and got["n_frequent"] == want["n_frequent"]
     for k in ("baseline_top1", "baseline_top5"):          # shares of counts: exact on any machine
         assert got[k] == pytest.approx(want[k], abs=1e-9), k
@@ -101,15 +107,20 @@ def test_held_out_numbers_are_recomputed_and_beat_the_unigram_baseline(course_be
     assert got["top1_other"] > 0.03 and got["top1_frequent"] > 0.4, got
 
 
-def test_per_register_numbers_are_recomputed(course_bert, unigram):
-    model, tok = course_bert
+def test_per_register_numbers_are_recomputed(heldout):
     rows = E.round_robin([r for r in ROWS if r[2] == "eval"])  # the card's order (the masks depend on it)
-    got = E.by_group(model, tok, rows, unigram, 1)
-    want = METRICS["heldout"]["by_register"]
-    assert set(got) == set(want) and len(got) >= 7
-    for reg, v in want.items():
-        assert got[reg]["top1"] == pytest.approx(v["top1"], abs=TOL), reg
-        assert got[reg]["top1"] > v["baseline_top1"], reg   # the context helps in every register
+    for key, name in ((1, "by_register"), (0, "by_source")):
+        got, want = E.by_group(heldout["per_token"], rows, key), METRICS["heldout"][name]
+        assert set(got) == set(want) and len(got) >= 7
+        # the overall pass's masked tokens, grouped: the groups' counts add up to the whole
+        assert sum(v["n_masked"] for v in got.values()) == heldout["n_masked"]
+        for group, v in want.items():
+            assert got[group]["n_masked"] == v["n_masked"], group
+            for k in ("top1", "top5"):
+                assert got[group][k] == pytest.approx(v[k], abs=TOL), (group, k)
+            assert got[group]["baseline_top1"] == pytest.approx(v["baseline_top1"], abs=1e-9), group
+    for reg, v in METRICS["heldout"]["by_register"].items():
+        assert v["top1"] > v["baseline_top1"], reg   # the context helps in every register
 
 
 def test_everyday_cloze_scores_are_recomputed(course_bert):
@@ -124,7 +135,7 @@ def test_keep_positions_are_copied_and_masked_ones_recovered(course_bert, unigra
     from course_lib.pretraining import predictions_by_fate
 
     model, tok = course_bert
-    got = predictions_by_fate(model, tok, EVAL, unigram, seed=0)
+    got = predictions_by_fate(model, tok, EVAL, unigram, seed=0, unselected_every=METRICS["fates_unselected_every"])
     for fate, want in METRICS["fates"].items():
         assert got[fate].n == want["n"], fate
         assert got[fate].top1_original == pytest.approx(want["top1_original"], abs=TOL), fate

@@ -152,6 +152,30 @@ def test_predictions_by_fate_partition_the_eligible_positions(short_run):
     assert predictions_by_fate(model, tok, texts, uni, seed=0) == stats, "seeded"
 
 
+def test_asking_at_every_kth_not_selected_position_leaves_the_other_fates_as_they_were(short_run):
+    tok, model = short_run.tokenizer, short_run.model
+    texts = [s for d in python_reference_documents()[:6] for s in d if len(tok.tokenize(s)) <= 30][:40]
+    uni = unigram_distribution(texts, tokenizer=tok)
+    full = predictions_by_fate(model, tok, texts, uni, seed=0, batch_size=16)
+    some = predictions_by_fate(model, tok, texts, uni, seed=0, batch_size=16, unselected_every=3)
+    for fate in ("[MASK]", "random token", "unchanged"):
+        assert some[fate] == full[fate], fate
+    # every 3rd not-selected position of each batch, in reading order: ceil(n / 3) per batch
+    from course_lib.pretraining.masking import mlm_mask
+
+    g, want = torch.Generator().manual_seed(0), 0
+    for i in range(0, len(texts), 16):
+        enc = tok(texts[i:i + 16])
+        b = mlm_mask(enc.input_ids, special_ids=tok.special_ids, mask_token_id=tok.mask_token_id, unigram=uni,
+                     generator=g, attention_mask=enc.attention_mask)
+        want += -(-int((b.eligible & ~b.selected).sum()) // 3)
+    assert some["not selected"].n == want < full["not selected"].n
+    assert predictions_by_fate(model, tok, texts, uni, seed=0, batch_size=16, unselected_every=1) == full
+    for bad in (0, -2, 1.5):
+        with pytest.raises(ValueError, match="unselected_every must be a whole number >= 1"):
+            predictions_by_fate(model, tok, texts, uni, unselected_every=bad)
+
+
 def test_predictions_by_fate_score_a_few_rows_at_a_time_with_the_same_result(short_run, monkeypatch):
     """The head's |V| scores are held for HEAD_ROWS positions at a time (3,000 rows of a batch took 0.7 GB of
     notebook 11.2's peak): any chunk size gives the softmax's own numbers."""

@@ -44,7 +44,8 @@ def metrics_table(metrics: dict) -> str:
                    for k, (v, g, ok) in t.items())
     return (
         f"Held-out text (`{h['file']}`: {h['n_texts']:,} pieces spread over every source, {h['n_masked']:,} masked "
-        f"tokens, seed 0), checkpoint of step {metrics['chosen_step']}:\n\n"
+        f"tokens, seed 0; each register's row is the masked tokens of its pieces), checkpoint of step "
+        f"{metrics['chosen_step']}:\n\n"
         "| register | top-1 | top-5 | loss (nats) | unigram top-1 | unigram top-5 | unigram loss |\n"
         "|---|---|---|---|---|---|---|\n"
         f"| **all** | **{h['top1']:.1%}** | **{h['top5']:.1%}** | **{h['loss']:.2f}** | {h['baseline_top1']:.1%} | "
@@ -246,7 +247,9 @@ the unigram cross-entropy of the same tokens (unigram entropy of the training te
 Held-out pieces corrupted as in training (seed 0): top-1 = the original token at [MASK] positions
 {f['[MASK]']['top1_original']:.1%}; at random-token positions {f['random token']['top1_original']:.1%} (the
 token shown is the top-1 {f['random token']['top1_shown']:.1%} of the time); at unchanged ("keep") positions
-the prediction copies the real token {f['unchanged']['top1_original']:.1%} of the time.
+the prediction copies the real token {f['unchanged']['top1_original']:.1%} of the time; at positions never
+selected (asked at every {metrics['fates_unselected_every']}th of them, {f['not selected']['n']:,} positions) it
+predicts the token it sees {f['not selected']['top1_original']:.1%} of the time.
 
 ## Geometry (§11.3)
 Anisotropy = mean cosine of {g['n_pairs']:,} random pairs of token vectors at a layer (Ethayarajh 2019);

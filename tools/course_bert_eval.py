@@ -29,6 +29,7 @@ PER_SOURCE_EVAL, PER_SOURCE_FIT = 80, 40
 TRACK_PER_SOURCE = 20          # during training: the first 20 eval pieces of every source (time)
 FREQUENT = 50                  # "frequent tokens" = the 50 most frequent tokens of the training text
 GEOMETRY_TOKENS, GEOMETRY_PAIRS, N_ROGUE = 5000, 20000, 3
+UNSELECTED_EVERY = 8           # fates: the head asked at every 8th not-selected position (~10,000 of 81,000)
 CLOZE_DIR = data_dir("cloze")
 
 
@@ -73,7 +74,7 @@ def heldout_mlm(model, tok, texts, unigram: torch.Tensor, *, seed: int = 0, batc
     frequent = torch.zeros_like(unigram, dtype=torch.bool)
     frequent[unigram.topk(FREQUENT).indices] = True
     dev = model.device
-    golds, nll, nll_uni, hit1, hit5, b1, b5 = [], [], [], [], [], [], []
+    golds, nll, nll_uni, hit1, hit5, b1, b5, where = [], [], [], [], [], [], [], []
     for i in range(0, len(texts), batch_size):
         enc = tok(list(texts[i:i + batch_size]))
         m = mlm_mask(enc.input_ids, special_ids=tok.special_ids, mask_token_id=tok.mask_token_id, unigram=unigram,
@@ -85,6 +86,7 @@ def heldout_mlm(model, tok, texts, unigram: torch.Tensor, *, seed: int = 0, batc
                                                   enc.token_type_ids.to(dev))
         logits = model.cls.predictions(hidden[sel.to(dev)]).float().cpu()
         gold = m.labels[sel]
+        where.append(torch.arange(i, i + sel.size(0))[:, None].expand_as(sel)[sel])  # the text of each token
         top5 = logits.topk(5, dim=-1).indices
         golds.append(gold)
         nll.append(torch.nn.functional.cross_entropy(logits, gold, reduction="none"))
@@ -106,7 +108,8 @@ def heldout_mlm(model, tok, texts, unigram: torch.Tensor, *, seed: int = 0, batc
            "top1_other": float(hit1[~freq].float().mean()) if (~freq).any() else None,
            "distinct_top1": None}
     if per_token:
-        res["per_token"] = {"gold": gold, "hit1": hit1, "hit5": hit5, "nll": nll}
+        res["per_token"] = {"text": torch.cat(where), "gold": gold, "hit1": hit1, "hit5": hit5, "nll": nll,
+                            "nll_uni": nll_uni, "b1": b1, "b5": b5}
     return res
 
 
@@ -133,16 +136,20 @@ def cloze_scores(model, tok, items: list[dict], top_k: int = 5) -> dict:
     return {"n": s.n, "top1": s.top1, f"top{top_k}": s.topk, "rows": s.rows}
 
 
-def by_group(model, tok, rows, unigram, key: int) -> dict:
-    """heldout_mlm per source (key=0) or per register (key=1) of the eval rows."""
-    groups = defaultdict(list)
-    for r in rows:
-        groups[r[key]].append(r[3])
+def by_group(per_token: dict, rows, key: int) -> dict:
+    """The numbers of one heldout_mlm pass over ``rows``' texts (``per_token=True``), per source (key=0) or per
+    register (key=1) of the rows: the same masked tokens as the overall numbers, grouped by where they are from."""
+    group_of = [r[key] for r in rows]
+    t = per_token
     out = {}
-    for name in sorted(groups):
-        m = heldout_mlm(model, tok, groups[name], unigram)
-        out[name] = {k: m[k] for k in ("n_masked", "loss", "unigram_loss", "top1", "top5", "baseline_top1",
-                                       "baseline_top5")}
+    for name in sorted(set(group_of)):
+        mine = torch.tensor([group_of[i] == name for i in t["text"].tolist()], dtype=torch.bool)
+        if not mine.any():
+            continue
+        out[name] = {"n_masked": int(mine.sum()), "loss": float(t["nll"][mine].mean()),
+                     "unigram_loss": float(t["nll_uni"][mine].mean()),
+                     **{k: float(t[c][mine].float().mean()) for k, c in
+                        (("top1", "hit1"), ("top5", "hit5"), ("baseline_top1", "b1"), ("baseline_top5", "b5"))}}
     return out
 
 
@@ -155,17 +162,18 @@ def evaluate_shipped(model, tok, model_dir: Path) -> dict:
     ev = round_robin([r for r in rows if r[2] == "eval"])
     fit = round_robin([r for r in rows if r[2] == "fit"])
     texts = [r[3] for r in ev]
-    overall = heldout_mlm(model, tok, texts, unigram)
-    fates = predictions_by_fate(model, tok, texts, unigram, seed=0)
+    overall = heldout_mlm(model, tok, texts, unigram, per_token=True)
+    per_token = overall.pop("per_token")
+    fates = predictions_by_fate(model, tok, texts, unigram, seed=0, unselected_every=UNSELECTED_EVERY)
     cloze = {name: {k: v for k, v in cloze_scores(model, tok, read_cloze(name)).items()}
              for name in ("everyday_dev", "everyday_test") if (CLOZE_DIR / f"{name}.jsonl").exists()}
     geometry = layer_geometry(model, tok, texts, [r[3] for r in fit])
     return {
         "heldout": {"file": HELDOUT_FILE, "n_texts": len(texts), "seed": 0, **overall,
-                    "by_register": by_group(model, tok, ev, unigram, 1),
-                    "by_source": by_group(model, tok, ev, unigram, 0)},
+                    "by_register": by_group(per_token, ev, 1), "by_source": by_group(per_token, ev, 0)},
         "fates": {f: {"n": s.n, "top1_original": s.top1_original, "p_original": s.p_original,
                       "top1_shown": s.top1_shown} for f, s in fates.items()},
+        "fates_unselected_every": UNSELECTED_EVERY,
         "cloze": cloze,
         "geometry": {"n_pairs": GEOMETRY_PAIRS, "seed": 0, **geometry},
     }

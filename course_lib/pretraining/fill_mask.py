@@ -166,7 +166,7 @@ def head_top1_and_p(model, hidden: torch.Tensor, targets: torch.Tensor) -> tuple
 
 @torch.no_grad()
 def predictions_by_fate(model, tokenizer, texts, unigram: torch.Tensor, *, seed: int = 0,
-                        batch_size: int = 64) -> dict[str, FateStats]:
+                        batch_size: int = 64, unselected_every: int = 1) -> dict[str, FateStats]:
     """Corrupt ``texts`` as in training (15%; 80/10/10) and ask the MLM head about every position.
 
     Why 80/10/10 (§11.2.1)? If every selected token became [MASK], the head would only ever be trained
@@ -177,6 +177,10 @@ def predictions_by_fate(model, tokenizer, texts, unigram: torch.Tensor, *, seed:
     recovers the original instead of copying what it was shown. A random replacement that happened to
     draw the original token counts as "unchanged".
 
+    ``unselected_every=k`` asks the head at every k-th "not selected" position only (in reading order): they are
+    85% of the text, and the head's |V| scores at each are most of the time this takes; the corruption, and the
+    other fates, are the same for every k.
+
     Returns {fate: FateStats} for "[MASK]", "random token", "unchanged" and "not selected".
     """
     from .masking import mlm_mask
@@ -186,6 +190,8 @@ def predictions_by_fate(model, tokenizer, texts, unigram: torch.Tensor, *, seed:
     texts = list(texts)
     if not texts:
         raise ValueError("no texts to corrupt")
+    if not isinstance(unselected_every, int) or unselected_every < 1:
+        raise ValueError(f"unselected_every must be a whole number >= 1, got {unselected_every!r}")
     g = torch.Generator().manual_seed(seed)
     sums = {f: torch.zeros(4, dtype=torch.float64) for f in FATES}  # n, top1 == original, P(original), top1 == shown
     dev = model.device
@@ -203,8 +209,10 @@ def predictions_by_fate(model, tokenizer, texts, unigram: torch.Tensor, *, seed:
         for fate, where in groups.items():
             if not where.any():
                 continue
-            orig, seen = original[where], shown[where]
-            top1, p_orig = head_top1_and_p(model, hidden[where], orig)  # 3,000 rows at once would be 0.4 GB
+            orig, seen, states = original[where], shown[where], hidden[where]
+            if fate == "not selected" and unselected_every > 1:
+                orig, seen, states = orig[::unselected_every], seen[::unselected_every], states[::unselected_every]
+            top1, p_orig = head_top1_and_p(model, states, orig)  # 3,000 rows at once would be 0.4 GB
             sums[fate] += torch.tensor([len(orig), (top1 == orig).sum().item(), p_orig.double().sum().item(),
                                         (top1 == seen).sum().item()], dtype=torch.float64)
     stats = {}
