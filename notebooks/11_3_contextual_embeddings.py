@@ -26,7 +26,7 @@
 # | model | trained by | |
 # |---|---|---|
 # | `course-bert` | all-MiniLM-L6-v2 trained further by masked language modelling (§11.2), the course's BERT | `load_pretrained("course-bert")` |
-# | all-MiniLM-L6-v2 | distilled from a larger MLM-trained model (MiniLM), then contrastive sentence-embedding training | `load_pretrained()` |
+# | all-MiniLM-L6-v2 | a 6-layer cut of MiniLM (itself distilled from a larger masked-language model), then contrastive sentence-embedding training | `load_pretrained()` |
 # | random init | nothing: the same configuration, seeded random weights | `BertModel(config)` |
 #
 # All three have 6 layers of d = 384. Layers are counted from 0 everywhere: **L0 is the embedding output**,
@@ -115,7 +115,8 @@ for name, layers in [("L0 (static)", 0), ("last layer L6", "last"), ("mean of L3
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # At L0 a token's vector is its word embedding plus its position and segment embeddings, layer-normalised —
-# nothing else. The first and third *bank* sit at the same position, so their vectors are identical (cosine 1)
+# nothing else. The first and third *bank* sit at the same position (the 8th token, printed above: *cheque* is two
+# WordPieces, `che ##que`), so their vectors are identical (cosine 1)
 # although they mean different things. After the blocks have attended to the context, the two financial
 # banks are closer to each other than to the river bank.
 #
@@ -167,12 +168,13 @@ print(f"{len(data.lemmas)} ambiguous words, {len(data.senses)} senses, {len(data
 # vectors: a test word gets the sense whose **centroid** (the mean vector of that sense's training sentences) is
 # nearest, and is compared with the **most-frequent-sense** (MFS) baseline, which always answers the sense seen
 # most often in training, whatever the context. The random encoder has the architecture of the other two but no
-# training. Does its nearest-centroid WSD beat MFS at **any** layer: `"yes, by 10 points or more"`,
-# `"yes, by a few points"`, or `"no"`? Set `random_wsd`, run `check`, and only then read on.
+# training. At its best layer, where does its nearest-centroid WSD land against MFS:
+# `"well above it (by 10 points or more)"`, `"about level with it (within a few points)"`, or
+# `"well below it (by 10 points or more)"`? Set `random_wsd`, run `check`, and only then read on.
 
 # %% tags=["exercise"]
 ### BEGIN SOLUTION
-random_wsd = "no"
+random_wsd = "about level with it (within a few points)"
 ### END SOLUTION
 
 # %%
@@ -392,17 +394,17 @@ fig.tight_layout()
 # - **L0 knows the word but not the context**: no model beats MFS there. course-bert's embeddings started as
 #   MiniLM's and moved only a little in its MLM training, so the two score alike at L0.
 # - **Each block adds context**: both trained models climb far above MFS, about 40 points at L6 (course-bert 38,
-#   MiniLM 42); the mean of the last four layers is a little worse than L6 alone here. Both score best at L6, but
+#   MiniLM 42); the mean of the last four layers is a little worse than L6 alone here (about 3 points). Both score best at L6, but
 #   the last lines ask how sure that is (a paired bootstrap over the 523 test sentences, which both layers
 #   answered): MiniLM's L6 beats its next best layer by an interval above 0; course-bert's lead over L5 is about
 #   two points, an interval that reaches below 0, so for course-bert read "best at L5-L6".
-# - **The random encoder is never above MFS**, at any layer; at its best it is about a point below, an interval
-#   of roughly −7 to +5 points. One random initialisation and 523 sentences cannot tell "no" from "a few points"
-#   by themselves; they do rule out 10 points or more. What says "no" is why: its blocks pass each token's own
+# - **The random encoder is about level with MFS**, never above it at any layer; at its best it is about a point
+#   below, an interval of roughly −7 to +5 points: it rules out 10 points either way, not a few. Why it cannot do
+#   better is the point: its blocks pass each token's own
 #   (random) embedding through almost unchanged (section 5 measures it: the same token's vectors at L0 and L6
 #   keep a cosine near 0.9), so two instances of a word differ mostly by their positions. Context is learnt,
 #   not built in. MFS itself is weak here
-#   (41.9%): our words' senses are close to balanced in these sentences, where in running text one sense usually
+#   (41.9%): our words' senses have similar shares of these sentences (the everyday sense a few more), where in running text one sense usually
 #   dominates and MFS is a strong baseline.
 #
 # ELMo's **learned scalar mix** $\gamma\sum_j s_j \mathbf{h}_j$ with $s = \text{softmax}(w)$ lets the data choose
@@ -666,7 +668,7 @@ draw_geometry_during_training(curve, reference=ETHAYARAJH_BERT_BASE)
 # The run tells the story the chapter's single number hides. At the first evaluation after the fresh MLM head
 # starts learning (step 100, loss still 6.2 nats), the last layer's anisotropy jumps from 0.03 to 0.27: plausibly
 # the fresh head's first gradients pushing every token's output the same way, towards what predicts frequent
-# tokens (the degeneration Gao et al. 2019 describe), though this run does not measure why. As
+# tokens, though this run does not measure why. As
 # the model learns to use the context (loss 3.9 by step 1,000, 3.06 at the end of the run, step 12,000), that
 # transient fades and the last layer settles at 0.08; the profile that remains rises from L0 to L4 and falls in
 # the top layers. But most of that profile is **inherited**: course-bert began as all-MiniLM-L6-v2, and L1-L4 end
@@ -722,8 +724,9 @@ for name in MODEL_NAMES:
 # - Both trained models correlate with the human scores (ρ about 0.7 on WordSim-353, 0.4-0.5 on SimLex-999)
 #   already at L0 — a word on its own is what a static embedding is — and deeper layers do not raise ρ much: MiniLM's
 #   stays about level (within 0.03), course-bert's falls after L1 (WordSim-353: 0.70 at L1, 0.62 at L6).
-#   The random encoder's ρ is weak everywhere, within 0.15 of 0, about what chance alone gives 353 pairs (a
-#   standard error of about 0.05): its vectors carry no meaning the human scores see.
+#   The random encoder's ρ is weak everywhere, within 0.15 of 0 on WordSim-353 and within 0.05 on SimLex-999,
+#   about what chance alone gives 353 and 999 pairs (standard errors of about 0.05 and 0.03): its vectors carry no
+#   meaning the human scores see.
 # - **z-scoring needs statistics of the same kind of vector.** A word embedded on its own (`[CLS] word [SEP]`) is
 #   not a token of running text, and its vectors have a mean and spread of their own. With the tokens' μ and σ,
 #   z-scoring moves WordSim-353's ρ by a few hundredths either way (0.02 at most for MiniLM, −0.04 to +0.03 for

@@ -327,8 +327,8 @@ word_majority_f1 = entity_scores(gold_tags, baselines["word majority tag"]).micr
 # First the cheapest strategy: **the head alone**, on a frozen encoder (the "head only" strategy of notebook
 # 11.4a), `TRAIN_LAYERS = 0`. It asks how much of NER the encoder's vectors already hold; the encoder itself
 # learns further down ("Fine-tuning the encoder too"). With `TRAIN_LAYERS = 1` the top block learns too: try it
-# and compare its entity F1 with the head alone's, which "Which layer should the probe read?" trains whatever
-# `TRAIN_LAYERS` says (its L6 row); the prose below describes the default run. Frozen layers compute the same vectors in every epoch, so they are computed once and
+# and compare its entity F1 with the head alone's, which "Which layer should the probe read?" trains in any case,
+# whatever `TRAIN_LAYERS` says (its L6 row); the prose below describes the default run. Frozen layers compute the same vectors in every epoch, so they are computed once and
 # cached on disk; a finished run is cached by its configuration, model and data, so re-running a cell loads it.
 # The runs of the head alone in this notebook ship with the course, so the cells load them ("shipped with the
 # course" in a run's summary); `fit(..., cache=False)` trains one here, in seconds.
@@ -347,8 +347,9 @@ out.logits.shape  # (B, T, k): one score per tag for each of the 11 tokens
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # The loop is `course_lib.finetuning.training.fit` (AdamW, warm-up, a progress bar); entity F1 on the
-# held-out articles is measured after every epoch. The head gets a larger learning rate than the encoder
-# layers (the L003 slides' 1e-5..5e-5 is for the pretrained weights).
+# held-out articles is measured after every epoch. The new head gets a much larger learning rate (1e-2) than
+# any block that learns with it (1e-4 when `TRAIN_LAYERS` ≥ 1: above the L003 slides' 1e-5..5e-5, which is for
+# fine-tuning every layer of BERT; here only the top blocks move, for a few hundred steps).
 
 # %%
 from course_lib.finetuning.training import TrainConfig
@@ -422,11 +423,11 @@ tagger_every = NerTagger.build(train_layers=TRAIN_LAYERS, policy="every")
 run_every = tagger_every.fit(train_sents, config, eval_sentences=test_sents, name="wikigold-ner-every")
 every_preds = {d: tagger_every.predict(test_sents, d) for d in ("first", "mean", "product")}
 pred_every = every_preds["first"]
-alignment_table = {"first": decoding_f1,
+policy_f1_table = {"first": decoding_f1,
                    "every": {d: entity_scores(gold_tags, pred).micro.f1 for d, pred in every_preds.items()}}
-for trained_on, row in alignment_table.items():
+for trained_on, row in policy_f1_table.items():
     print(f"trained on {trained_on:5s} pieces: " + ", ".join(f"decoded {d} {f:.3f}" for d, f in row.items()))
-policy_f1 = {"first": tagger_f1, "every": alignment_table["every"]["first"]}
+policy_f1 = {"first": tagger_f1, "every": policy_f1_table["every"]["first"]}
 {p: round(f, 3) for p, f in policy_f1.items()}
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
@@ -658,9 +659,10 @@ except NotImplementedError:
 # ## 5. Extractive question answering: the start and end vectors
 #
 # The input is `[CLS] question [SEP] passage [SEP]`. Fine-tuning learns two vectors $S$ and $E$:
-# $P(\text{start}=i) = \frac{e^{S \cdot T_i}}{\sum_j e^{S \cdot T_j}}$, and the same with $E$ for the end.
+# $P(\text{start}=i) = \frac{e^{S \cdot \mathbf{z}_i}}{\sum_j e^{S \cdot \mathbf{z}_j}}$ ($\mathbf{z}_i$ the encoder's
+# output at token i), and the same with $E$ for the end.
 # The answer is the span of at most L tokens ($i \le j$, $j - i < L$, the chapter's limit of §11.5.2) with the
-# largest $S \cdot T_i + E \cdot T_j$; pointing both
+# largest $S \cdot \mathbf{z}_i + E \cdot \mathbf{z}_j$; pointing both
 # at [CLS] means "no answer" (SQuAD 2.0). The data: the SQuAD 2.0 dev sample (CC BY-SA 4.0), four articles
 # for training, *Victoria (Australia)* held out (`course_lib/data/squad/DATA_CARD.md`).
 
@@ -749,7 +751,8 @@ print(f"S and E alone give an answer to {sum(a != '' for a in head_answers)} of 
 # encoder itself to learn. `tools/train_qa_model.py` fine-tunes all six layers with $S$ and $E$ (the same loop),
 # which took 36 minutes on two CPU cores (printed below), too long for a lecture, so the course ships the result (`MODEL_CARD.md` in
 # `course_lib/data/models/minilm-squad-qa/`). Its no-answer threshold $\tau$ — answer "no answer" when
-# $s_0 + e_0 > \hat{s} + \tau$, with $\hat{s}$ the best span's score (Devlin et al. answer when
+# $s_0 + e_0 > \hat{s} + \tau$, with $s_0 + e_0 = S \cdot \mathbf{z}_0 + E \cdot \mathbf{z}_0$ the score of
+# pointing both at [CLS] and $\hat{s}$ the best span's score (Devlin et al. answer when
 # $\hat{s} > s_0 + e_0 + \tau$: the same rule with $\tau$'s sign turned), so a negative $\tau$ says "no answer"
 # even where the best span wins by less than $|\tau|$ — was chosen on a *training* article held out of a first run, never on the test
 # article. Scored here, live, on the held-out article, beside "always no answer" and a baseline that learns
@@ -830,7 +833,8 @@ show_scores("reader, never 'none'", squad_scores(qa_test, [p.text for p in spans
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # With the answerability decision added, the fine-tuned reader does not beat "always no answer" overall: it
-# beats it only on the answerable questions, where it also beats the word-overlap baseline, and pays for them
+# beats it only on the answerable questions, where it also scores above the word-overlap baseline (by a few
+# questions of 124, too few to call it better), and pays for them
 # with unanswerable questions it answers. Made to answer every question ("never 'none'"), it finds the exact
 # answer far more often than word overlap, as above, but then it gets almost none of the unanswerable questions
 # right. Deciding *whether* the passage holds an answer is the hard part: the reader learned it from a
@@ -953,7 +957,7 @@ for q in ("Which canyon is Mt. Sanitas in?", "Where is Mt. Sanitas?", "Who is th
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # (The best span for the last question is the fragment *itas*: spans here run over subword tokens, so one can
-# begin or end inside a word. The chapter defines answers over words (§11.5.2), and BERT's SQuAD code maps each
+# begin or end inside a word. SQuAD's answers are words of the passage, and BERT's SQuAD code maps each
 # predicted span back onto whole words of the passage; this reader does not, and says what it found.)
 #
 # Try the slider for $L$, other questions the passage can or cannot answer, or one of the held-out questions.

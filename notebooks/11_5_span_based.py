@@ -55,10 +55,9 @@ torch.set_printoptions(precision=3, sci_mode=False)
 # 3. spans are added until 15% of the tokens are covered, and each span gets **one** fate: 80% of the spans
 #    become [MASK] throughout, 10% random tokens, 10% stay as they are.
 #
-# The bound: the paper says it "clips" ℓ at 10, but the mean it reports, 3.8 words, is that of a draw above 10
+# The bound: the paper says it "clips" ℓ at 10, but the mean span length it reports is that of a draw above 10
 # being drawn again, not cut to 10 (its code samples from the renormalised distribution), so the distribution is
-# the geometric
-# one **renormalised** over 1..10:
+# the geometric one **renormalised** over 1..10:
 
 # %%
 from course_lib.spans import span_length_distribution
@@ -219,6 +218,11 @@ SpanMaskSampler(tokenizer, unigram)
 # $$\mathbf{s}_i = \text{FFN}([\mathbf{z}_{s-1}; \mathbf{z}_{e+1}; \mathbf{p}_{i-s+1}]) \qquad
 #   \mathbf{y}_i = \text{softmax}(\mathbf{W}_V \mathbf{s}_i) \qquad L = L_{MLM} + L_{SBO}$$
 #
+# Why a second prediction? Its gradient flows into the encoder through $\mathbf{z}_{s-1}$ and $\mathbf{z}_{e+1}$:
+# to lower $L_{SBO}$, pretraining must make the vectors at a span's boundaries carry what lies between them — the
+# kind of vector the span-based tasks of §11.5 (question answering's start and end, span classification) read.
+# The SBO head itself is thrown away after pretraining, like the MLM head.
+#
 # Fig. 11.12's example: the span *and thanks for* is tokens 3-5 of *So long and thanks for all the fish*
 # (counting [CLS] as 0); *thanks* (token 4) is predicted from $\mathbf{z}_2$ (*long*), $\mathbf{z}_6$ (*all*)
 # and $\mathbf{p}_2$. Position embeddings are a table whose row k-1 holds $\mathbf{p}_k$:
@@ -254,7 +258,8 @@ check("sbo_input")
 # **A short SpanBERT run.** `SpanBertForPreTraining` puts the SBO head (a 2-layer FFN, relative position
 # embeddings, and $\mathbf{W}_V$ shared with the MLM head) on the course's MLM model, with
 # $L = L_{MLM} + L_{SBO}$. To fit a lecture on two CPU cores, the MLM model stays frozen and only the new head
-# learns: the encoder's outputs for a masked batch then never change, so they are computed once for a pool of
+# learns (so this run shows what a head can read from boundary vectors that were never trained for it, not how
+# the SBO reshapes them): the encoder's outputs for a masked batch then never change, so they are computed once for a pool of
 # 32 span-masked batches of GUM sentences, and the head makes three passes over them. (`train_layers=2` trains
 # the top layers too, with a fresh mask every step — slower.)
 #
@@ -339,7 +344,7 @@ fig, ax = plt.subplots(figsize=(6, 3.2))
 xs = torch.arange(len(acc.distance)).float()
 ax.bar(xs - 0.2, acc.mlm_long, width=0.4, color="#E69F00", label="MLM (from z_i)")
 ax.bar(xs + 0.2, acc.sbo_long, width=0.4, color="#0072B2", label="SBO (from z_(s-1), z_(e+1), p)")
-ax.set_xticks(xs.tolist(), ["1 (edge)", "2", "3 (middle)"])
+ax.set_xticks(xs.tolist(), ["1 (edge)", "2", "3+ (middle)"])
 ax.set(xlabel="distance from the nearer span boundary", ylabel="top-1 accuracy",
        title="held-out masked tokens, spans of 5 or more tokens")
 ax.legend(fontsize=8)

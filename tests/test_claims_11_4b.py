@@ -349,7 +349,11 @@ def test_qa_reader(run):
     assert reader["f1"] < base["f1"] and 'does not beat "always no answer" overall' in p
     assert reader["HasAns_f1"] > base["HasAns_f1"] and reader["HasAns_f1"] > overlap["HasAns_f1"]
     assert reader["NoAns_exact"] < base["NoAns_exact"]  # "pays for them with unanswerable questions it answers"
-    assert "beats it only on the answerable questions" in p and "also beats the word-overlap baseline" in p
+    assert "beats it only on the answerable questions" in p and "also scores above the word-overlap baseline" in p
+    # "by a few questions of 124, too few to call it better": answerable exact matches, reader vs word overlap
+    n_has = card["test"]["HasAns_total"]
+    gap = round((reader["HasAns_exact"] - overlap["HasAns_exact"]) * n_has / 100)
+    assert n_has == 124 and 0 < gap <= 8 and "by a few" in " ".join(p.split()), gap
     assert never["HasAns_exact"] > 1.5 * overlap["HasAns_exact"] and "far more often than word overlap" in p
     assert never["NoAns_exact"] < 5 and "almost none of the unanswerable" in p
     # "that threshold loses answerable questions and wins unanswerable ones": fewer answerable right, more unanswerable

@@ -115,14 +115,24 @@ def test_the_cross_encoder_reads_the_premise(out):
     300 test pairs can tell apart."""
     cross, bi = pct(out, "NLI held-out accuracy, cross-encoder"), pct(out, "NLI held-out accuracy, bi-encoder")
     hyp = pct(out, "NLI held-out accuracy, hypothesis only")
-    se = math.sqrt(cross * (1 - cross) / 300 + hyp * (1 - hyp) / 300)   # two separate models: unpaired
-    assert round(100 * (cross - hyp)) in (13, 14, 15) and cross - hyp > 3 * se and round(100 * se) == 4
+    paired = {m.group(1): (float(m.group(2)) / 100, float(m.group(3)) / 100, int(m.group(4)), int(m.group(5)))
+              for m in re.finditer(r"cross-encoder minus ([\w -]+?): ([+-][\d.]+)% ± ([\d.]+)% \(paired standard "
+                                   r"error, (\d+) pairs, (\d+) of them answered differently\)", out)}
+    assert set(paired) == {"hypothesis only", "bi-encoder"}, paired
+    for other, acc in (("hypothesis only", hyp), ("bi-encoder", bi)):
+        diff, se, n, disagree = paired[other]
+        assert n == 300 and diff == pytest.approx(cross - acc, abs=0.0015), other  # the printed accuracies' gap
+        assert se == pytest.approx(math.sqrt(disagree) / n, rel=0.15), other       # about √d / n
+    diff, se, _, _ = paired["hypothesis only"]
+    assert round(100 * diff) in (13, 14, 15) and diff > 3 * se           # "about fourteen points, more than three"
+    diff, se, _, _ = paired["bi-encoder"]
+    assert abs(diff) < 2 * se                                            # "within two paired standard errors"
     pairs = re.findall(r"gold (\w+)\s+predicted (\w+)", out)
     assert len(pairs) == 3 and all(g == p for g, p in pairs)
-    assert abs(cross - bi) < 2 * math.sqrt(0.25 / 300) * 2  # within about two standard errors of a difference
-    source = SOURCE.read_text()
-    assert "clears the hypothesis-only bar by about fourteen points, more than three\n# times the standard error" \
-        in source and "about as accurate" in source
+    source = " ".join(SOURCE.read_text().replace("#", "").split())
+    assert "clears the hypothesis-only bar by about fourteen points, more than three times the paired standard " \
+           "error" in source and "about as accurate here — their difference is within two paired standard errors" \
+        in source
 
 
 def test_the_shipped_model_cosine_orders_the_labels(out):
@@ -142,7 +152,7 @@ def test_our_fine_tuning_hardly_moves_the_cosines(out):
         found[name] = list(map(float, m.groups()))
     before, after = found.values()
     assert after[0] > after[1] > after[2]  # the order stays
-    assert all(abs(a - b) < 0.1 for a, b in zip(after, before))  # a few hundredths
+    assert all(abs(a - b) < 0.06 for a, b in zip(after, before)), (before, after)  # "a few hundredths"
     source = SOURCE.read_text()
     assert "# Hardly. The order of the labels stays" in source and "objective changes the vectors" not in source
 
@@ -215,12 +225,14 @@ def test_learning_from_the_teacher_beats_learning_from_the_gold_labels_and_the_t
     by_epoch = [float(x) / 100 for x in m.group(1).replace("%", "").split()]
     assert len(by_epoch) == 18 and by_epoch[-1] == pytest.approx(acc["student, gold"], abs=0.0006)
     assert any(b < a for a, b in zip(by_epoch, by_epoch[1:]))  # "went up and down from epoch to epoch"
-    assert min(acc.values()) > 0.6  # every student learnt the task ("a few points" from the teacher)
+    for name in STUDENTS:  # "a compact model trades a few points"
+        assert 0.01 <= acc["teacher (6 blocks)"] - acc[name] <= 0.08, (name, acc)
     pairs = paired(out)
     for a in ("student, top class", "student, scores"):
         diff, disagree, se = pairs[(a, "student, gold")]
         assert diff == pytest.approx(acc[a] - acc["student, gold"], abs=0.0015)
         assert 0 < diff < 2 * se  # "perhaps a little better", "under two standard errors"
+        assert 0.005 <= diff <= 0.04, (a, diff)  # "a couple of points"
         assert se == pytest.approx(math.sqrt(disagree) / 400, rel=0.05)  # "about √d / n"
 
 

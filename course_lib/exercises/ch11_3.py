@@ -851,8 +851,9 @@ def check_anisotropy_by_layer(anisotropy_by_layer):
 # ----------------------------------------------------------------------------- predictions
 
 question(
-    "random_wsd", variable="random_wsd", choices=["yes, by 10 points or more", "yes, by a few points", "no"],
-    answer="no",
+    "random_wsd", variable="random_wsd",
+    choices=["well above it (by 10 points or more)", "about level with it (within a few points)", "well below it (by 10 points or more)"],
+    answer="about level with it (within a few points)",
     why="a random encoder's blocks, with weights of standard deviation 0.02, barely change the residual stream: each "
         "target's vector stays its (random) word embedding plus its position, so the instances of a word differ "
         "almost only by where they stand, which says nothing about the sense. Context helps only once trained",

@@ -289,7 +289,8 @@ question(
         f"renormalised over 1..10, which removes the long tail, and the mean falls to {mean_span_length():.2f}. "
         "(Cutting long draws to 10 instead would pile their mass on 10 and give 4.46.)",
     hint="start from the mean of an unbounded geometric distribution with p = 0.2 (1/p), then ask what taking "
-         "away every length above 10 does to it")
+         "away every length above 10 does to it",
+    giveaways=["3.8 words", "reports, 3.8", "mean of 3.8"])
 
 question(
     "bio_both_orgs", variable="bio_sequences_with_both", choices=["0", "1", "6", "25"], answer="0",

@@ -109,10 +109,14 @@ def one_side_baseline(train: list[PairExample], test: list[PairExample], side: s
     Poliak et al. 2018). side="premise" is the sanity check: a premise was given one hypothesis of each label,
     so it says nothing about the label and should score near chance.
     """
+    return _accuracy(one_side_predictions(train, test, side), test)
+
+
+def one_side_predictions(train: list[PairExample], test: list[PairExample], side: str = "hypothesis") -> list[str]:
+    """The label :func:`one_side_baseline`'s classifier gives each test pair (for paired comparisons)."""
     if side not in ("premise", "hypothesis"):
         raise ValueError(f"side must be 'premise' or 'hypothesis', not {side!r}")
-    return _accuracy(_bag_of_words([getattr(e, side) for e in train], [e.label for e in train],
-                                   [getattr(e, side) for e in test]), test)
+    return _bag_of_words([getattr(e, side) for e in train], [e.label for e in train], [getattr(e, side) for e in test])
 
 
 def word_count_baseline(train: list[SentenceExample], test: list[SentenceExample]) -> float:
