@@ -990,8 +990,9 @@ AttentionExplorer(model, tokenizer, text=pair_text, layer=previous.layer, head=p
 #
 # Every cell of a heat map is one dot product. Head $h$ of a block projects each token into a query and a key
 # of $d_h = 32$ dimensions, and query $i$ scores key $j$ as
-# $\text{score}_{ij} = \mathbf{q}_i\cdot\mathbf{k}_j/\sqrt{d_h} = \sum_{d=1}^{32} q_i[d]\,k_j[d]/\sqrt{d_h}$
-# (eq. 11.4 with the scaling of eq. 11.6): a sum of 32 products, one per dimension. The explorer keeps every
+# $\text{score}_{ij} = \mathbf{q}_i\cdot\mathbf{k}_j/\sqrt{d_h} = \sum_{m=0}^{31} q_i[m]\,k_j[m]/\sqrt{d_h}$
+# (eq. 11.4 with the scaling of eq. 11.6): a sum of 32 products, one per dimension m (counted from 0, as the
+# table below prints them). The explorer keeps every
 # head's queries and keys, so `score_parts` takes one query apart without running the model again.
 #
 # In the previous-token head above (block 1, head 2), the query *raised* gives the key *bank* a weight of
