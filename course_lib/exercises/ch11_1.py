@@ -626,7 +626,9 @@ question(
         "vector is exactly the bidirectional one. From block 2 on, the keys it reads were computed under the mask, "
         "and it moves too",
     hint="Draw the lower-triangular mask for T = 5: which row keeps all of its keys? Then ask what block 1's keys "
-         "and values are made from, and whether the mask can have changed them")
+         "and values are made from, and whether the mask can have changed them",
+    giveaways=["last position keeps every key", "last position is unchanged", "last token is unchanged",
+               "last position keeps all"])
 
 question(
     "word_order", variable="word_order",
@@ -658,7 +660,8 @@ question(
     why="the chapter says about 100M and the slides 110M; the count below shows where they are "
         "(340M is BERT-large: 24 layers of d = 1024)",
     hint="One layer holds about 12·d² weights (4d² in Q, K, V and W^O, 8d² in the feed-forward with d_ff = 4d); "
-         "with d = 768 and 12 layers, add the word table of 30,522 × 768 and estimate.")
+         "with d = 768 and 12 layers, add the word table of 30,522 × 768 and estimate.",
+    giveaways=["110M for BERT-base", "110 million", "BERT-base has 110M", "BERT-base (110M"])
 
 question(
     "limit_512", variable="limit_512", choices=["the position table", "the quadratic cost", "the vocabulary"],
