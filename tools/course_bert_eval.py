@@ -139,13 +139,11 @@ def cloze_scores(model, tok, items: list[dict], top_k: int = 5) -> dict:
 def by_group(per_token: dict, rows, key: int) -> dict:
     """The numbers of one heldout_mlm pass over ``rows``' texts (``per_token=True``), per source (key=0) or per
     register (key=1) of the rows: the same masked tokens as the overall numbers, grouped by where they are from."""
-    group_of = [r[key] for r in rows]
     t = per_token
+    token_group = [rows[i][key] for i in t["text"].tolist()]  # the group of each masked token
     out = {}
-    for name in sorted(set(group_of)):
-        mine = torch.tensor([group_of[i] == name for i in t["text"].tolist()], dtype=torch.bool)
-        if not mine.any():
-            continue
+    for name in sorted(set(token_group)):
+        mine = torch.tensor([g == name for g in token_group], dtype=torch.bool)
         out[name] = {"n_masked": int(mine.sum()), "loss": float(t["nll"][mine].mean()),
                      "unigram_loss": float(t["nll_uni"][mine].mean()),
                      **{k: float(t[c][mine].float().mean()) for k, c in
