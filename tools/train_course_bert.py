@@ -405,12 +405,17 @@ def write_model_dir(args, corpus: Corpus, tok, log) -> dict:
              "geometry_tokens": TRACK_TOKENS}
     (out / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")
     (out / "losses.json").write_text(json.dumps(curve) + "\n")
+    write_cards(out, metrics, curve)
+    return metrics
+
+
+def write_cards(out: Path, metrics: dict, curve: dict) -> None:
+    """MODEL_CARD.md from the metrics and the curve, and the README's table when ``out`` is the shipped folder."""
     import course_bert_card as C
 
     (out / "MODEL_CARD.md").write_text(C.model_card(metrics, curve, C.read_recipes(out)))
     if out.resolve() == DEFAULT_OUT.resolve():
         C.update_readme(metrics, ROOT / "README.md")
-    return metrics
 
 
 def command_line(args, steps_run: int) -> str:
@@ -476,13 +481,8 @@ def main(argv=None):
         metrics.update(E.evaluate_shipped(shipped, stok, args.out))
         (args.out / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")
     if args.cards_only or args.rescore:
-        import course_bert_card as C
-
-        metrics = json.loads((args.out / "metrics.json").read_text())
-        curve = json.loads((args.out / "losses.json").read_text())
-        (args.out / "MODEL_CARD.md").write_text(C.model_card(metrics, curve, C.read_recipes(args.out)))
-        if args.out.resolve() == DEFAULT_OUT.resolve():
-            C.update_readme(metrics, ROOT / "README.md")
+        write_cards(args.out, json.loads((args.out / "metrics.json").read_text()),
+                    json.loads((args.out / "losses.json").read_text()))
         return
     args.run.mkdir(parents=True, exist_ok=True)
 
