@@ -774,8 +774,8 @@ check("param_count")
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6. Why 512 tokens?
 #
-# BERT and XLM-R read at most 512 subword tokens (§11.1). Two different things are behind that number: what
-# stops a trained model at 512, and why its designers chose a fixed length at all.
+# BERT and XLM-R read at most 512 subword tokens (§11.1). Give a trained BERT a 513th token and it refuses the
+# input. Predict why before the cells below take the model apart.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Prediction `limit_512`

@@ -254,6 +254,7 @@ print(f"{'an untied output matrix would add':55s} {bert_base.vocab_size * bert_b
 # (Python 3.11.7's, a copy of which ships with the course, so the text is the same whichever Python runs this):
 
 # %%
+from course_lib.pretraining.masking import unigram_distribution
 from course_lib.pretraining.training import python_reference_documents
 
 docs = python_reference_documents()

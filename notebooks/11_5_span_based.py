@@ -142,7 +142,7 @@ from course_lib.spans import load_gum_spans, span_mask
 from course_lib.views.spans import span_mask_html
 
 model, tokenizer = course_lib.load_pretrained()  # the embedded all-MiniLM-L6-v2
-train_sentences = load_gum_spans("train")
+train_sentences, test_sentences = load_gum_spans("train"), load_gum_spans("test")
 unigram = unigram_distribution([" ".join(s.words) for s in train_sentences[:1000]], tokenizer=tokenizer)
 enc = tokenizer("So long and thanks for all the fish, said the dolphins as they left the Earth for good.")
 # claim: span-demo
@@ -302,7 +302,6 @@ fig.tight_layout()
 # claim: sbo
 from course_lib.spans.experiments import sbo_position_accuracy
 
-test_sentences = load_gum_spans("test")
 acc = sbo_position_accuracy(spanbert, sbo_tokenizer, sbo_unigram, test_sentences)  # all 763: about a minute
 {"train: L_SBO, first 10 steps": round(sbo_run.mean("sbo", first=10), 3),
  "train: unigram, first 10 steps": round(sbo_run.mean("unigram", first=10), 3),

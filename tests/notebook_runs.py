@@ -40,6 +40,36 @@ def _python(source: str) -> str:
     return TransformerManager().transform_cell(source)
 
 
+_SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.FunctionDef,
+           ast.AsyncFunctionDef)
+
+
+def _free_loads(node, bound: frozenset = frozenset()) -> set[str]:
+    """The names ``node`` reads from the notebook's namespace: a lambda's or function's parameters and a
+    comprehension's loop variables are its own, not reads of a global of the same name (``lambda pooling: ...``
+    needs no cell that defines ``pooling``)."""
+    if isinstance(node, ast.Name):
+        return {node.id} if isinstance(node.ctx, ast.Load) and node.id not in bound else set()
+    if isinstance(node, _SCOPES):
+        inner = set(bound)
+        if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = node.args
+            inner |= {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x is not None}
+            outer = [*a.defaults, *(d for d in a.kw_defaults if d is not None)]
+            if not isinstance(node, ast.Lambda):
+                outer += node.decorator_list
+            body = [node.body] if isinstance(node, ast.Lambda) else node.body
+        else:
+            inner |= {n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+            outer = [node.generators[0].iter]  # the first iterable is read where the comprehension stands
+            body = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+            body += [node.generators[0].target] + [x for g in node.generators[1:] for x in (g.target, g.iter)]
+            body += [c for g in node.generators for c in g.ifs]
+        found = set().union(*(_free_loads(x, bound) for x in outer))
+        return found.union(*(_free_loads(x, frozenset(inner)) for x in body))
+    return set().union(*(_free_loads(child, bound) for child in ast.iter_child_nodes(node)))
+
+
 def _names(source: str) -> tuple[set[str], set[str], set[str]]:
     """(names the cell reads, names it defines at top level, the part of those that only an import binds),
     ignoring what is only inside check("...")."""
@@ -47,7 +77,7 @@ def _names(source: str) -> tuple[set[str], set[str], set[str]]:
         tree = ast.parse(_python(source))
     except SyntaxError:
         return set(), set(), set()
-    loads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    loads = _free_loads(tree)
     defined, imported = set(), set()
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -238,25 +268,23 @@ def widget_cells(nb) -> list[int]:
 
 
 def widget_slice(nb) -> list[int]:
-    """The cells a notebook's widgets need, in order: every widget cell, and backwards from it each earlier
-    cell that defines a name it (or a cell already taken) reads. Markdown, exercises, checks and everything
-    the widgets do not need are left out, so a browser can show the widgets without running the notebook
-    a second time."""
+    """The cells a notebook's widgets need, in order: every widget cell, and backwards from it the nearest
+    earlier cell that defines each name a taken cell reads (a name a taken cell binds at its top level is not
+    looked for further back, unless that cell also reads it and binds it by more than an import). Markdown,
+    exercises, checks and everything the widgets do not need are left out, so a browser can show the widgets
+    without running the notebook a second time."""
     picked = set(widget_cells(nb))
     if not picked:
         return []
     needed: set[str] = set()
-    for i in sorted(picked, reverse=True):
-        needed |= _names(nb.cells[i].source)[0]
-    last = max(picked)
-    for i in range(last, -1, -1):
+    for i in range(max(picked), -1, -1):
         cell = nb.cells[i]
         if cell.cell_type != "code":
             continue
-        loads, defined, _ = _names(cell.source)
+        loads, defined, imported = _names(cell.source)
         if i in picked or defined & needed:
             picked.add(i)
-            needed |= loads - BUILTIN_NAMES
+            needed = (needed - defined) | (loads - imported - BUILTIN_NAMES)  # what a cell imports, it has
     return sorted(picked)
 
 

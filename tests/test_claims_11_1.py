@@ -147,8 +147,10 @@ def test_causal_drift_grows_with_depth_but_not_at_every_step(run):
     assert min(steps, key=lambda s: s[0]) == steps[-1] and steps[-1][0] < -(mean[1] - mean[6]) / 2  # "most of it in the last block"
     assert steps[3][1] > 0 and sum(s[0] > 0 for s in steps) == 1     # "block 5 brings the vectors a little back"
     assert all(s[2] < 0 for i, s in enumerate(steps) if i != 3)       # every other block: clearly further away
+    assert all(b < a for a, b in zip(cos[1:], cos[2:]))               # "which our sentence alone does not show"
     p = " ".join(prose(run).split())
     assert "But not at every step: block 5 brings the vectors a little back" in p
+    assert "(its change has an interval above 0), which our sentence alone does not show" in p
     assert "The drift grows layer after layer" not in p
 
 

@@ -389,6 +389,8 @@ def test_adaptation_lowers_in_domain_loss_and_costs_a_little_on_general_text(run
     dom = re.search(r"in-domain \(held-out Python manual\)\s+held-out cloze loss ([\d.]+) -> ([\d.]+)", text)
     gen = re.search(r"general English \(course-bert's held-out text\)\s+held-out cloze loss ([\d.]+) -> ([\d.]+)", text)
     assert dom and gen, text
+    assert re.search(r"parameters for 60 steps in", text), "60 steps of training on the top layers"
+    assert "60 steps of training on the top layers" in " ".join(prose(run).split())
     assert 0.25 <= float(dom.group(1)) - float(dom.group(2)) < 0.3, "almost 0.3 nats"
     assert 0.05 <= float(gen.group(2)) - float(gen.group(1)) <= 0.15, "general English: about a tenth of a nat worse"
 

@@ -139,7 +139,8 @@ def test_student_copy_runs_and_reports_not_attempted(source):
 
 # what a test run itself may leave: generated notebooks, Python's and pytest's caches, browser screenshots
 EXPECTED_WRITES = re.compile(r"^(notebooks/[^/]+\.ipynb|notebooks/student/.*|.*__pycache__/.*|\.pytest_cache/.*|"
-                             r"artifacts/screenshots/.*|\.venv/.*)$")
+                             r"artifacts/screenshots/.*|\.venv/.*|"
+                             r"\.ruff_cache/.*)$")  # ruff's cache: `make check` run beside the suite
 
 
 def test_running_the_notebooks_writes_nothing_into_the_checkout():
@@ -204,6 +205,41 @@ os.getcwd()
     # a cell reading the stub's names is rerun, and so is what reads the names it assigns (w); a name only an import
     # binds (helpers) is the same module whatever the student wrote, unless the stubbed cell itself imports it (os)
     assert student_cells_to_rerun(nb) == [1, 2, 3, 5, 6, 7, 8, 10, 11, 12]
+
+
+def test_the_widget_slice_takes_the_cells_a_widget_reads_and_no_other():
+    import jupytext
+
+    from notebook_runs import widget_slice
+
+    nb = jupytext.reads('''# %%
+import math
+from helpers import load
+
+# %%
+data = load("train")
+pooling = "mean"
+
+# %%
+slow = [load(x) for x in range(10**9)]
+pooling = "cls"
+
+# %%
+from helpers import load
+data = load("test")
+
+# %%
+scale = math.pi
+
+# %%
+from course_lib.widgets import Panel
+
+Panel(data, lambda pooling: pooling, [pooling for pooling in "ab"], f=lambda v=scale: v)
+''', fmt="py:percent")
+    # the widget reads data (the nearest cell that assigns it: cell 3, whose import of load needs no earlier cell)
+    # and scale (cell 4, which reads math: cell 0); pooling is only the lambda's parameter and the comprehension's
+    # variable, so neither cell that assigns a global pooling (1, 2) is run
+    assert widget_slice(nb) == [0, 3, 4, 5]
 
 
 def test_there_are_notebooks():
