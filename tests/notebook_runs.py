@@ -56,8 +56,10 @@ def _free_loads(node, bound: frozenset = frozenset()) -> set[str]:
             a = node.args
             inner |= {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x is not None}
             outer = [*a.defaults, *(d for d in a.kw_defaults if d is not None)]
-            if not isinstance(node, ast.Lambda):
-                outer += node.decorator_list
+            if not isinstance(node, ast.Lambda):  # decorators and annotations are read where the def stands
+                params = a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]
+                outer += node.decorator_list + [x.annotation for x in params if x is not None and x.annotation]
+                outer += [node.returns] if node.returns else []
             body = [node.body] if isinstance(node, ast.Lambda) else node.body
         else:
             inner |= {n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}

@@ -242,6 +242,16 @@ Panel(data, lambda pooling: pooling, [pooling for pooling in "ab"], f=lambda v=s
     assert widget_slice(nb) == [0, 3, 4, 5]
 
 
+def test_a_cell_reads_the_names_its_lambdas_defs_and_comprehensions_take_from_outside():
+    from notebook_runs import _names
+
+    # parameters and loop variables are the function's or the comprehension's own; defaults, annotations,
+    # decorators, the first iterable and every free name in a body are read from the notebook's namespace
+    assert _names("def f(x: Tensor, y=default) -> Out:\n    return x + y + z\n")[0] == {"Tensor", "default", "Out", "z"}
+    assert _names("g = lambda a, b=c: a + b + d\nh = [i * k for i in rows if i > m]\n")[0] == {"c", "d", "k", "rows", "m"}
+    assert _names("@deco\ndef f(*args, **kw):\n    return args, kw, q\n")[0] == {"deco", "q"}
+
+
 def test_there_are_notebooks():
     assert NOTEBOOKS, "notebooks/ has no py:percent sources"
 
