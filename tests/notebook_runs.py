@@ -50,6 +50,8 @@ def _free_loads(node, bound: frozenset = frozenset()) -> set[str]:
     needs no cell that defines ``pooling``)."""
     if isinstance(node, ast.Name):
         return {node.id} if isinstance(node.ctx, ast.Load) and node.id not in bound else set()
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):  # x += 1 reads x first
+        return _free_loads(ast.Name(node.target.id, ast.Load()), bound) | _free_loads(node.value, bound)
     if isinstance(node, _SCOPES):
         inner = set(bound)
         if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -250,6 +250,7 @@ def test_a_cell_reads_the_names_its_lambdas_defs_and_comprehensions_take_from_ou
     assert _names("def f(x: Tensor, y=default) -> Out:\n    return x + y + z\n")[0] == {"Tensor", "default", "Out", "z"}
     assert _names("g = lambda a, b=c: a + b + d\nh = [i * k for i in rows if i > m]\n")[0] == {"c", "d", "k", "rows", "m"}
     assert _names("@deco\ndef f(*args, **kw):\n    return args, kw, q\n")[0] == {"deco", "q"}
+    assert _names("total += step\n")[0] == {"total", "step"}  # so the cell that first set total is still run
 
 
 def test_there_are_notebooks():
