@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -132,14 +133,24 @@ def test_everyday_cloze_scores_are_recomputed(course_bert):
 
 
 def test_keep_positions_are_copied_and_masked_ones_recovered(course_bert, unigram):
+    """The fates are recomputed on the first held-out texts, whose numbers --rescore stored beside the card's
+    (tools/course_bert_eval.py, FATES_CHECK_TEXTS: the first batches of the card's pass, with the same masks);
+    the whole pass is the card's, made by the same code."""
     from course_lib.pretraining import predictions_by_fate
 
     model, tok = course_bert
-    got = predictions_by_fate(model, tok, EVAL, unigram, seed=0, unselected_every=METRICS["fates_unselected_every"])
-    for fate, want in METRICS["fates"].items():
-        assert got[fate].n == want["n"], fate
-        assert got[fate].top1_original == pytest.approx(want["top1_original"], abs=TOL), fate
-    assert got["unchanged"].top1_original > got["[MASK]"].top1_original
+    check = METRICS["fates_check"]
+    assert check["n_texts"] == E.FATES_CHECK_TEXTS < len(EVAL) and check["n_texts"] % 64 == 0
+    got = predictions_by_fate(model, tok, EVAL[:check["n_texts"]], unigram, seed=0,
+                              unselected_every=METRICS["fates_unselected_every"])
+    assert set(got) == set(METRICS["fates"]) == set(check) - {"n_texts"}
+    for fate in got:
+        want, whole = check[fate], METRICS["fates"][fate]
+        assert got[fate].n == want["n"] < whole["n"], fate
+        for k in ("top1_original", "p_original", "top1_shown"):
+            assert getattr(got[fate], k) == pytest.approx(want[k], abs=TOL), (fate, k)
+    for fates in (got, {f: SimpleNamespace(**v) for f, v in METRICS["fates"].items()}):
+        assert fates["unchanged"].top1_original > fates["[MASK]"].top1_original
 
 
 def test_geometry_is_recomputed_with_z_scoring_fitted_on_other_tokens(course_bert):

@@ -30,6 +30,8 @@ TRACK_PER_SOURCE = 20          # during training: the first 20 eval pieces of ev
 FREQUENT = 50                  # "frequent tokens" = the 50 most frequent tokens of the training text
 GEOMETRY_TOKENS, GEOMETRY_PAIRS, N_ROGUE = 5000, 20000, 3
 UNSELECTED_EVERY = 8           # fates: the head asked at every 8th not-selected position (~10,000 of 81,000)
+FATES_CHECK_TEXTS = 256        # fates again on the first 256 held-out texts (four batches of the pass above):
+                               # what tests/test_course_bert.py recomputes (the whole pass takes ~35 s)
 CLOZE_DIR = data_dir("cloze")
 
 
@@ -151,6 +153,12 @@ def by_group(per_token: dict, rows, key: int) -> dict:
     return out
 
 
+def fates_dict(fates: dict) -> dict:
+    """metrics.json's form of ``predictions_by_fate``'s result."""
+    return {f: {"n": s.n, "top1_original": s.top1_original, "p_original": s.p_original, "top1_shown": s.top1_shown}
+            for f, s in fates.items()}
+
+
 def evaluate_shipped(model, tok, model_dir: Path) -> dict:
     """Every number of the model card, recomputed from the files of the model folder."""
     from safetensors.torch import load_file
@@ -163,15 +171,17 @@ def evaluate_shipped(model, tok, model_dir: Path) -> dict:
     overall = heldout_mlm(model, tok, texts, unigram, per_token=True)
     per_token = overall.pop("per_token")
     fates = predictions_by_fate(model, tok, texts, unigram, seed=0, unselected_every=UNSELECTED_EVERY)
+    check = predictions_by_fate(model, tok, texts[:FATES_CHECK_TEXTS], unigram, seed=0,
+                                unselected_every=UNSELECTED_EVERY)
     cloze = {name: {k: v for k, v in cloze_scores(model, tok, read_cloze(name)).items()}
              for name in ("everyday_dev", "everyday_test") if (CLOZE_DIR / f"{name}.jsonl").exists()}
     geometry = layer_geometry(model, tok, texts, [r[3] for r in fit])
     return {
         "heldout": {"file": HELDOUT_FILE, "n_texts": len(texts), "seed": 0, **overall,
                     "by_register": by_group(per_token, ev, 1), "by_source": by_group(per_token, ev, 0)},
-        "fates": {f: {"n": s.n, "top1_original": s.top1_original, "p_original": s.p_original,
-                      "top1_shown": s.top1_shown} for f, s in fates.items()},
+        "fates": fates_dict(fates),
         "fates_unselected_every": UNSELECTED_EVERY,
+        "fates_check": {"n_texts": FATES_CHECK_TEXTS, **fates_dict(check)},
         "cloze": cloze,
         "geometry": {"n_pairs": GEOMETRY_PAIRS, "seed": 0, **geometry},
     }
