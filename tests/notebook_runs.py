@@ -51,16 +51,16 @@ def _free_loads(node, bound: frozenset = frozenset()) -> set[str]:
     if isinstance(node, ast.Name):
         return {node.id} if isinstance(node.ctx, ast.Load) and node.id not in bound else set()
     if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):  # x += 1 reads x first
-        return _free_loads(ast.Name(node.target.id, ast.Load()), bound) | _free_loads(node.value, bound)
+        return ({node.target.id} - bound) | _free_loads(node.value, bound)
     if isinstance(node, _SCOPES):
         inner = set(bound)
         if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
             a = node.args
-            inner |= {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x is not None}
+            params = [x for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x is not None]
+            inner |= {x.arg for x in params}
             outer = [*a.defaults, *(d for d in a.kw_defaults if d is not None)]
             if not isinstance(node, ast.Lambda):  # decorators and annotations are read where the def stands
-                params = a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]
-                outer += node.decorator_list + [x.annotation for x in params if x is not None and x.annotation]
+                outer += node.decorator_list + [x.annotation for x in params if x.annotation]
                 outer += [node.returns] if node.returns else []
             body = [node.body] if isinstance(node, ast.Lambda) else node.body
         else:
