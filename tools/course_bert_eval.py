@@ -32,6 +32,8 @@ GEOMETRY_TOKENS, GEOMETRY_PAIRS, N_ROGUE = 5000, 20000, 3
 UNSELECTED_EVERY = 8           # fates: the head asked at every 8th not-selected position (~10,000 of 81,000)
 FATES_CHECK_TEXTS = 256        # fates again on the first 256 held-out texts (four batches of the pass above):
                                # what tests/test_course_bert.py recomputes (the whole pass takes ~35 s)
+HELDOUT_CHECK_TEXTS = 256      # the held-out numbers of the first 256 texts, taken from the whole pass (their
+                               # four batches have the same masks on their own): what the tests recompute
 CLOZE_DIR = data_dir("cloze")
 
 
@@ -73,8 +75,6 @@ def heldout_mlm(model, tok, texts, unigram: torch.Tensor, *, seed: int = 0, batc
     g = torch.Generator().manual_seed(seed)
     logp_uni = torch.log(unigram.clamp_min(1e-12))
     base_top5 = unigram.topk(5).indices
-    frequent = torch.zeros_like(unigram, dtype=torch.bool)
-    frequent[unigram.topk(FREQUENT).indices] = True
     dev = model.device
     golds, nll, nll_uni, hit1, hit5, b1, b5, where = [], [], [], [], [], [], [], []
     for i in range(0, len(texts), batch_size):
@@ -99,20 +99,34 @@ def heldout_mlm(model, tok, texts, unigram: torch.Tensor, *, seed: int = 0, batc
         b5.append((base_top5[None, :] == gold[:, None]).any(-1))
     if not golds:
         raise ValueError("the texts are too short: no token was selected for masking")
-    gold, nll, nll_uni = torch.cat(golds), torch.cat(nll).double(), torch.cat(nll_uni).double()
-    hit1, hit5, b1, b5 = (torch.cat(x) for x in (hit1, hit5, b1, b5))
-    freq = frequent[gold]
-    n = len(gold)
-    res = {"n_masked": n, "loss": float(nll.mean()), "unigram_loss": float(nll_uni.mean()),
-           "top1": float(hit1.float().mean()), "top5": float(hit5.float().mean()),
-           "baseline_top1": float(b1.float().mean()), "baseline_top5": float(b5.float().mean()),
-           "n_frequent": int(freq.sum()), "top1_frequent": float(hit1[freq].float().mean()) if freq.any() else None,
-           "top1_other": float(hit1[~freq].float().mean()) if (~freq).any() else None,
-           "distinct_top1": None}
+    tokens = {"text": torch.cat(where), "gold": torch.cat(golds), "hit1": torch.cat(hit1), "hit5": torch.cat(hit5),
+              "nll": torch.cat(nll).double(), "nll_uni": torch.cat(nll_uni).double(), "b1": torch.cat(b1),
+              "b5": torch.cat(b5)}
+    res = summarise(tokens, unigram)
     if per_token:
-        res["per_token"] = {"text": torch.cat(where), "gold": gold, "hit1": hit1, "hit5": hit5, "nll": nll,
-                            "nll_uni": nll_uni, "b1": b1, "b5": b5}
+        res["per_token"] = tokens
     return res
+
+
+def summarise(per_token: dict, unigram: torch.Tensor) -> dict:
+    """heldout_mlm's numbers of the masked tokens ``per_token`` (all of a pass, or some: :func:`first_texts`)."""
+    frequent = torch.zeros_like(unigram, dtype=torch.bool)
+    frequent[unigram.topk(FREQUENT).indices] = True
+    t = per_token
+    hit1, freq = t["hit1"], frequent[t["gold"]]
+    return {"n_masked": len(t["gold"]), "loss": float(t["nll"].mean()), "unigram_loss": float(t["nll_uni"].mean()),
+            "top1": float(hit1.float().mean()), "top5": float(t["hit5"].float().mean()),
+            "baseline_top1": float(t["b1"].float().mean()), "baseline_top5": float(t["b5"].float().mean()),
+            "n_frequent": int(freq.sum()), "top1_frequent": float(hit1[freq].float().mean()) if freq.any() else None,
+            "top1_other": float(hit1[~freq].float().mean()) if (~freq).any() else None,
+            "distinct_top1": None}
+
+
+def first_texts(per_token: dict, n_texts: int) -> dict:
+    """The masked tokens of a pass's first ``n_texts`` texts: with a multiple of the batch size, what a pass over
+    those texts alone gives (the same batches, so the same masks)."""
+    keep = per_token["text"] < n_texts
+    return {k: v[keep] for k, v in per_token.items()}
 
 
 @torch.no_grad()
@@ -176,9 +190,12 @@ def evaluate_shipped(model, tok, model_dir: Path) -> dict:
     cloze = {name: {k: v for k, v in cloze_scores(model, tok, read_cloze(name)).items()}
              for name in ("everyday_dev", "everyday_test") if (CLOZE_DIR / f"{name}.jsonl").exists()}
     geometry = layer_geometry(model, tok, texts, [r[3] for r in fit])
+    first = first_texts(per_token, HELDOUT_CHECK_TEXTS)
     return {
         "heldout": {"file": HELDOUT_FILE, "n_texts": len(texts), "seed": 0, **overall,
                     "by_register": by_group(per_token, ev, 1), "by_source": by_group(per_token, ev, 0)},
+        "heldout_check": {"n_texts": HELDOUT_CHECK_TEXTS, **summarise(first, unigram),
+                          "by_register": by_group(first, ev, 1), "by_source": by_group(first, ev, 0)},
         "fates": fates_dict(fates),
         "fates_unselected_every": UNSELECTED_EVERY,
         "fates_check": {"n_texts": FATES_CHECK_TEXTS, **fates_dict(check)},
