@@ -522,10 +522,15 @@ full_vs_probe = "more than 20 points higher"
 check("full_vs_probe")
 
 # %%
-# claim: full-tagger
+from course_lib.finetuning.ner import NerTagger
+from course_lib.finetuning.training import TrainConfig
+
 full_tagger = NerTagger.build(train_layers=6, policy="first")
 full_config = TrainConfig(lr=5e-5, epochs=4, batch_size=32, lr_overrides=(("model.classifier.", 5e-3),))
 full_run = full_tagger.fit(train_sents, full_config, eval_sentences=test_sents, name="wikigold-ner-full")
+
+# %%
+# claim: full-tagger
 print(full_run)
 full_seconds = sum(e.seconds for e in full_run.epochs) + full_run.info.get("frozen_pass_seconds", 0)
 print(f"training took {full_seconds:.0f} s when the run was made ({full_run.device})")
@@ -764,7 +769,7 @@ print(f"S and E alone give an answer to {sum(a != '' for a in head_answers)} of 
 import json
 
 from course_lib.finetuning.qa_eval import overlap_answer
-from course_lib.finetuning.qa_reader import SHIPPED_QA_MODEL
+from course_lib.finetuning.qa_reader import SHIPPED_QA_MODEL, QAReader
 from course_lib.paths import data_dir
 
 reader = QAReader.shipped()
