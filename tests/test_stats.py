@@ -95,6 +95,22 @@ def test_average_ranks_equal_scipys_rankdata_row_by_row():
     assert np.array_equal(average_ranks(np.array([3.0, 1.0, 3.0, 2.0])), [3.5, 1.0, 3.5, 2.0])
 
 
+
+def test_ranks_of_draws_are_the_ranks_of_each_resample_exactly():
+    from course_lib.stats import average_ranks, bootstrap_indices, ranks_of_draws
+
+    rng = np.random.default_rng(7)
+    for x in (rng.integers(0, 5, 60).astype(float),          # many ties (human scores)
+              rng.normal(size=60),                             # none (cosines)
+              np.r_[rng.normal(size=58), 0.25, 0.25]):         # one
+        draws = bootstrap_indices(len(x), 300, seed=1)
+        assert np.array_equal(ranks_of_draws(x, draws), average_ranks(x[draws]))
+        assert np.array_equal(ranks_of_draws(x, np.arange(len(x))[None]), average_ranks(x)[None])
+    assert np.array_equal(ranks_of_draws([2.0, 1.0, 2.0], [[0, 0, 1], [2, 1, 1]]), [[2.5, 2.5, 1.0], [3.0, 1.5, 1.5]])
+    x = np.array([1.0, np.nan, 0.5, np.nan])  # NaN is not a tie: the sort ranks it
+    draws = np.array([[0, 1, 3, 2], [1, 1, 0, 2]])
+    assert np.array_equal(ranks_of_draws(x, draws), average_ranks(x[draws]))
+
 def test_mean_gap_is_the_paired_bootstrap_of_the_per_item_difference():
     rng = np.random.default_rng(3)
     a, b = rng.integers(0, 2, 150), rng.integers(0, 2, 150)

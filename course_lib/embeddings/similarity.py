@@ -81,17 +81,20 @@ def zscoring_gain_by_layer(word_states: torch.Tensor, words, pairs, zscorers, *,
     """What z-scoring changes Spearman's rho by at every layer, with a paired bootstrap over the pairs
     (:func:`course_lib.stats.paired_bootstrap`: raw and z-scored rho on the same resampled pairs): one
     :class:`~course_lib.stats.Gap` per layer, z-scored minus raw."""
-    from ..stats import average_ranks, paired_bootstrap, pearson
+    from ..stats import bootstrap_indices, paired_bootstrap_from, pearson, ranks_of_draws
 
     raw, human = word_pair_cosines(word_states, words, pairs)
     z, _ = word_pair_cosines(word_states, words, pairs, zscorers)
+    n = len(human)
+    # paired_bootstrap(batched=True)'s resamples, shared by every layer: the human scores are ranked once per draw
+    draws, whole = bootstrap_indices(n, resamples, seed), np.arange(n)[None]
+    h, h_whole = ranks_of_draws(human, draws), ranks_of_draws(human, whole)
 
-    def gain(i, r, q):  # Spearman's rho of the z-scored cosines minus that of the raw ones, on pairs i
-        h = average_ranks(human[i])
-        return pearson(average_ranks(q[i]), h) - pearson(average_ranks(r[i]), h)
+    def gain(i, hi, r, q):  # Spearman's rho of the z-scored cosines minus that of the raw ones, on pairs i
+        return pearson(ranks_of_draws(q, i), hi) - pearson(ranks_of_draws(r, i), hi)
 
-    return [paired_bootstrap(lambda i, r=r, q=q: gain(i, r, q), len(human), resamples=resamples, seed=seed,
-                             batched=True) for r, q in zip(raw, z)]
+    return [paired_bootstrap_from(gain(draws, h, r, q), float(gain(whole, h_whole, r, q)[0]), n)
+            for r, q in zip(raw, z)]
 
 
 # ----------------------------------------------------------------------------- the same word in two contexts
