@@ -36,14 +36,13 @@
 # Five exercises and six predictions are graded with `check("…")`.
 #
 # Every training run is keyed by its settings, data and starting weights. The notebook's runs ship with the
-# course (`course_lib/data/runs`: what training changed, in float16), so they load at once — all but one: the
-# full fine-tuning at a learning rate of 1e-2 changes every weight of the model, too much to ship, so it is
-# trained the first time (one epoch, with the same code on a CPU or a GPU) and kept in the course's cache
-# folder, so running this notebook again takes seconds. Six runs of which the notebook only draws the numbers (the
-# network from random weights, fine-tunings on fewer sentences, and the forgetting runs) ship as their history,
-# without weights. The last cells say where each run came from and how long this run took. Interrupting the kernel (■) during a run keeps
-# its finished epochs; running the cell again continues from them. To train a run yourself, pass
-# `cache=False`.
+# course (`course_lib/data/runs`: what training changed, in float16), so they load at once. Seven runs of which
+# the notebook only draws the numbers (the network from random weights, fine-tunings on fewer sentences, the
+# forgetting runs, and the full fine-tuning at a learning rate of 1e-2, which changes every weight of the model,
+# too much to ship) ship as their history, without weights. The last cells say where each run came from and how
+# long this run took. A run you train yourself is kept in the course's cache folder, so running its cell again
+# takes seconds; interrupting the kernel (■) during a run keeps its finished epochs, and running the cell again
+# continues from them. To train a run yourself, pass `cache=False`.
 
 # %% tags=["setup"]
 import torch
@@ -411,8 +410,7 @@ labelled_data_figure({"word counts (logistic regression)": words,
 # lecture's range — for one epoch:
 
 # %%
-runs["full, cls, lr 1e-2"] = train_classifier(pretrained_classifier(SENTIMENT_LABELS), train, test, collate, "full",
-                                              config(1e-2, epochs=1), name="full-cls-lr1e-2")
+runs["full, cls, lr 1e-2"] = pretrained_run(train, test, collate, config(1e-2, epochs=1), name="full-cls-lr1e-2")
 high = runs["full, cls, lr 1e-2"]
 print(f"lr 1e-2: held-out accuracy {high.final():.1%} (majority class {majority:.1%}); training loss of its last "
       f"steps {sum(high.step_losses[-10:]) / 10:.3f} vs ln 2 = {torch.log(torch.tensor(2.0)):.3f}")

@@ -17,9 +17,10 @@ What is shipped (every other heavy step is cached on first use, see the README):
   finetuning/<run>-<key>                notebook 11.4a: the runs whose float16 delta is at most 24 MB (head only,
                                         last 2 layers, full fine-tuning at 5e-5 -- its word embeddings by the
                                         rows that moved --, the NLI cross- and bi-encoder), from executing the
-                                        notebook itself in the empty cache; the full fine-tuning at 1e-2 (every
-                                        row moved: 45 MB as a delta) is trained on first use and cached; and
-                                        §6's three distilled students (2 blocks, 7 MB each)
+                                        notebook itself in the empty cache; §6's three distilled students (2
+                                        blocks, 7 MB each); and as their history alone, the runs of which the
+                                        notebook draws only numbers (among them the full fine-tuning at 1e-2,
+                                        every row moved: 45 MB as a delta)
   finetuning/<run>-<key>                notebooks 11.4b and 11.5: the taggers, the QA head and the span model,
                                         heads (and, for 11.4b's full tagger, all six blocks) on frozen states
                                         (keyed by the ids and weights the states come from, not by their floats,
@@ -89,7 +90,7 @@ def _finetuning(cache: Path) -> list[tuple[str, Path, dict]]:
 
 def _new_histories(cache: Path) -> list[tuple[str, Path, dict]]:
     """The history-only runs of notebook 11.4a that are not shipped yet, from executing it with everything that is
-    shipped in place (so that only those train, and the 1e-2 run, which is never shipped)."""
+    shipped in place (so that only those train)."""
     _execute(FINETUNING_NOTEBOOKS)
     new = {_prefix(f.name) for f in (cache / "finetuning").iterdir()} & HISTORY_RUNS
     return _histories(cache, new)
@@ -211,6 +212,8 @@ for _run, _what, _call in [
         ("full-cls-250", "every parameter, [CLS], lr 5e-5, 250 rt-polarity sentences, 3 epochs",
          "pretrained_run(..., name=\"full-cls-250\")")]:
     WHAT[_run] = ("11.4a §3", _what + " (history only)", _call)
+WHAT["full-cls-lr1e-2"] = ("11.4a §3", "every parameter, [CLS], lr 1e-2, 500 rt-polarity sentences, 1 epoch (history only)",
+                           "pretrained_run(..., name=\"full-cls-lr1e-2\")")
 for _run, _what, _call in [
         ("forgetting-5e-5", "course-bert fine-tuned whole on 500 rt-polarity sentences, lr 5e-5, 3 epochs, its "
          "untouched MLM head scored on 300 held-out sentences after every epoch", "forgetting_run(..., "
@@ -218,7 +221,7 @@ for _run, _what, _call in [
         ("forgetting-1e-4", "the same at lr 1e-4, 10 epochs", "forgetting_run(..., name=\"forgetting-1e-4\")")]:
     WHAT[_run] = ("11.4a §3", _what + " (history only)", _call)
 HISTORY_RUNS = {"scratch-cls", "scratch-cls-3000", "full-cls-100", "full-cls-250",  # shipped without weights
-                "forgetting-5e-5", "forgetting-1e-4"}
+                "forgetting-5e-5", "forgetting-1e-4", "full-cls-lr1e-2"}
 _NER = "wikigold NER: W_K alone on the frozen encoder"
 _SPANS = "GUM entities (1,200 sentences, MiniLM's first 4 layers frozen, 6 epochs)"
 for _run, _what, _call in [
@@ -297,12 +300,12 @@ recipe or changed code asks for another key, and that run is trained (and cached
   onto the weights it was made from, and must give exactly the recorded weights (else it says so). A matrix
   whose rows mostly did not move (the word embeddings of the full fine-tuning: only the training text's tokens
   get a gradient, weight decay alone moves the others by under 1e-5) is stored by its moved rows. The full
-  fine-tuning at lr 1e-2 moves every row (45 MB as a delta) and is not shipped: a fresh clone trains it once
-  (about 15 s on 2 cores) and caches it.
+  fine-tuning at lr 1e-2 moves every row (45 MB as a delta): it ships as its history.
 - **History-only runs** (11.4a §3, "(history only)" above) hold `run.json` alone: full fine-tunings of which the
   notebook draws only numbers of the history -- the network from random weights and the pretrained one on 100 or
-  250 sentences (held-out accuracy against the number of labelled sentences), and course-bert fine-tuned at two
-  learning rates (held-out accuracy and its MLM head's masked-word top-1 after every epoch: forgetting). Their
+  250 sentences (held-out accuracy against the number of labelled sentences), course-bert fine-tuned at two
+  learning rates (held-out accuracy and its MLM head's masked-word top-1 after every epoch: forgetting), and the
+  pretrained one at lr 1e-2 (its held-out accuracy and training losses: a learning rate too high). Their
   weights would take 23-45 MB each, so `course_lib.finetuning.transfer` returns the run, never a model;
   `shipped.json` holds the fingerprint of the weights each started from, and `cache=False` trains one here
   (`python tools/ship_runs.py --only new_histories` ships those that are new, retraining nothing else).
