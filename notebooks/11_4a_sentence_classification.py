@@ -305,9 +305,10 @@ from course_lib.finetuning.training import predict
 
 full_pred, test_gold, _ = predict(full_model, test, collate, length=collate.length)
 y_train = [SENTIMENT_LABELS.index(e.label) for e in train]
+frozen_train, frozen_test = (encode_sentences(encoder, tokenizer, [e.text for e in data], pooling=("mean", "cls"))
+                             for data in (train, test))  # {pooling: vectors}, both from one pass of the encoder
 for pooling in ("mean", "cls"):
-    X_train, X_test = (encode_sentences(encoder, tokenizer, [e.text for e in data], pooling=pooling).numpy()
-                       for data in (train, test))
+    X_train, X_test = frozen_train[pooling].numpy(), frozen_test[pooling].numpy()
     C = max((0.01, 0.1, 1.0, 10.0), key=lambda c: cross_val_score(LogisticRegression(C=c, max_iter=5000),
                                                                   X_train, y_train, cv=5).mean())
     frozen_pred = torch.as_tensor(LogisticRegression(C=C, max_iter=5000).fit(X_train, y_train).predict(X_test))

@@ -222,6 +222,11 @@ def test_encode_sentences_keeps_the_order_and_cosines_are_right(embedded):
     torch.testing.assert_close(cos[0], torch.nn.functional.cosine_similarity(
         encode_sentences(model, tok, [PAIRS[0].premise]), encode_sentences(model, tok, [PAIRS[0].hypothesis]))[0],
         atol=1e-5, rtol=0)
+    both = encode_sentences(model, tok, sents, pooling=("mean", "cls"), normalize=True)  # one pass, two poolings
+    assert list(both) == ["mean", "cls"]
+    for pooling, v in both.items():
+        assert torch.equal(v, encode_sentences(model, tok, sents, pooling=pooling, normalize=True)), pooling
+    assert not torch.allclose(both["mean"], both["cls"])
 
 
 # ----------------------------------------------------------------------------- cost

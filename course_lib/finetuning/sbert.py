@@ -121,15 +121,17 @@ def _token_ids(collate, sentences: list[str]) -> list[list[int]]:
 
 
 @torch.no_grad()
-def encode_sentences(bert: BertModel, tokenizer, sentences: list[str], pooling: str = "mean", batch_size: int = 64,
-                     max_length: int = 64, normalize: bool = False) -> torch.Tensor:
-    """Sentence vectors (N, d), in the order given; batches are formed by length, so there is little padding."""
+def encode_sentences(bert: BertModel, tokenizer, sentences: list[str], pooling: str | tuple[str, ...] = "mean",
+                     batch_size: int = 64, max_length: int = 64, normalize: bool = False):
+    """Sentence vectors (N, d), in the order given; batches are formed by length, so there is little padding.
+    With several poolings (``("mean", "cls")``), one pass gives them all: ``{pooling: (N, d) vectors}``."""
     if not sentences:
         raise ValueError("no sentences to encode")
+    poolings = (pooling,) if isinstance(pooling, str) else tuple(pooling)
     was_training = bert.training
     bert.eval()
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
-    out = torch.empty(len(sentences), bert.config.hidden_size)
+    out = {p: torch.empty(len(sentences), bert.config.hidden_size) for p in poolings}
     try:
         for s in range(0, len(order), batch_size):
             idx = order[s:s + batch_size]
@@ -137,10 +139,13 @@ def encode_sentences(bert: BertModel, tokenizer, sentences: list[str], pooling: 
                 warnings.simplefilter("ignore")
                 enc = tokenizer([sentences[i] for i in idx], max_length=max_length, truncation=True).to(bert.device)
             z = bert(enc.input_ids, attention_mask=enc.attention_mask).last_hidden_state
-            out[idx] = pool(z, enc.attention_mask, pooling).float().cpu()
+            for p in poolings:
+                out[p][idx] = pool(z, enc.attention_mask, p).float().cpu()
     finally:
         bert.train(was_training)
-    return nn.functional.normalize(out, dim=-1) if normalize else out
+    if normalize:
+        out = {p: nn.functional.normalize(v, dim=-1) for p, v in out.items()}
+    return out[pooling] if isinstance(pooling, str) else out
 
 
 def cosine_matrix(u: torch.Tensor, v: torch.Tensor | None = None) -> torch.Tensor:
