@@ -731,11 +731,10 @@ from course_lib.finetuning.search import dense_scores, nli_search_task, retrieva
 
 task = nli_search_task(load_nli("test"))
 mlm_model, mlm_tokenizer = course_lib.load_pretrained("course-bert")
+course_bert = dense_scores(mlm_model.bert, mlm_tokenizer, task.queries, task.docs, pooling=("mean", "cls"))
 searches = {"MiniLM (bi-encoder)": dense_scores(encoder, tokenizer, task.queries, task.docs),
             "TF-IDF (word overlap)": tfidf_scores(task.queries, task.docs),
-            "course-bert (MLM)": dense_scores(mlm_model.bert, mlm_tokenizer, task.queries, task.docs),
-            "course-bert (MLM), [CLS] vector": dense_scores(mlm_model.bert, mlm_tokenizer, task.queries, task.docs,
-                                                            pooling="cls")}
+            "course-bert (MLM)": course_bert["mean"], "course-bert (MLM), [CLS] vector": course_bert["cls"]}
 print(f"{len(task.queries)} queries, {len(task.docs)} documents: recall@1 by chance {1 / len(task.docs):.2%}")
 retrieved = {name: retrieval_scores(scores, task.gold, name) for name, scores in searches.items()}
 for result in retrieved.values():

@@ -63,3 +63,18 @@ def test_reranking_puts_the_top_k_first_in_the_order_of_the_pair_scores():
         rerank_top_k(scores, 5, queries, docs, pair_score)
     with pytest.raises(ValueError, match="one number per pair"):
         rerank_top_k(scores, 2, queries, docs, lambda a, b: torch.zeros(len(a), 3))
+
+
+def test_dense_scores_are_the_cosines_of_the_pooled_vectors_and_several_poolings_share_one_pass(embedded):
+    from course_lib.finetuning.sbert import cosine_matrix, encode_sentences
+    from course_lib.finetuning.search import dense_scores
+
+    model, tok = embedded
+    queries, docs = ["A dog runs in the park.", "Nobody is cooking."], ["An animal is outside.", "A man cooks.", "Rain."]
+    one = dense_scores(model, tok, queries, docs, pooling="cls")
+    assert one.shape == (2, 3)
+    torch.testing.assert_close(one, cosine_matrix(encode_sentences(model, tok, queries, "cls"),
+                                                  encode_sentences(model, tok, docs, "cls")), atol=1e-6, rtol=0)
+    both = dense_scores(model, tok, queries, docs, pooling=("mean", "cls"))
+    assert list(both) == ["mean", "cls"]
+    assert torch.equal(both["cls"], one) and torch.equal(both["mean"], dense_scores(model, tok, queries, docs))
