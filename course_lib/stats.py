@@ -156,3 +156,16 @@ def ranks_of_draws(x, draws) -> np.ndarray:
     counts = np.bincount((g + k * np.arange(rows)[:, None]).ravel(), minlength=rows * k).reshape(rows, k)
     rank = np.cumsum(counts, axis=1) - counts + (counts + 1) / 2
     return np.take_along_axis(rank, g, axis=1)
+
+
+def auc(labels, scores) -> float:
+    """The area under the ROC curve: the chance that a positive item scores above a negative one, ties counting
+    half (sklearn's ``roc_auc_score`` for two classes), from the rank sum of the positives (Mann-Whitney U)."""
+    labels, scores = np.asarray(labels, dtype=bool).reshape(-1), np.asarray(scores, dtype=float).reshape(-1)
+    if labels.shape != scores.shape:
+        raise ValueError(f"one label per score: {labels.size} labels, {scores.size} scores")
+    pos = int(labels.sum())
+    neg = labels.size - pos
+    if pos == 0 or neg == 0:
+        raise ValueError("the AUC needs both positive and negative items")
+    return float((average_ranks(scores)[labels].sum() - pos * (pos + 1) / 2) / (pos * neg))

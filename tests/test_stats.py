@@ -111,6 +111,22 @@ def test_ranks_of_draws_are_the_ranks_of_each_resample_exactly():
     draws = np.array([[0, 1, 3, 2], [1, 1, 0, 2]])
     assert np.array_equal(ranks_of_draws(x, draws), average_ranks(x[draws]))
 
+def test_auc_equals_sklearns_roc_auc_with_ties_and_says_what_it_needs():
+    from sklearn.metrics import roc_auc_score
+
+    from course_lib.stats import auc
+
+    rng = np.random.default_rng(3)
+    for scores in (rng.normal(size=200), rng.integers(0, 4, 200).astype(float)):  # no ties; many
+        labels = rng.random(200) < 0.3
+        assert auc(labels, scores) == pytest.approx(roc_auc_score(labels, scores), abs=1e-12)
+    assert auc([True, False], [0.2, 0.2]) == 0.5 and auc([True, False, False], [1, 0, 2]) == 0.5
+    with pytest.raises(ValueError, match="both positive and negative"):
+        auc([True, True], [0.1, 0.2])
+    with pytest.raises(ValueError, match="one label per score: 2 labels, 3 scores"):
+        auc([True, False], [0.1, 0.2, 0.3])
+
+
 def test_mean_gap_is_the_paired_bootstrap_of_the_per_item_difference():
     rng = np.random.default_rng(3)
     a, b = rng.integers(0, 2, 150), rng.integers(0, 2, 150)

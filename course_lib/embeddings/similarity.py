@@ -148,7 +148,7 @@ def same_word_pairs(examples) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 def in_context_similarity(states: torch.Tensor, examples, zscorers=None) -> list[InContext]:
     """Per layer of (N, L+1, d) ``states`` (row k = ``examples[k]``'s target word): how much more similar two
     instances of a word are in the same sense than in different senses (SLP3 §11.3.2), raw or z-scored."""
-    from sklearn.metrics import roc_auc_score
+    from ..stats import auc
 
     if states.dim() != 3 or len(states) != len(examples):
         raise ValueError(f"need (N, L+1, d) states, one row per example ({len(examples)}), got {tuple(states.shape)}")
@@ -156,20 +156,21 @@ def in_context_similarity(states: torch.Tensor, examples, zscorers=None) -> list
     if same.all() or not same.any():
         raise ValueError("the pairs must include both same-sense and different-sense pairs")
     ids = {x: k for k, x in enumerate(dict.fromkeys(e.lemma for e in examples))}
-    lemma = torch.tensor([ids[e.lemma] for e in examples])[i]  # the word of each pair
-    words = [m for m in (lemma == w for w in lemma.unique()) if 0 < int(same[m].sum()) < int(m.sum())]  # its pairs
+    lemma = np.array([ids[e.lemma] for e in examples])[i.numpy()]  # the word of each pair
+    same = same.numpy()
+    pairs = [np.flatnonzero(lemma == w) for w in np.unique(lemma)]    # each word's pairs
+    words = [p for p in pairs if 0 < same[p].sum() < len(p)]
     if not words:
         raise ValueError("no word has both a same-sense and a different-sense pair: there is nothing to compare")
-    weight = torch.tensor([float(same[m].sum() * (~same[m]).sum()) for m in words], dtype=torch.float64)
+    weight = np.array([float(same[p].sum() * (~same[p]).sum()) for p in words])
     out = []
     for layer in range(states.size(1)):
         X = states[:, layer]
         if zscorers is not None:
             X = zscorers[layer](X)
         X = torch.nn.functional.normalize(X.double(), dim=-1)
-        cos = (X @ X.T)[i, j]  # N x N (2,214² doubles: 39 MB), not a (pairs, d) copy of each side (0.26 GB each)
-        within = torch.tensor([roc_auc_score(same[m].numpy(), cos[m].numpy()) for m in words], dtype=torch.float64)
+        cos = (X @ X.T)[i, j].numpy()  # N x N (2,214² doubles: 39 MB), not a (pairs, d) copy of each side (0.26 GB each)
+        within = np.array([auc(same[p], cos[p]) for p in words])
         out.append(InContext(float(cos[same].mean()), float(cos[~same].mean()),
-                             float((within * weight).sum() / weight.sum()),
-                             float(roc_auc_score(same.numpy(), cos.numpy())), within.numpy(), weight.numpy()))
+                             float((within * weight).sum() / weight.sum()), auc(same, cos), within, weight))
     return out
