@@ -100,6 +100,40 @@ def test_tagger_learns_and_is_cached(tokenizer, policy):
     assert again.cached and again.epochs[-1].eval == run.epochs[-1].eval
 
 
+def test_a_finished_run_is_found_without_computing_the_frozen_states(tokenizer, monkeypatch):
+    """fit() keys a run by placeholders of the frozen states (same shape, type and source, no numbers): a run found
+    finished (or shipped) loads without the frozen pass over the training and held-out sentences (11.4b's probes:
+    ~30 s in an empty cache), and a run that has to train computes them, keyed as before."""
+    from course_lib.finetuning import ner
+    from course_lib.finetuning.runs import fingerprint
+
+    train = load_wikigold("train")[:24]
+    tagger = tiny_tagger(tokenizer)
+    stand_ins, real = tagger.examples(train, placeholders=True), tagger.examples(train)
+    assert all(e["hidden"].is_meta and e["hidden"].shape == r["hidden"].shape for e, r in zip(stand_ins, real))
+    assert fingerprint(stand_ins) == fingerprint(real)
+    reader = QAReader(BertForQuestionAnswering(BertModel(TINY)), tokenizer, train_layers=1, max_length=128, stride=32)
+    feats = reader.features(load_squad("train")[:6])
+    assert fingerprint(reader.examples(feats, placeholders=True)) == fingerprint(reader.examples(feats))
+
+    computed = []  # the number of sentences of each frozen pass (not placeholders)
+    frozen_states = ner.frozen_states
+
+    def counted(encoder, ids, *args, placeholders=False, **kw):
+        if not placeholders:
+            computed.append(len(ids))
+        return frozen_states(encoder, ids, *args, placeholders=placeholders, **kw)
+
+    monkeypatch.setattr(ner, "frozen_states", counted)
+    cfg = TrainConfig(lr=1e-3, epochs=1, batch_size=8)
+    run = tiny_tagger(tokenizer).fit(train, cfg, eval_sentences=train[:8], progress=False)
+    assert run.finished and not run.cached and computed == [24, 8]  # trained: the training states, then held-out
+    computed.clear()
+    again = tiny_tagger(tokenizer).fit(train, cfg, eval_sentences=train[:8], progress=False)
+    assert again.cached and again.key == run.key and again.epochs[-1].eval == run.epochs[-1].eval
+    assert computed == []
+
+
 def test_tagger_tag_shows_subwords_and_both_decodings(tokenizer):
     tagger = tiny_tagger(tokenizer)
     out = tagger.tag(["Mt.", "Sanitas", "is", "in", "Sunshine", "Canyon", "."])

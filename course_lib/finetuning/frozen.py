@@ -69,12 +69,15 @@ def _fingerprint(encoder: BertModel, start: int, rows) -> str:
 
 @torch.no_grad()
 def frozen_states(encoder: BertModel, input_ids, token_type_ids=None, start: int | None = None,
-                  batch_size: int = 32, cache: bool = True, progress: bool = False) -> list[torch.Tensor]:
+                  batch_size: int = 32, cache: bool = True, progress: bool = False,
+                  placeholders: bool = False) -> list[torch.Tensor]:
     """The hidden states entering block ``start`` (= output of the frozen part), one (T_i, d) tensor per example.
 
     input_ids: one list of token ids per example (no padding); token_type_ids likewise (default zeros).
     Examples are run in batches of similar length (little padding). With ``cache=True`` the states are
     stored in ``cache_dir("frozen_states")`` under a hash of the frozen weights and the ids.
+    placeholders: run nothing; give tensors of the same shape, type and source that hold no numbers (on the
+    ``meta`` device): they key a training run as the states would, to find a finished one without computing them.
     """
     if start is None:
         start = num_layers(encoder)
@@ -84,6 +87,9 @@ def frozen_states(encoder: BertModel, input_ids, token_type_ids=None, start: int
         raise ValueError("no examples given")
     path = None
     key = _fingerprint(encoder, start, rows)
+    if placeholders:
+        d = encoder.config.hidden_size  # float32, as the states come (run below, or from the cache)
+        return _sourced([torch.empty((len(r[0]), d), dtype=torch.float32, device="meta") for r in rows], key)
     if cache:
         path = cache_dir("frozen_states") / f"{key[:32]}.safetensors"
         if path.exists():

@@ -133,12 +133,13 @@ class NerTagger:
         return encode_words(self.tokenizer, [_words(s) for s in sentences], max_length=self.max_length,
                             truncation=True)
 
-    def examples(self, sentences, policy: str | None = None) -> list[dict]:
-        """One training example per sentence: frozen states (T, d) and subword label ids (T,)."""
+    def examples(self, sentences, policy: str | None = None, placeholders: bool = False) -> list[dict]:
+        """One training example per sentence: frozen states (T, d) and subword label ids (T,); with
+        ``placeholders``, states that only key a run (``frozen_states(placeholders=True)``)."""
         enc = self.encode(sentences)
         lengths = enc.attention_mask.sum(1).tolist()
         ids = [enc.input_ids[b, :n].tolist() for b, n in enumerate(lengths)]
-        states = frozen_states(self.model.bert, ids, start=self.start)
+        states = frozen_states(self.model.bert, ids, start=self.start, placeholders=placeholders)
         out = []
         for b, (s, n) in enumerate(zip(sentences, lengths)):
             wids = enc.word_ids[b][:n]
@@ -167,17 +168,17 @@ class NerTagger:
         freeze_below(self.model.bert, self.train_layers)
         for p in self.model.classifier.parameters():
             p.requires_grad_(True)
-        train_ex = self.examples(train)
-        eval_ex = self.examples(eval_sentences) if eval_sentences else None
+        eval_ex = []  # the held-out states, computed at the first evaluation (none if the run is found finished)
 
         def evaluate_fn(wrapped) -> dict:
+            eval_ex[:] = eval_ex or self.examples(eval_sentences)
             pred = self._predict_examples(eval_ex, "first")
             rep = entity_scores([list(s.tags) for s in eval_sentences], pred)
             return {"f1": rep.micro.f1, "precision": rep.micro.precision, "recall": rep.micro.recall}
 
         wrapped = FromLayer(self.model, self.start)
-        return fit(wrapped, train_ex, self.collate, config or TrainConfig(), name=name,
-                   evaluate_fn=evaluate_fn if eval_ex else None,
+        return fit(wrapped, self.examples(train, placeholders=True), self.collate, config or TrainConfig(), name=name,
+                   realise=lambda: self.examples(train), evaluate_fn=evaluate_fn if eval_sentences else None,
                    cache_extra={"policy": self.policy, "train_layers": self.train_layers,
                                 "max_length": self.max_length},
                    length=lambda e: len(e["labels"]), **kw)  # batches of similar length: little padding

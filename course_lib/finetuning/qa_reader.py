@@ -97,12 +97,13 @@ class QAReader:
     def features(self, examples) -> QAFeatures:
         return make_features(self.tokenizer, examples, self.max_length, self.stride)
 
-    def examples(self, feats: QAFeatures) -> list[dict]:
-        """One training example per window: frozen states (T, d) and the gold start/end positions."""
+    def examples(self, feats: QAFeatures, placeholders: bool = False) -> list[dict]:
+        """One training example per window: frozen states (T, d) and the gold start/end positions; with
+        ``placeholders``, states that only key a run (``frozen_states(placeholders=True)``)."""
         lengths = feats.attention_mask.sum(1).tolist()
         ids = [feats.input_ids[i, :n].tolist() for i, n in enumerate(lengths)]
         types = [feats.token_type_ids[i, :n].tolist() for i, n in enumerate(lengths)]
-        states = frozen_states(self.model.bert, ids, types, start=self.start)
+        states = frozen_states(self.model.bert, ids, types, start=self.start, placeholders=placeholders)
         return [{"hidden": h, "start_positions": int(feats.start_positions[i]),
                  "end_positions": int(feats.end_positions[i])} for i, h in enumerate(states)]
 
@@ -120,8 +121,9 @@ class QAReader:
         freeze_below(self.model.bert, self.train_layers)
         for p in self.model.qa_outputs.parameters():
             p.requires_grad_(True)
-        train_ex = self.examples(self.features(train))
-        return fit(FromLayer(self.model, self.start), train_ex, self.collate, config or TrainConfig(), name=name,
+        feats = self.features(train)
+        return fit(FromLayer(self.model, self.start), self.examples(feats, placeholders=True), self.collate,
+                   config or TrainConfig(), name=name, realise=lambda: self.examples(feats),
                    cache_extra={"train_layers": self.train_layers, "max_length": self.max_length,
                                 "stride": self.stride},
                    length=lambda e: e["hidden"].size(0), **kw)  # batches of similar length: little padding

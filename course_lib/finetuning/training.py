@@ -181,7 +181,8 @@ def fit(model: nn.Module, train_data: Sequence, collate: Callable[[list], dict],
         eval_data: Sequence | None = None, evaluate_fn: Callable[[nn.Module], dict] | None = None,
         name: str = "run", device: str | torch.device | None = None, cache: bool = True, progress: bool = True,
         callback: Callable[[str, TrainRun], None] | None = None, stop=None, cache_extra: Any = None,
-        length: Callable[[Any], int] | None = None, key: str | None = None, info: dict | None = None) -> TrainRun:
+        length: Callable[[Any], int] | None = None, key: str | None = None, info: dict | None = None,
+        realise: Callable[[], Sequence] | None = None) -> TrainRun:
     """Train ``model`` on ``train_data`` and return its :class:`TrainRun` (see the module docstring).
 
     model:      returns an object with ``.loss`` (and ``.logits``) when called as ``model(**collate(batch))``
@@ -195,6 +196,9 @@ def fit(model: nn.Module, train_data: Sequence, collate: Callable[[list], dict],
     info:       stored with the run (``run.info``), e.g. the strategy or the time of a one-off feature pass
     key:        the cache key to use instead of the one computed from model, data and config (for callers that
                 train a wrapper -- e.g. the top layers on cached states -- but key the run by the whole model)
+    realise:    when ``train_data`` holds stand-ins that key the run as the real examples would (frozen states
+                as placeholders: ``frozen.frozen_states(placeholders=True)``), ``realise()`` gives the real
+                ones, called only if the run has to be trained (not when it is found finished or shipped)
     """
     config = config or TrainConfig()
     if len(train_data) == 0:
@@ -218,6 +222,8 @@ def fit(model: nn.Module, train_data: Sequence, collate: Callable[[list], dict],
         run = load(model, finished, run)
         _remember_start(model, start_fp)
         return run
+    if realise is not None:
+        train_data = realise()
     folder = run_dir(name, key) if cache else None
 
     def run_eval() -> dict[str, float]:
