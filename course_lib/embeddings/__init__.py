@@ -16,7 +16,7 @@ on disk by model weights and data (``cache``).
 """
 from .cache import cached_states, model_fingerprint
 from .compare import (DIE_SENTENCES, MODEL_NAMES, ModelStates, compared_models, die_examples, heldout_texts,
-                      model_states, sense_cosine_table, silhouette, word_zscorers, zscoring_words)
+                      model_states, sense_cosine_table, sense_states, silhouette, word_zscorers, zscoring_words)
 from .geometry import DimensionReport, LayerGeometry, ZScorer, anisotropy, dimension_report, layer_geometry, pair_cosines
 from .layers import LAYER_CHOICES, ScalarMix, combine_layers, layer_name
 from .projection import UMAP_CACHE, Projection, ProjectionCache, import_umap, umap_project, warm_umap
@@ -30,7 +30,7 @@ from .wsd import (NearestSenseWSD, SenseScore, WSDResult, accuracy, cosine_matri
 
 __all__ = [
     "cached_states", "model_fingerprint", "DIE_SENTENCES", "MODEL_NAMES", "ModelStates", "compared_models",
-    "die_examples", "heldout_texts", "model_states", "sense_cosine_table", "silhouette", "word_zscorers",
+    "die_examples", "heldout_texts", "model_states", "sense_cosine_table", "sense_states", "silhouette", "word_zscorers",
     "zscoring_words", "LayerGeometry",
     "layer_geometry", "similarity_by_layer", "zscoring_gain_by_layer", "InContext", "auc_change", "in_context_similarity", "same_word_pairs",
     "DimensionReport", "ZScorer", "anisotropy", "dimension_report", "pair_cosines", "LAYER_CHOICES", "ScalarMix",

@@ -110,16 +110,24 @@ def _word_states(model, tokenizer, words, fingerprint: str) -> torch.Tensor:
                          fingerprint=fingerprint)
 
 
+def sense_states(model, tokenizer, examples, fingerprint: str | None = None) -> torch.Tensor:
+    """(n, L+1, d): the target word of each sense example (:class:`.senses.SenseExample`), every layer, read from
+    the cache when computed before (by 11.3 or a test: the same file)."""
+    examples = list(examples)
+    ex = [(e.text, e.start, e.end) for e in examples]
+    return cached_states(model, "targets", ex, lambda: target_states(model, tokenizer, examples),
+                         fingerprint=fingerprint)
+
+
 def model_states(model, tokenizer, *, examples, words, score_texts, fit_texts, n_tokens: int = 5000) -> ModelStates:
     """All the states §11.3's comparisons need, each read from the cache when it was computed before."""
     fp = model_fingerprint(model)
-    ex = [(e.text, e.start, e.end) for e in examples]
     return ModelStates(
         cached_states(model, "corpus", [score_texts, n_tokens],
                       lambda: corpus_states(model, tokenizer, score_texts, max_tokens=n_tokens), fingerprint=fp),
         cached_states(model, "corpus", [fit_texts, n_tokens],
                       lambda: corpus_states(model, tokenizer, fit_texts, max_tokens=n_tokens), fingerprint=fp),
-        cached_states(model, "targets", ex, lambda: target_states(model, tokenizer, list(examples)), fingerprint=fp),
+        sense_states(model, tokenizer, examples, fp),
         _word_states(model, tokenizer, words, fp))
 
 
