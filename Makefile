@@ -60,7 +60,8 @@ check: $(STAMP)
 	$(VENV)/bin/ruff check .
 	# the notebook and browser tests are not run here, but they must still import and collect
 	$(PY) -m pytest --collect-only -q -p no:cacheprovider tests/browser tests/test_notebooks.py > /dev/null
-	$(PY) -m pytest -q -m "not slow" --ignore=tests/browser --ignore=tests/test_notebooks.py -p no:cacheprovider
+	$(PY) -m pytest -q -m "not slow" --ignore=tests/browser --ignore=tests/test_notebooks.py -p no:cacheprovider \
+		$(if $(filter-out 1,$(JOBS)),-n $(JOBS) --dist loadfile)
 
 bench: setup
 	$(PY) benchmarks/run.py $(ARGS)
