@@ -31,8 +31,9 @@
 # 2020), a small model distilled from a large masked-language model by training its last layer's self-attention
 # to match the teacher's, and it was then fine-tuned on over a billion sentence pairs (its Hub model card) to
 # make mean-pooled sentence vectors (the sentence-transformers project of Reimers & Gurevych's SBERT: the
-# lecture slides on sentence embeddings, notebook 11.4a). Notebook 11.2 trains
-# course-bert with MLM on top of it, for the contrast; 11.3 measures how the two differ.
+# lecture slides on sentence embeddings, notebook 11.4a). course-bert, shipped with the course, is this model
+# trained further with MLM, for the contrast (notebook 11.2 uses it, and pretrains a tiny BERT live); 11.3
+# measures how the two differ.
 
 # %%
 # claim: config
@@ -57,8 +58,8 @@ list(zip(enc.tokens[0], enc.word_ids[0]))
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Contextual embeddings
-# The encoder turns every input token into a vector $\mathbf{z}_i$ of size d that depends on the
-# whole sentence (§11.1). The output has shape (batch B, tokens T, d).
+# The encoder turns every input token into a vector $\mathbf{y}_i$ of size d that depends on the
+# whole sentence (§11.1; §11.3 calls the same vectors $\mathbf{z}_i$). The output has shape (batch B, tokens T, d).
 
 # %%
 # claim: output-shape

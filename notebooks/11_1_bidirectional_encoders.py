@@ -35,7 +35,7 @@
 # 5. how many parameters a BERT has, and where they are;
 # 6. what limits BERT to 512 tokens (a prediction first);
 # 7. the **attention explorer**, to look at any block and head, or at all of them at once;
-# 8. how one attention score is made, dimension by dimension (a prediction first).
+# 8. how one attention score is made, dimension by dimension (with a prediction).
 #
 # Six exercises and five predictions are graded: run `check("…")` after each one. A prediction is asked
 # *before* the cell that reveals the answer: commit to one, then read on.
@@ -947,7 +947,7 @@ sink_block = model.encoder.layer[sink.layer]
 with torch.no_grad():
     # the pair as attention_maps encoded it: two segments (token_type_ids 0 then 1), not the text with "[SEP]" in it
     x_sink = model(**tokenizer(*parse_input(pair_text)).to(model.device),
-                   output_hidden_states=True).hidden_states[sink.layer][0]
+                   output_hidden_states=True).hidden_states[sink.layer][0]  # block index sink.layer's input
     added = sink_block.attention.self.value(x_sink)[:, cols] @ sink_block.attention.output.dense.weight[:, cols].T
 lengths = added.norm(dim=-1).float().cpu()                  # (T,): the length of v_j W^O_h, what key j adds at weight 1
 alpha_sink = pair_maps.weights[sink.layer, sink.head]            # (T, T)

@@ -20,8 +20,8 @@
 #
 # A BERT never sees words. Before its first layer, text is cut into **subwords** from a fixed
 # vocabulary (30,522 of them for the embedded model): frequent words stay whole, rare words are split
-# into pieces the model has met before, so almost no word is out of vocabulary (only a character the vocabulary
-# lacks becomes `[UNK]`; byte-level BPE, below, has none at all). The chapter's example (§11.4.3): *Mt. Sanitas
+# into pieces the model has met before, so almost no word is out of vocabulary (only a word with a character the
+# vocabulary lacks becomes `[UNK]`, the whole word; byte-level BPE, below, has no `[UNK]` at all). The chapter's example (§11.4.3): *Mt. Sanitas
 # is in Sunshine Canyon.* becomes 'Mt', '.', 'San', '##itas', … (a cased BERT; the embedded model is uncased and
 # gives mt . san ##itas), and every label given per word must then be mapped onto these pieces.
 #
@@ -369,7 +369,7 @@ trainer_facts
 # `tokenizers`' first merge is the most frequent pair, `##ug`; the ratio's is `##gs`, seen 5 times but made of
 # a rare `##s`. The trainer here trains by the likelihood gain, as the heading says, when asked to:
 # `train_wordpiece(words, n, score="gain")`; its default is the course's shortcut, `score="ratio"` (the tiny BERT
-# of notebook 11.2 uses it). After each merge it rescores only the pairs that the merge changed (those containing
+# of notebook 11.2 uses neither: its vocabulary comes from `tokenizers`' trainer, by count). After each merge it rescores only the pairs that the merge changed (those containing
 # a merged symbol; nearly every other pair's gain can only fall as the corpus shrinks, so a lazy heap rescores it
 # when it reaches the top — a merge that makes a string another pair would also make is the rare exception), and
 # `tests/test_tokenization_wordpiece.py` checks it merge for merge against a brute-force recount. BPE and both WordPiece
@@ -439,8 +439,8 @@ training_facts
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4. Unigram language model (Kudo 2018)
 #
-# A unigram LM gives each piece x a probability p(x), and a segmentation the product of its pieces'
-# probabilities. Training (`course_lib/tokenization/unigram_training.py`): start from far too many
+# A unigram LM gives each piece $x_i$ a probability $p(x_i)$, and a segmentation $\mathbf{x} = x_1 \ldots x_m$ the
+# product of its pieces' probabilities, $P(\mathbf{x}) = \prod_i p(x_i)$. Training (`course_lib/tokenization/unigram_training.py`): start from far too many
 # pieces (every character and the most frequent substrings), then alternate EM (expected piece
 # counts over *all* segmentations of every word, by forward-backward) and pruning (drop the pieces
 # whose removal costs the corpus least likelihood) until 2,000 pieces are left. As SentencePiece does,
@@ -500,7 +500,7 @@ check("viterbi")
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Subword regularization: sampling segmentations
 # Instead of always the best segmentation, a model in training can see a *sampled* one each time it
-# meets a word, drawn with probability ∝ P(x)^α (Kudo 2018). The sampler is exact: forward filtering
+# meets a word, a segmentation $\mathbf{x}$ drawn with probability ∝ $P(\mathbf{x})^α$ (Kudo 2018). The sampler is exact: forward filtering
 # sums over all segmentations (in log space), backward sampling then picks the last piece, the one
 # before it, and so on. For a short word all segmentations can be listed, so the sampler's frequencies
 # can be compared with the exact probabilities (the tests do it with a chi-square test):
