@@ -234,7 +234,7 @@ for name in MODEL_NAMES:
 # the three clusters apart; the order of the gaps is what this table measures, and our German sentences are German
 # throughout, so every word around *die* differs too). In the random
 # encoder every cosine is about the same, about 0.7, whatever the sense: it has learnt nothing that tells the
-# senses apart (section 5 measures what its vectors share).
+# senses apart.
 #
 # The figure, with UMAP: course-bert is drawn, because it is the MLM-trained BERT like the one of Fig. 11.7 and
 # its separation, a little weaker than MiniLM's, is clear (the silhouettes above); beside it, the random encoder at
@@ -597,8 +597,9 @@ fig.tight_layout()
 # - **course-bert (MLM)** rises with depth from 0.04 at L0 to 0.20 at L4, then *drops* to 0.16 at L5 and 0.07
 #   at L6 — not a steady rise, and far below the chapter's "quite close to 1" for the final layer of BERT or other
 #   models (in Ethayarajh's measurements the closest to 1 is GPT-2's) and the
-#   rise to about 0.6 that Ethayarajh's (2019) Fig. 1 shows for bert-base (course-bert is 6 layers deep and
-#   trained on about 110 times fewer tokens; its model card gives the same numbers). From L0 to L5 three rogue dimensions carry 45-65% of the expected cosine; at L6 they carry about an
+#   rise to about 0.6 that Ethayarajh's (2019) Fig. 1 shows for bert-base (course-bert is 6 layers deep, its MLM
+#   run saw about 110 times fewer tokens than BERT-base's pretraining, and it started from a contrastively trained
+#   model: see below; its model card gives the same numbers). From L0 to L5 three rogue dimensions carry 45-65% of the expected cosine; at L6 they carry about an
 #   eighth — there the anisotropy is spread over many dimensions.
 # - **all-MiniLM-L6-v2 (contrastive)** starts a little higher at L0 (0.06; course-bert's embeddings started as
 #   MiniLM's and its MLM training moved them) and rises to L5, but its **last layer is nearly isotropic**. That is
@@ -724,9 +725,10 @@ for name in MODEL_NAMES:
 # - Both trained models correlate with the human scores (ρ about 0.7 on WordSim-353, 0.4-0.5 on SimLex-999)
 #   already at L0 — a word on its own is what a static embedding is — and deeper layers do not raise ρ much: MiniLM's
 #   stays about level (within 0.03), course-bert's falls after L1 (WordSim-353: 0.70 at L1, 0.62 at L6).
-#   The random encoder's ρ is weak everywhere, within 0.15 of 0 on WordSim-353 and within 0.05 on SimLex-999,
-#   about what chance alone gives 353 and 999 pairs (standard errors of about 0.05 and 0.03): its vectors carry no
-#   meaning the human scores see.
+#   The random encoder's ρ is weak everywhere: within 0.05 of 0 on SimLex-999 (a standard error of about 0.03
+#   for 999 pairs) and within 0.15 on WordSim-353 (about 0.05 for 353 pairs), where its largest values lie two to
+#   three standard errors from 0 — small, mostly negative, and on one set only: its vectors carry no meaning the
+#   human scores see.
 # - **z-scoring needs statistics of the same kind of vector.** A word embedded on its own (`[CLS] word [SEP]`) is
 #   not a token of running text, and its vectors have a mean and spread of their own. With the tokens' μ and σ,
 #   z-scoring moves WordSim-353's ρ by a few hundredths either way (0.02 at most for MiniLM, −0.04 to +0.03 for

@@ -250,7 +250,8 @@ def test_the_feedback_of_most_anisotropic_says_what_the_geometry_shows(run):
 
     why = run_exercise("most_anisotropic", {"most_anisotropic": "random init"}).message
     assert ("course-bert's layers stay mildly anisotropic, most in the middle layers, less at the last one" in why
-            and "MiniLM's last layer nearly isotropic" in why), why
+            and "MiniLM's last layer is nearly isotropic, which fits its contrastive training (this notebook does not "
+                "show that it is the cause)" in why), why  # as hedged as the notebook's prose
     assert "leaves course-bert's last layer anisotropic" not in why
     g = geometry(run)
     raw = g[COURSE]["raw"]
@@ -359,11 +360,14 @@ def test_similarity_trained_vs_random(run):
         if key[0] == RANDOM:
             bound = {"wordsim353": 0.15, "simlex999": 0.05}[key[1]]  # about 3 and 1.5 standard errors
             assert all(abs(v) < bound for values in row.values() for v in values), (key, row)
-    # its signs were read as a finding ("below 0 unless z-scored with the other words' statistics"); an expert
-    # reader: on 353 pairs a standard error of about 0.05 makes them noise
-    assert ("weak everywhere, within 0.15 of 0 on WordSim-353 and within 0.05 on SimLex-999, about what chance alone "
-            "gives 353 and 999 pairs") in " ".join(
-        prose(run).replace("#", "").split())
+    # its signs were read as a finding ("below 0 unless z-scored with the other words' statistics"), and then as
+    # "what chance alone gives", which a value three standard errors from 0 is not: the prose gives the sizes
+    ws = [v for values in s[(RANDOM, "wordsim353")].values() for v in values]
+    assert 0.10 <= max(abs(v) for v in ws) < 0.15, ws                     # two to three standard errors of 0.05
+    assert sum(v < 0 for v in ws) > len(ws) / 2, ws                        # mostly negative
+    assert ("weak everywhere: within 0.05 of 0 on SimLex-999 (a standard error of about 0.03 for 999 pairs) and within "
+            "0.15 on WordSim-353 (about 0.05 for 353 pairs), where its largest values lie two to three standard errors "
+            "from 0 — small, mostly negative, and on one set only") in " ".join(prose(run).replace("#", "").split())
 
 
 def test_z_scoring_needs_statistics_of_the_same_kind_of_vector(run):

@@ -869,7 +869,8 @@ question(
         "position and segment embeddings are three random vectors of about the same size, so two tokens share about "
         "a third of their vector (expected cosine ≈ 1/3), at every layer, since the random blocks pass it through. "
         "The trained models' geometry is learnt: course-bert's layers stay mildly anisotropic, most in the middle "
-        "layers, less at the last one; the contrastive objective made MiniLM's last layer nearly isotropic",
+        "layers, less at the last one; MiniLM's last layer is nearly isotropic, which fits its contrastive "
+        "training (this notebook does not show that it is the cause)",
     hint="Anisotropy is the expected cosine of two random tokens. What do the vectors of two different tokens "
          "share, before any training, when both are in segment A of a one-sentence input?",
     giveaways=["segment's embeddings", "same segment embedding", "share the word's and the segment"])
