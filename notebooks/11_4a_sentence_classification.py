@@ -488,7 +488,7 @@ forgetting_figure(forgetting_runs, baseline=majority)
 # %%
 from course_lib.views.finetuning import confusion_figure, confusion_matrix
 
-pred, gold = full_pred, test_gold  # the full model's held-out predictions, made once in section 2
+pred, gold = full_pred, test_gold  # the full model's held-out predictions, made once in section 3
 cm = confusion_matrix(pred, gold, len(SENTIMENT_LABELS))
 wrong = [(ex.text, SENTIMENT_LABELS[p]) for ex, p, g in zip(test, pred.tolist(), gold.tolist()) if p != g]
 for text, said in wrong[:4]:
@@ -543,7 +543,7 @@ print("telling hypothesis words (in 8 or more training pairs): "
 #
 # The cross-encoder, trained on the 600 pairs: the last 3 layers and the head, 6 epochs, the mean of the token
 # vectors rather than [CLS], a departure from eq. 11.13: this encoder's mean vector is the one its sentence
-# training made useful (section 2), though for single sentences, never for a pair read as one input. Its encoder rate,
+# training made useful (section 3), though for single sentences, never for a pair read as one input. Its encoder rate,
 # 2e-4, is above the lecture's 1e-5 to 5e-5 for fine-tuning a whole BERT: only three layers move here, for a
 # few hundred steps.
 
@@ -588,7 +588,7 @@ check("sbert_features")
 # Write `bi_encoder_logits(z_a, mask_a, z_b, mask_b, W, b)`: `z_a` (B, T_a, d) and `z_b` (B, T_b, d) are the
 # last-layer outputs for the two sentences, padded; `mask_a`, `mask_b` are their attention masks (1 = real
 # token). Mean-pool each sentence over its real tokens to get u and v, build the features, and return the
-# scores `W @ features + b` (B, C) — no softmax. Use your `sbert_features`.
+# scores $W[u; v; |u-v|] + b$ of every pair, (B, C) — no softmax. Use your `sbert_features`.
 
 # %% tags=["exercise"]
 def bi_encoder_logits(z_a, mask_a, z_b, mask_b, W, b):

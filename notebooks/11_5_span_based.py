@@ -133,8 +133,9 @@ HTML(length_histogram_svg(torch.bincount(torch.as_tensor(shown).long(), minlengt
 # cut, word by word, at the budget. Spans never touch, so the two words just outside each span stay visible
 # (the SBO below reads them). These two rules are the course's simplifications: SpanBERT's own code picks a
 # span's start anywhere not yet masked, so spans can touch and a boundary word can be masked itself, and it stops
-# at the budget even inside a word. The replacement is BERT's own `mlm_mask` with each span as one unit: random
-# replacements come from a unigram distribution and special tokens are never touched.
+# at the budget even inside a word. The replacement is the course's `mlm_mask` (notebook 11.2) with each span as
+# one unit: random replacements come from a unigram distribution, as the chapter describes (BERT's released code
+# draws them uniformly from the vocabulary), and special tokens are never touched.
 
 # %%
 from course_lib.pretraining.masking import unigram_distribution

@@ -258,7 +258,7 @@ def _diagnose_f1(got, gold, pred, want):
         return all(abs(x - y) < 1e-9 for x, y in zip(a, b))
     macro = entity_scores(gold, pred).macro
     if same(got, (macro.precision, macro.recall, macro.f1)) and not same(got, want):
-        raise Wrong("that is the macro average, the mean of the per-type scores: the chapter's entity F1 is micro — "
+        raise Wrong("that is the macro average, the mean of the per-type scores: this exercise's entity F1 (conlleval's) is micro — "
                     "pool every entity's match, whatever its type, then divide once (a rare type must not weigh as "
                     "much as a frequent one)")
     if len(gold) > 1 and same(got, _per_sentence_mean(gold, pred)) and not same(got, want):
@@ -452,7 +452,7 @@ question(
 
 question(
     "full_vs_probe", variable="full_vs_probe",
-    choices=["within 5 points", "10 to 20 points higher", "more than 20 points higher"],
+    choices=["less than 10 points higher", "10 to 20 points higher", "more than 20 points higher"],
     answer="more than 20 points higher",
     why="the probe can only draw straight lines through vectors the encoder made for another purpose (sentence "
         "similarity). When the six blocks learn too, every token's vector is reshaped for the task -- where a name "
@@ -463,8 +463,8 @@ question(
 
 question(
     "threshold_hindsight", variable="threshold_hindsight",
-    choices=["5 or more F1 points above", "a point or two above", "less than half a point above"],
-    answer="a point or two above",
+    choices=["5 or more F1 points above", "1 to 5 F1 points above", "less than 1 F1 point above"],
+    answer="1 to 5 F1 points above",
     why="the threshold only decides which questions get an answer; it cannot make the answers better. When the "
         "gap between [CLS] and the best span hardly differs between answerable and unanswerable questions, every "
         "threshold trades one kind of error for the other, and the best one (very strict: answer only when the "
