@@ -536,7 +536,9 @@ print(f"the sum without the LayerNorm equals it: {torch.allclose(summed, layer0,
 #
 # (Here MultiHead is the heads' outputs joined side by side, and $\mathbf{W^O}$ mixes them, once; where
 # MultiHead is defined with $\mathbf{W^O}$ inside, as in Vaswani et al. and chapter 10, it is not applied again.
-# Every linear map also has a bias, left out of the formulas.)
+# Every linear map also has a bias, left out of the formulas. These two equations put each matrix on the left of
+# a column vector; the code, and the rest of this notebook, multiply row vectors on the right,
+# $\mathbf{x}\mathbf{W}$: the same maps, transposed.)
 #
 # BERT's block is *post-LayerNorm*, LayerNorm(x + Sublayer(x)): the layer norm comes after each residual sum.
 # Many later transformers (GPT-2 among them) are *pre-LayerNorm*, x + Sublayer(LayerNorm(x)), which trains more
