@@ -171,7 +171,8 @@ class NerTagger:
         eval_ex = []  # the held-out states, computed at the first evaluation (none if the run is found finished)
 
         def evaluate_fn(wrapped) -> dict:
-            eval_ex[:] = eval_ex or self.examples(eval_sentences)
+            if not eval_ex:
+                eval_ex.extend(self.examples(eval_sentences))
             pred = self._predict_examples(eval_ex, "first")
             rep = entity_scores([list(s.tags) for s in eval_sentences], pred)
             return {"f1": rep.micro.f1, "precision": rep.micro.precision, "recall": rep.micro.recall}
