@@ -150,15 +150,13 @@ check("cls_head")
 # classifier gives (dropout off), for a batch in which the shortest sentence is padded most:
 
 # %%
-import copy
-
-demo_model = copy.deepcopy(model).cpu().eval()
+model.cpu().eval()  # your function's batch is made on the CPU; eval(): no dropout
 demo_sentences = ["A gorgeous, witty, seductive movie.", "Dull.", "The plot is nothing but boilerplate clichés."]
 try:
     with torch.no_grad():
-        mine, _ = cls_head(demo_model.bert, tokenizer, demo_sentences, demo_model.classifier.weight,
-                           demo_model.classifier.bias, torch.tensor([1, 0, 0]))
-        library = demo_model(**tokenizer(demo_sentences)).logits.softmax(-1)
+        mine, _ = cls_head(model.bert, tokenizer, demo_sentences, model.classifier.weight, model.classifier.bias,
+                           torch.tensor([1, 0, 0]))
+        library = model(**tokenizer(demo_sentences)).logits.softmax(-1)
     print(mine)
     print("the same as the library's classifier:", torch.allclose(mine, library, atol=1e-5))
 except NotImplementedError:

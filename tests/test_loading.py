@@ -185,3 +185,27 @@ def test_seeding_makes_runs_repeatable():
     g2 = seed_everything(7)
     b = torch.randn(3), torch.rand(2, generator=g2)
     assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
+
+
+def test_a_loaded_mlm_model_keeps_its_ties_and_leaves_the_random_generator_alone(tiny_mlm_dir):
+    src, ref = tiny_mlm_dir
+    torch.manual_seed(3)
+    model, _ = course_lib.load_pretrained(src, device="cpu")
+    after_load = torch.rand(4)
+    torch.manual_seed(3)
+    assert torch.equal(after_load, torch.rand(4)), "loading drew from torch's random generator"
+    head = model.cls.predictions
+    assert head.decoder.weight is model.bert.embeddings.word_embeddings.weight
+    assert head.decoder.bias is head.bias
+    assert not any(p.is_meta for p in model.parameters())
+    fresh = course_lib.model.BertForPreTraining(model.config, nsp=model.cls.seq_relationship is not None,
+                                                add_pooling_layer=model.bert.pooler is not None)
+    assert len(list(model.parameters())) == len(list(fresh.parameters())), "a tie was lost: more distinct parameters"
+    # one step of training moves the tied tensors together (one parameter each, as in the reference)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    ids = torch.tensor([[2, 5, 7, 3]])
+    model.train()
+    model(ids).logits.sum().backward()
+    opt.step()
+    assert torch.equal(head.decoder.weight, model.bert.embeddings.word_embeddings.weight)
+    assert torch.equal(head.decoder.bias, head.bias)

@@ -97,24 +97,30 @@ def build_from_state_dict(config: BertConfig, state: dict[str, torch.Tensor], so
     (``BertForPreTraining``; with the NSP head when ``cls.seq_relationship.*`` is there).
     """
     state = {k: v for k, v in state.items() if not k.removeprefix("bert.") in LEGACY_BUFFERS}
-    if any(k.startswith("bert.") for k in state):
-        other = sorted({k.split(".")[0] for k in state if not k.startswith(("bert.", "cls."))})
-        if other:
-            warnings.warn(f"{source}: ignoring weights of heads course_lib does not load: {', '.join(o + '.*' for o in other)}")
-            state = {k: v for k, v in state.items() if k.startswith(("bert.", "cls."))}
-        has_mlm = any(k.startswith("cls.predictions.") for k in state)
-        pooler = any(k.startswith("bert.pooler.") for k in state)
-        if has_mlm:
-            model = BertForPreTraining(config, nsp=any(k.startswith("cls.seq_relationship.") for k in state),
-                                       add_pooling_layer=pooler)
-            for key, tied_to in TIED.items():
-                if key not in state and tied_to in state:
-                    state[key] = state[tied_to]
+    # built on the meta device, then given empty storage that the strict load fills: no random initialisation
+    # to throw away (and no draw from torch's random generator, so loading never shifts a seeded run)
+    with torch.device("meta"):
+        if any(k.startswith("bert.") for k in state):
+            other = sorted({k.split(".")[0] for k in state if not k.startswith(("bert.", "cls."))})
+            if other:
+                warnings.warn(f"{source}: ignoring weights of heads course_lib does not load: {', '.join(o + '.*' for o in other)}")
+                state = {k: v for k, v in state.items() if k.startswith(("bert.", "cls."))}
+            has_mlm = any(k.startswith("cls.predictions.") for k in state)
+            pooler = any(k.startswith("bert.pooler.") for k in state)
+            if has_mlm:
+                model = BertForPreTraining(config, nsp=any(k.startswith("cls.seq_relationship.") for k in state),
+                                           add_pooling_layer=pooler)
+                for key, tied_to in TIED.items():
+                    if key not in state and tied_to in state:
+                        state[key] = state[tied_to]
+            else:
+                model = BertModel(config, add_pooling_layer=pooler)
+                state = {k.removeprefix("bert."): v for k, v in state.items() if k.startswith("bert.")}
         else:
-            model = BertModel(config, add_pooling_layer=pooler)
-            state = {k.removeprefix("bert."): v for k, v in state.items() if k.startswith("bert.")}
-    else:
-        model = BertModel(config, add_pooling_layer=any(k.startswith("pooler.") for k in state))
+            model = BertModel(config, add_pooling_layer=any(k.startswith("pooler.") for k in state))
+    model = model.to_empty(device="cpu")
+    if isinstance(model, BertForPreTraining):
+        model.tie_weights()  # to_empty gave each tied name its own storage: share them again
     try:
         model.load_state_dict(state, strict=True)
     except RuntimeError as err:

@@ -12,7 +12,6 @@ pass is kept in ``run.info["frozen_pass_seconds"]``; ``run.seconds_per_epoch`` i
 """
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,17 +30,20 @@ from .training import fit
 
 
 @cache
-def _pristine():
+def _embedded_tokenizer_and_config():
     from ..checkpoints import load_pretrained
 
     model, tokenizer = load_pretrained(device="cpu")
-    return model, tokenizer
+    return tokenizer, model.config
 
 
 def pretrained_encoder(device=None):
-    """A fresh copy of the embedded all-MiniLM-L6-v2 and its tokenizer (read from disk once per session)."""
-    model, tokenizer = _pristine()
-    return copy.deepcopy(model).to(get_device(device)), tokenizer
+    """A fresh copy of the embedded all-MiniLM-L6-v2 and its tokenizer. The weights are read from disk on each call
+    (about 0.1 s) rather than copied from one kept in memory: a notebook holds only the models it uses."""
+    from ..checkpoints import load_pretrained
+
+    model, _ = load_pretrained(device=device)
+    return model, _embedded_tokenizer_and_config()[0]
 
 
 def pretrained_classifier(labels: Sequence[str], pooling: str = "cls", seed: int = 0,
@@ -58,9 +60,9 @@ def scratch_classifier(labels: Sequence[str], pooling: str = "cls", seed: int = 
     with seeded random weights everywhere: no pretraining (the tokenizer is still the pretrained one's)."""
     from ..model import BertModel, seed_everything
 
-    encoder, _ = _pristine()
+    config = _embedded_tokenizer_and_config()[1]
     seed_everything(seed)
-    model = BertForSequenceClassification(BertModel(encoder.config), labels=labels, pooling=pooling)
+    model = BertForSequenceClassification(BertModel(config), labels=labels, pooling=pooling)
     return model.to(get_device(device))
 
 

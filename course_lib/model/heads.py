@@ -113,8 +113,10 @@ class BertForPreTraining(nn.Module):
         self.name_or_path = "randomly initialised BERT with pretraining heads"
 
     def tie_weights(self) -> None:
-        """Share the MLM output matrix with the input word embeddings (as BERT does)."""
+        """Share the MLM output matrix with the input word embeddings (as BERT does), and the decoder's bias
+        with the head's own ``bias`` (one tensor, two checkpoint names)."""
         self.cls.predictions.decoder.weight = self.bert.embeddings.word_embeddings.weight
+        self.cls.predictions.decoder.bias = self.cls.predictions.bias
 
     @property
     def device(self) -> torch.device:
