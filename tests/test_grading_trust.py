@@ -115,6 +115,22 @@ def test_a_tree_the_encoder_never_writes_is_refused(tree):
         wire.decode({"tree": tree}, b"\x00" * 8)
 
 
+def test_a_tree_that_reads_the_same_numbers_many_times_is_refused():
+    # a red-team finding: 300 tensors on one 16 MB span made the grader build 5 GB out of one 16 MB message
+    payload = bytes(2**20)
+    one = {"tensor": ["uint8", [2**20], 0, 2**20, False]}
+    assert wire.decode({"tree": {"list": [one]}}, payload)[0].shape == (2**20,)
+    for tree in ({"list": [one] * 300}, {"tuple": [one, {"bytes": [0, 16]}]},
+                 {"list": [{"ndarray": ["|u1", [2**19], 0, 2**19]}, {"ndarray": ["|u1", [2**20], 0, 2**20]}]}):
+        with pytest.raises(wire.WireError, match="reads more numbers than the message holds"):
+            wire.decode({"tree": tree}, payload)
+    # what the encoder writes reads every byte once
+    value = [torch.ones(1000), np.arange(10), b"xy", {"a": torch.zeros(3, dtype=torch.int64)}, np.float32(2.0)]
+    back = _round_trip(value)
+    assert torch.equal(back[0], value[0]) and (back[1] == value[1]).all() and back[2] == b"xy"
+    assert torch.equal(back[3]["a"], value[3]["a"]) and back[4] == np.float32(2.0)
+
+
 def test_a_frame_larger_than_the_caps_is_refused_unread():
     r, w = os.pipe()
     os.write(w, wire._HEAD.pack(10, wire.MAX_PAYLOAD + 1))

@@ -230,13 +230,19 @@ def encode(value) -> tuple[dict, bytes]:
 
 
 def decode(header: dict, payload: bytes):
-    """The value :func:`encode` sent; :class:`WireError` if the tree is not one it writes."""
-    nodes = [0]
+    """The value :func:`encode` sent; :class:`WireError` if the tree is not one it writes. The encoder gives each
+    value its own bytes of the payload, so the values together read at most the payload: a tree that points many
+    values at the same bytes (to make the grader copy them once per value) is refused, and decoding never builds
+    more numbers than the message carried."""
+    nodes, used = [0], [0]
 
     def part(span) -> bytes:
         if not (isinstance(span, list) and len(span) == 2 and all(type(n) is int and n >= 0 for n in span)
                 and span[0] + span[1] <= len(payload)):
             raise WireError("a value whose numbers are missing")
+        used[0] += span[1]
+        if used[0] > len(payload):
+            raise WireError("a value that reads more numbers than the message holds")
         return payload[span[0]:span[0] + span[1]]
 
     def shape_of(shape) -> tuple[int, ...]:
