@@ -46,7 +46,7 @@ class ScriptedWorker:
 
     scripts: dict = {}
 
-    def __init__(self, box, job):
+    def __init__(self, box, job, max_bytes=None):
         self.frames, self.output, self.pid = queue.Queue(), "", 0
         start, self.answer = self.scripts[job["filename"]]
         self._emit(start)

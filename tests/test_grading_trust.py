@@ -19,6 +19,7 @@ import inspect
 import math
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import textwrap
@@ -370,12 +371,62 @@ def _hostile(tmp: Path) -> dict[str, tuple[bytes, dict]]:
                                 _f.write(_fake)
                         except OSError:
                             pass""")), ALL_CORRECT),
+        # ---- the machine: no submission may take more of it than its limits, whatever it starts
+        "fork_bomb": (edited("language_probs", prefix=textwrap.dedent(f"""\
+            import subprocess
+            _started = 0
+            try:
+                while _started < 3000:
+                    subprocess.Popen(["sh", "-c", "sleep 30", {MARK!r}], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    _started += 1
+            except OSError:
+                pass""")), {**ALL_CORRECT, "language_sampling": ("wrong", "it started more than 128 processes")}),
+        "memory_in_children": (edited("language_probs", prefix=textwrap.dedent("""\
+            import os, time
+            _kids = []
+            for _ in range(4):  # 700 MB each: within one process's limit, 2.8 GB together
+                _pid = os.fork()
+                if _pid == 0:
+                    _held = b"x" * (700 * 2**20)
+                    time.sleep(30)
+                    os._exit(0)
+                _kids.append(_pid)
+            for _pid in _kids:
+                os.waitpid(_pid, 0)""")),
+                               {**ALL_CORRECT, "language_sampling": ("wrong", "its processes together used more than")}),
+        "reads_secrets": (edited("language_probs", prefix=textwrap.dedent(f"""\
+            _read = []
+            for _path in {_private_system_files()!r}:  # what not every user may read (as root: /etc/shadow)
+                try:
+                    with open(_path, "rb") as _f:
+                        _read.append(_path) if _f.read(1) else None
+                except OSError:
+                    pass
+            if _read:
+                raise RuntimeError("read " + ", ".join(_read))""")), ALL_CORRECT),
     }
 
 
 HOSTILE = ["tolerances", "swaps_the_grader", "fake_frames", "liar_tensor", "torch_function_mode", "wraps_reference",
            "runs_solutions", "reads_classmate", "writes_outside", "daemon", "patches_builtins", "closes_fds",
-           "ignores_sigterm", "proc_walk"]
+           "ignores_sigterm", "proc_walk", "fork_bomb", "memory_in_children", "reads_secrets"]
+
+
+def _private_system_files() -> list[str]:
+    """Files of the system's folders that not every user may read, and that the grader can (as root: /etc/shadow)."""
+    found = []
+    for top in ("/etc", "/opt"):
+        for folder, _, files in os.walk(top):
+            for name in files:
+                path = os.path.join(folder, name)
+                try:
+                    st = os.lstat(path)
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode) and st.st_size and not st.st_mode & 0o004 and os.access(path, os.R_OK):
+                    found.append(path)
+    return sorted(found)[:50]
 
 
 @pytest.fixture(scope="module")
@@ -681,6 +732,7 @@ def _bare_worker(code: str):
     w.sandbox = type("NoSandbox", (), {"exit_code": staticmethod(lambda c: c), "cleanup": staticmethod(lambda: None)})()
     w.frames = channel.queue.Queue(maxsize=channel.FRAMES_AHEAD)
     w.closed, w.stalled, w.kept = threading.Event(), False, []
+    w.watch = channel.Watch(lambda: [w.proc.pid], channel.MAX_TASKS, 2**40, lambda _: w._kill())
     w.threads = [threading.Thread(target=w._read_frames, daemon=True)]
     w.threads[0].start()
     return w
@@ -717,3 +769,36 @@ def test_frames_no_one_asked_for_wait_in_the_worker_and_are_dropped_when_it_stop
     w.stop()
     assert not w.threads[0].is_alive() and w.frames.qsize() == 0
     assert wire.MAX_PAYLOAD >= 2**20
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="the watch reads /proc (Linux)")
+def test_the_watch_sees_a_grandchild_and_trips_on_either_limit():
+    import subprocess
+
+    from course_lib.exercises import watch
+
+    child = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time\n"
+                              "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'])\n"
+                              "print(p.pid, flush=True)\ntime.sleep(30)"], stdout=subprocess.PIPE, text=True)
+    try:
+        grandchild = int(child.stdout.readline())
+        pids = watch.descendants(child.pid)
+        assert pids[0] == child.pid and grandchild in pids
+        tasks, memory = watch.usage(pids)
+        assert tasks >= 2 and memory > 2**20
+        assert watch.over(pids, max_tasks=1, max_bytes=2**40) == "tasks"
+        assert watch.over(pids, max_tasks=10_000, max_bytes=2**20) == "memory"
+        assert watch.over(pids, max_tasks=10_000, max_bytes=2**40) is None
+        stopped = []
+        w = watch.Watch(lambda: pids, 1, 2**40, stopped.append, every=0.01)
+        deadline = time.monotonic() + 30
+        while not stopped and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert stopped == ["tasks"] and w.tripped == "tasks"
+    finally:
+        for p in watch.descendants(child.pid)[::-1]:
+            try:
+                os.kill(p, 9)
+            except OSError:
+                pass
+        child.wait()

@@ -21,6 +21,8 @@ from pathlib import Path
 from . import wire
 from .clock import IdleClock
 from .isolation import Sandbox, worker_python
+from .limits import MAX_TASKS
+from .watch import Watch
 
 OUTPUT_CAP = 16_000  # characters of what a submission prints that are kept (for the grader's own errors)
 FRAMES_AHEAD = 2     # frames read but not yet taken: the grader asks, then reads one answer (and an "ended")
@@ -50,7 +52,8 @@ def _worker_env() -> dict:
 class Worker:
     """One worker process in its sandbox: frames in, frames out (read by a thread), its output capped."""
 
-    def __init__(self, sandbox: Sandbox, job: dict):
+    def __init__(self, sandbox: Sandbox, job: dict, max_bytes: int = 4 * 2**30):
+        """``max_bytes``: the memory all the processes of the submission may hold together (:mod:`.watch`)."""
         argv, kwargs = sandbox.popen_args([worker_python()[0], "-m", "course_lib.exercises.worker"], _worker_env())
         self.sandbox = sandbox
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -64,6 +67,7 @@ class Worker:
         for t in self.threads:
             t.start()
         self._pid = None
+        self.watch = Watch(lambda: sandbox.pids(self.proc.pid), MAX_TASKS, max_bytes, lambda _: self._kill())
         self.send(job)
 
     def _put(self, item) -> bool:
@@ -147,6 +151,8 @@ class Worker:
         while True:
             if self.stalled:
                 raise Broken("idle")
+            if self.watch.tripped:
+                raise Broken(self.watch.tripped)
             try:
                 item = self.frames.get(timeout=0.25)
             except queue.Empty:
@@ -158,7 +164,7 @@ class Worker:
                     raise Broken("hard") from None
                 continue
             if item is None:
-                raise Broken(None)
+                raise Broken(self.watch.tripped)  # None: it ended (how: stop() says)
             if item == "garbled":
                 raise Broken("garbled")
             return item
@@ -174,6 +180,7 @@ class Worker:
 
     def stop(self) -> int:
         """Kill the worker and everything it started; its exit code. The frames not taken are dropped."""
+        self.watch.close()
         self._kill()
         code = self.sandbox.exit_code(self.proc.wait())
         self.sandbox.cleanup()

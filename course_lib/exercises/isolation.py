@@ -3,7 +3,7 @@
 Three ways, chosen by :func:`choose` (``Limits.isolation``; ``None``: the safest this machine offers):
 
 * ``"bwrap"`` — bubblewrap (Debian/Ubuntu package ``bubblewrap``), the sandbox Flatpak uses. The worker sees a
-  read-only view of the system, the Python installation and the ``course_lib`` package (not the repository around
+  read-only view of the system (started by root, without what only root may read: :mod:`.system_files`), the Python installation and the ``course_lib`` package (not the repository around
   it: no notebooks, no solutions), its own folder (writable) and a private ``/tmp``; nothing else of the disk — not
   the other submissions, not the gradebook, not the teacher's home. It gets new user, PID, network, IPC and UTS
   namespaces (no network; it cannot see or signal any process outside), all capabilities dropped, a new session (no
@@ -26,6 +26,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .system_files import private_to_root
 from .own_uid import SHARED_TMP, _processes_of, fresh_uid, remove_owned, sweep  # noqa: F401 (the "uid" sandbox's pieces)
 
 MODES = ("bwrap", "uid", "unsafe")
@@ -208,6 +209,8 @@ def _bwrap_args(work: Path, cache: Path | None, files: dict[str, int] | None = N
             "--remount-ro", "/dev", *_tmpfs("/tmp", TMP_BYTES)]
     for p in SYSTEM:
         args += ["--ro-bind-try", p, p]
+    for p, is_dir in (private_to_root() if os.geteuid() == 0 else ()):
+        args += [*_tmpfs(p, 4096), "--remount-ro", p] if is_dir else ["--ro-bind", "/dev/null", p]
     if work != Path("/"):
         import course_lib
 
@@ -286,6 +289,13 @@ class Sandbox:
                 return pid
             pid = int(children[0])
         return pid
+
+    def pids(self, launched: int) -> list[int]:
+        """Every process of the submission now: those of its user id, or ``launched`` (the worker, or bubblewrap) and
+        everything below it (under bubblewrap an orphan is adopted inside the sandbox, so none escapes)."""
+        from .watch import descendants
+
+        return _processes_of(self.uid) if self.uid is not None else descendants(launched)
 
     def exit_code(self, code: int) -> int:
         """The worker's exit code from its launcher's: bubblewrap exits with 128 + n when the worker was killed by

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from .core import EXERCISES
 
+MAX_TASKS = 128  # processes and threads of one submission at once (an honest worker and its check: about 10)
 DEFAULT_REFERENCE = {"exercise": 1.0, "cells": 5.0}  # for an exercise or notebook not measured yet
 
 
@@ -48,6 +49,11 @@ class Limits:
         return float(math.ceil(ref + 2 * self.margin))
 
     @property
+    def total_bytes(self) -> int:
+        """The memory all the processes of one submission may hold together: twice what one may (:mod:`.watch`)."""
+        return 2 * self.memory_mb * 2**20
+
+    @property
     def memory_text(self) -> str:
         return f"{self.memory_mb // 1024} GB" if self.memory_mb % 1024 == 0 else f"{self.memory_mb} MB"
 
@@ -67,6 +73,8 @@ def death_phrase(how, seconds: float, idle: float, memory: str, where: str) -> s
         return f"stopped after waiting {idle:g} s {where} without computing (time.sleep, input()?)"
     if how == "hard":
         return f"timed out {where}: still running long after its limit of {seconds:g} s"
+    if how in ("memory", "tasks"):
+        return f"stopped {where}: {_together(how, memory)}"
     if how == "garbled":
         return (f"the grader could not read the answer {where}: the notebook wrote to the grader's own channel, "
                 "which is not allowed")
@@ -87,6 +95,8 @@ def cell_death_phrase(how, seconds: float, idle: float, memory: str) -> str:
         return f"timed out after {seconds:g} s"
     if how == "idle":
         return f"was stopped after waiting {idle:g} s without computing"
+    if how in ("memory", "tasks"):
+        return f"was stopped: {_together(how, memory)}"
     if how == "garbled":
         return "wrote to the grader's own channel, which is not allowed"
     if sig is None:
@@ -94,6 +104,12 @@ def cell_death_phrase(how, seconds: float, idle: float, memory: str) -> str:
     if sig == getattr(signal, "SIGKILL", 9):
         return f"was stopped by the system, most likely for using more than {memory} of memory"
     return f"crashed the process ({_signal_name(sig)})"
+
+
+def _together(how: str, memory: str) -> str:
+    if how == "memory":
+        return f"its processes together used more than twice the memory one process may use ({memory})"
+    return f"it started more than {MAX_TASKS} processes and threads at once"
 
 
 def _signal_name(sig: int) -> str:

@@ -204,7 +204,7 @@ def _grade_file(path: str | Path, limits: Limits | None = None) -> Grade:
         tries, done = 0, False
         while not done and tries <= MAX_RESTARTS and time.monotonic() < run.deadline:
             tries += 1
-            worker = Worker(sandbox, run.job_now())
+            worker = Worker(sandbox, run.job_now(), limits.total_bytes)
             try:
                 outcome = _run_cells(run, worker)
                 if outcome == "failed":
