@@ -205,7 +205,9 @@ def test_a_cell_that_begins_like_a_formula_stays_text(tmp_path):
     (folder / "=cmd" / "a.ipynb").write_bytes(b"")
     grade_all(folder, tmp_path / "grades.csv", limits=LIMITS, progress=False)
     rows = _rows(tmp_path / "grades.csv")
-    shown = ["'" + name.replace("\r", "\n") for name in [*FORMULAS, "=cmd/a"]]  # a lone \r would end the row
+    # a tab or a carriage return in a name is a space in the gradebook (one line of plain text), so those two no
+    # longer begin like a formula; the rest keep their quote
+    shown = ["'" + name for name in FORMULAS[:4]] + [" TAB", " CR", "'=cmd/a"]
     assert sorted(row[0] for row in rows[1:]) == sorted(shown)
     assert not [cell for row in rows for cell in row if cell.startswith(FORMULA_START)]
     assert text_cell("alice") == "alice" and text_cell("a=1") == "a=1" and text_cell("-2") == "'-2"
@@ -229,6 +231,22 @@ def test_two_submissions_never_share_a_feedback_file(tmp_path):
         assert "the file is empty" in texts[sid] and "not a text file" not in texts[sid]
     for sid in ("alice__11_1", "bob"):
         assert "the file is not a text file" in texts[sid]
+
+
+def test_a_name_with_escape_codes_is_plain_text_in_the_gradebook_and_the_feedback_file_name(tmp_path):
+    # a red-team finding: ESC[2J in a file's name reached the CSV (and the feedback file's name) as it was, so
+    # `cat grades.csv` cleared the terminal and showed what followed it
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "x\x1b[2J\x1b[HALL CORRECT.ipynb").write_bytes(b"")
+    (folder / "x\\x1b[2J\\x1b[HALL CORRECT.ipynb").write_bytes(b"")  # shown the same: a backslash, x, 1, b
+    grade_all(folder, tmp_path / "grades.csv", limits=LIMITS, progress=False)
+    text = (tmp_path / "grades.csv").read_text()
+    assert "\x1b" not in text
+    assert [row[0] for row in _rows(tmp_path / "grades.csv")[1:]] == 2 * ["x\\x1b[2J\\x1b[HALL CORRECT"]
+    files = sorted(p.name for p in (tmp_path / "grades_feedback").iterdir())
+    assert len(files) == 2 and not any("\x1b" in f for f in files)  # two files: neither overwrote the other
+    assert all(f.startswith("x\\x1b[2J\\x1b[HALL CORRECT-") for f in files)
 
 
 # ----------------------------------------------------------------------------- what a row is out of

@@ -50,13 +50,16 @@ def submissions(folder: str | Path) -> list[Path]:
 
 
 def submission_id(folder: Path, path: Path) -> str:
-    """The path under the folder, without .ipynb; bytes of a name that are not UTF-8 shown as ``\\xe9`` (written
-    as they are, they would stop the gradebook from being written)."""
+    """The path under the folder, without .ipynb, as one line of plain text (:func:`.untrusted.clean_text`): a
+    student names their own file, and an escape sequence in it (ESC[2J, which clears a terminal) would reach the
+    CSV and the feedback file's name as it is. Bytes that are not UTF-8 are shown as ``\\xe9`` (written as they
+    are, they would stop the gradebook from being written)."""
     sid = path.relative_to(folder).with_suffix("").as_posix()
     try:
-        return sid.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        sid = sid.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     except UnicodeEncodeError:  # a lone surrogate that is not an undecodable byte (possible in Windows names)
-        return sid.encode("utf-8", "backslashreplace").decode("utf-8")
+        sid = sid.encode("utf-8", "backslashreplace").decode("utf-8")
+    return clean_text(sid, 4 * MAX_MESSAGE)
 
 
 def own(grade: Grade) -> list[Result]:
@@ -177,21 +180,21 @@ def write_atomically(path: Path, text: str) -> None:
         tmp.write_text(text, encoding="utf-8", errors="backslashreplace")
 
 
-def feedback_names(sids: list[str]) -> dict[str, str]:
-    """The feedback file of each submission: its id with / as __, plus a short hash of the id where two ids would
-    give one file (alice/11_1 and alice__11_1; Bob and bob on a disk that ignores case), which would otherwise
-    hold only the feedback of the last one written."""
-    plain = {sid: sid.replace("/", "__") for sid in sids}
-    shared = Counter(name.casefold() for name in plain.values())
-    names, used = {}, set()
-    for sid in sids:
-        name = plain[sid]
+def feedback_names(sids: list[str]) -> list[str]:
+    """The feedback file of each submission, in order: its id with / as __, plus a short hash of the id and its
+    place where two would give one file (alice/11_1 and alice__11_1; Bob and bob on a disk that ignores case; two
+    names that differ only in a control character, which :func:`submission_id` shows the same), which would
+    otherwise hold only the feedback of the last one written."""
+    plain = [sid.replace("/", "__") for sid in sids]
+    shared = Counter(name.casefold() for name in plain)
+    names, used = [], set()
+    for i, (sid, name) in enumerate(zip(sids, plain)):
         if shared[name.casefold()] > 1:
-            name += "-" + hashlib.sha256(sid.encode("utf-8")).hexdigest()[:8]
+            name += "-" + hashlib.sha256(f"{i}/{sid}".encode("utf-8")).hexdigest()[:8]
         while name.casefold() in used:  # only a name made to look like another's with its hash
             name += "_"
         used.add(name.casefold())
-        names[sid] = name + ".md"
+        names.append(name + ".md")
     return names
 
 
@@ -231,10 +234,9 @@ def grade_all(folder: str | Path, out: str | Path, feedback_dir: str | Path | No
     write_atomically(out, gradebook_csv(folder, grades, names))
     feedback_dir.mkdir(parents=True, exist_ok=True)
     sids = [submission_id(folder, grade.path) for grade in grades]
-    files = feedback_names(sids)
-    for sid, grade in zip(sids, grades):
+    for sid, file, grade in zip(sids, feedback_names(sids), grades):
         text = feedback_markdown(sid, grade, chapter_results(grade, names, fallback))
-        (feedback_dir / files[sid]).write_text(text, encoding="utf-8", errors="backslashreplace")
+        (feedback_dir / file).write_text(text, encoding="utf-8", errors="backslashreplace")
     write_class_report(out, grades, names, fallback)
     return grades
 
