@@ -18,6 +18,7 @@ import hashlib
 import inspect
 import math
 import os
+import re
 import shutil
 import stat
 import sys
@@ -207,6 +208,26 @@ def test_a_link_and_a_giant_sparse_file_are_rejected_without_reading_them(tmp_pa
     with pytest.raises(SubmissionError, match="3000 MB"):
         read_cells(sparse)
     assert time.process_time() - start < 1.0
+
+
+def test_a_notebook_with_megabytes_of_code_gets_its_own_message_not_the_machine_s(tmp_path):
+    # a red-team finding: 4.5 MB of comment made the worker's job larger than it reads, and the row said "a problem
+    # of the grading machine"; 48 MB cost the grader 43 s of scanning before that
+    from course_lib.exercises.grading import MAX_CODE
+    from course_lib.exercises.sandbox import grade_file
+
+    big = tmp_path / "big.ipynb"
+    big.write_bytes(edited("language_probs", prefix="# " + "x" * (MAX_CODE + 10)))
+    with pytest.raises(SubmissionError, match=r"the notebook has 1,0\d\d,\d{3} characters of code, far more than the "
+                                              r"exercises need \(at most 1,000,000\): remove the data pasted"):
+        read_cells(big)
+    astral = tmp_path / "astral.ipynb"  # within MAX_CODE, but each character is 12 bytes of JSON (\\ud835\\udc65)
+    astral.write_bytes(edited("language_probs", prefix="# " + "\U0001d465" * 400_000))
+    grade = grade_file(astral, dataclasses.replace(LIMITS, isolation="unsafe"))
+    assert grade.error is not None and not grade.results
+    assert re.fullmatch(r"the notebook's code takes \d+ MB to send to the grader's sandbox, more than it reads "
+                        r"\(8 MB\): remove the data pasted into its cells \(read it from a file instead\), save it "
+                        r"and hand it in again", grade.error), grade.error
 
 
 # ----------------------------------------------------------------------------- the class
@@ -573,7 +594,7 @@ def test_a_submission_s_user_id_owns_only_its_folder_and_its_processes_are_swept
 
 @pytest.mark.skipif(not (hasattr(os, "geteuid") and os.geteuid() == 0), reason="a user id of its own needs root")
 def test_what_a_user_id_left_where_every_user_may_write_is_removed_and_its_own_folder_kept(tmp_path):
-    """Files in /tmp, /var/tmp and /dev/shm outlive the processes that wrote them (in /dev/shm they hold memory
+    """Files in /tmp, /var/tmp, /dev/shm and /run/lock outlive the processes that wrote them (in /dev/shm they hold memory
     until the machine restarts): the sandbox's cleanup deletes what the submission's user id owns there."""
     import subprocess
 
@@ -582,6 +603,8 @@ def test_what_a_user_id_left_where_every_user_may_write_is_removed_and_its_own_f
     box = isolation.Sandbox("uid", work)
     mark = f"course-leftover-{box.uid}"
     left = [Path("/tmp") / mark, Path("/var/tmp") / mark, Path("/dev/shm") / mark]
+    if Path("/run/lock").is_dir() and Path("/run/lock").stat().st_mode & 0o002:  # a red-team finding: kept there
+        left.append(Path("/run/lock") / mark)
     code = ("import os, sys\n"
             "for p in sys.argv[1:]:\n"
             "    os.makedirs(p + '.d/inner', exist_ok=True)\n"

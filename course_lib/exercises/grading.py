@@ -24,6 +24,7 @@ from .untrusted import clean_text
 GRADED_TAGS = {"setup", "exercise"}
 CHECK_CALL = re.compile(r"""\bcheck\(\s*["']([^"']+)["']\s*\)""")
 MAX_BYTES = 50_000_000  # a notebook of this course is well under 1 MB, even with its outputs
+MAX_CODE = 1_000_000    # characters of code in all its code cells: ours have well under 100,000
 SAVE_AGAIN = "open it in JupyterLab, save it (File → Save Notebook) and hand in the saved .ipynb again"
 
 
@@ -62,7 +63,16 @@ class Grade:
 
 def read_cells(path: str | Path) -> list[Cell]:
     """The cells of the notebook at ``path`` (.ipynb, or a py:percent .py), or a :class:`SubmissionError`."""
-    path = Path(path)
+    cells = _read_cells(Path(path))
+    code = sum(len(c.source) for c in cells if c.code)
+    if code > MAX_CODE:  # before any scan of it, and the job the worker is sent stays within what it reads
+        raise SubmissionError(f"the notebook has {code:,} characters of code, far more than the exercises need "
+                              f"(at most {MAX_CODE:,}): remove the data pasted into its cells (read it from a file "
+                              "instead), save it and hand it in again")
+    return cells
+
+
+def _read_cells(path: Path) -> list[Cell]:
     if path.is_symlink():
         raise SubmissionError("the file handed in is a link to another file, not a notebook: hand in the .ipynb itself")
     size = path.stat().st_size

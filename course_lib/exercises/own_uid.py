@@ -59,7 +59,7 @@ def sweep(uid: int) -> None:
         time.sleep(0.02)
 
 
-SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")  # the folders every user may write
+SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock", "/dev/mqueue")  # the folders every user may write
 
 
 def remove_owned(uid: int, roots=SHARED_TMP, keep: Path | None = None) -> int:

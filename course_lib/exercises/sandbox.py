@@ -24,6 +24,7 @@ up to 16,000 characters and the rest is read and dropped, so the grader's memory
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import re
 import shutil
@@ -31,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import core
+from . import core, wire
 from .clock import IdleClock
 from .core import EXERCISES, NOT_ATTEMPTED, WRONG, Result, Stopped, guarded, run_check
 from .grading import Grade, SubmissionError, check_gradable, checked, code_of, defines, exercises_in, notebook_chapter, read_cells
@@ -196,6 +197,11 @@ def _grade_file(path: str | Path, limits: Limits | None = None) -> Grade:
         return Grade(path, error=f"the file could not be read ({e.strerror or e})")
     core.SANDBOX["memory"] = limits.memory_text
     run = _Run(cells, names, limits, path.name)
+    sent = len(json.dumps(run.job_now(), ensure_ascii=True, allow_nan=True))  # what wire.frame writes
+    if sent > wire.MAX_HEADER:  # the worker could not read its job: the notebook's doing, not the machine's
+        return Grade(path, error=f"the notebook's code takes {sent / 2**20:.0f} MB to send to the grader's sandbox, "
+                                 f"more than it reads ({wire.MAX_HEADER // 2**20} MB): remove the data pasted into "
+                                 "its cells (read it from a file instead), save it and hand it in again")
     with tempfile.TemporaryDirectory(prefix="course-grade-") as tmp:
         work = Path(tmp) / "work"
         work.mkdir()
