@@ -281,8 +281,28 @@ def test_generation_never_overwrites_an_ipynb_edited_after_its_source(tmp_path):
     os.utime(src, (time.time() - 60, time.time() - 60))  # the .ipynb is the newer file
     assert make_notebooks.generate(src).startswith("SKIPPED")
     assert "a student's edit" in ipynb.read_text()
-    assert make_notebooks.generate(src, force=True) == "written"
+    status = make_notebooks.generate(src, force=True)
+    assert status.startswith("written (the edited .ipynb is kept as demo.ipynb.bak-"), status
     assert "x = 2" in ipynb.read_text()
+    kept = [p for p in tmp_path.iterdir() if p.name.startswith("demo.ipynb.bak-")]
+    assert len(kept) == 1 and "a student's edit" in kept[0].read_text() and kept[0].name in status
+
+
+def test_an_edited_ipynb_is_kept_even_when_its_source_is_newer(tmp_path):
+    # a red-team finding: edit the .ipynb, then `touch` the .py (as a `git pull` does): the edit was overwritten
+    src = tmp_path / "demo.py"
+    src.write_text("# %%\nx = 1\n")
+    make_notebooks.generate(src)
+    ipynb = src.with_suffix(".ipynb")
+    nb = nbformat.read(ipynb, as_version=4)
+    nb.cells[0].source = "x = 42  # my own work"
+    nbformat.write(nb, ipynb)
+    os.utime(ipynb, (time.time() - 60, time.time() - 60))
+    src.write_text("# %%\nx = 2\n")  # the newer file
+    status = make_notebooks.generate(src)
+    kept = [p for p in tmp_path.iterdir() if p.name.startswith("demo.ipynb.bak-")]
+    assert len(kept) == 1 and "my own work" in kept[0].read_text() and status.endswith(f"kept as {kept[0].name})")
+    assert "x = 2" in ipynb.read_text() and not make_notebooks.edited_by_hand(nbformat.read(ipynb, as_version=4))
 
 
 def test_generation_keeps_outputs_of_unchanged_cells(tmp_path):
@@ -295,9 +315,10 @@ def test_generation_keeps_outputs_of_unchanged_cells(tmp_path):
     nbformat.write(nb, ipynb)
     os.utime(ipynb, (time.time() - 60, time.time() - 60))
     src.write_text("# %%\nx = 1\n\n# %%\ny = 3\n")
-    assert make_notebooks.generate(src) == "written"
+    assert make_notebooks.generate(src) == "written"  # outputs are not an edit: no backup
     nb = nbformat.read(ipynb, as_version=4)
     assert nb.cells[0].outputs[0].text == "kept\n" and nb.cells[1].source == "y = 3"
+    assert not [p for p in tmp_path.iterdir() if ".bak-" in p.name]
 
 
 def test_lab_command_starts_jupyterlab_headless():

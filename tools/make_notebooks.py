@@ -7,12 +7,18 @@ A notebook's inputs are regenerated from its .py; its outputs are kept
 (jupytext's --update), so running this never throws away executed results.
 An .ipynb whose inputs were edited more recently than its .py (someone worked in
 JupyterLab without the pairing) is left alone and reported, never overwritten,
-unless --force is given.
+unless --force is given. Each .ipynb written here carries the hash of its inputs
+(metadata ``course_lib.inputs``): one whose inputs no longer match it was edited
+by hand, and is kept as ``<name>.ipynb.bak-<time>`` before it is replaced, even
+when its .py is newer (a ``git pull`` or ``touch`` makes it so).
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import sys
+import time
 from pathlib import Path
 
 import jupytext
@@ -31,6 +37,25 @@ def _inputs(nb) -> list:
     return [nb.metadata.get("rise"), *cells]
 
 
+def inputs_hash(nb) -> str:
+    return hashlib.sha256(json.dumps(_inputs(nb), sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def edited_by_hand(nb) -> bool:
+    """Whether an .ipynb's inputs differ from those this tool last wrote into it (or it was not written here)."""
+    return nb.metadata.get("course_lib", {}).get("inputs") != inputs_hash(nb)
+
+
+def backup(path: Path) -> Path:
+    stamp, n = time.strftime("%Y%m%d-%H%M%S"), 0
+    kept = path.with_name(f"{path.name}.bak-{stamp}")
+    while kept.exists():
+        n += 1
+        kept = path.with_name(f"{path.name}.bak-{stamp}-{n}")
+    path.rename(kept)
+    return kept
+
+
 def sources(folder: Path = NOTEBOOKS) -> list[Path]:
     return sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
 
@@ -47,6 +72,7 @@ def generate(py: Path, force: bool = False) -> str:
     if not out_of_sync(py):
         return "up to date"
     nb = jupytext.read(py)
+    kept = None
     if ipynb.exists():
         if ipynb.stat().st_mtime > py.stat().st_mtime and not force:
             return "SKIPPED: the .ipynb was edited after the .py (use --force to overwrite it)"
@@ -59,8 +85,11 @@ def generate(py: Path, force: bool = False) -> str:
                 c.outputs = outputs[c.source]
             if ids.get((c.cell_type, c.source)):
                 c.id = ids[(c.cell_type, c.source)]
+        if edited_by_hand(old):
+            kept = backup(ipynb)
+    nb.metadata["course_lib"] = {"inputs": inputs_hash(nb)}
     jupytext.write(nb, ipynb, fmt="ipynb")
-    return "written"
+    return "written" + (f" (the edited .ipynb is kept as {kept.name})" if kept else "")
 
 
 def main(argv: list[str] | None = None) -> int:
