@@ -303,7 +303,8 @@ from course_lib.finetuning.training import predict
 
 full_pred, test_gold, _ = predict(full_model, test, collate, length=collate.length)
 y_train = [SENTIMENT_LABELS.index(e.label) for e in train]
-frozen_train, frozen_test = (encode_sentences(encoder, tokenizer, [e.text for e in data], pooling=("mean", "cls"))
+frozen_train, frozen_test = (encode_sentences(encoder, tokenizer, [e.text for e in data], pooling=("mean", "cls"),
+                                              cache=True)  # kept on disk by the weights: a second run reads them
                              for data in (train, test))  # {pooling: vectors}, both from one pass of the encoder
 for pooling in ("mean", "cls"):
     X_train, X_test = frozen_train[pooling].numpy(), frozen_test[pooling].numpy()
@@ -654,8 +655,8 @@ curves_figure([runs["NLI cross-encoder"], runs["NLI bi-encoder"]], baseline=nli_
 from course_lib.finetuning.sbert import pair_cosines
 from course_lib.views.finetuning import cosine_by_label_figure
 
-before = pair_cosines(encoder, tokenizer, nli_test)
-after = pair_cosines(bi.bert, tokenizer, nli_test)
+before = pair_cosines(encoder, tokenizer, nli_test, cache=True)
+after = pair_cosines(bi.bert, tokenizer, nli_test, cache=True)
 labels_of = [e.label for e in nli_test]
 cos = {name: {lab: [c for c, y in zip(vals.tolist(), labels_of) if y == lab] for lab in NLI_LABELS}
        for name, vals in (("all-MiniLM-L6-v2 as shipped", before), ("after NLI fine-tuning (bi-encoder)", after))}
@@ -729,8 +730,8 @@ from course_lib.finetuning.search import dense_scores, nli_search_task, retrieva
 
 task = nli_search_task(load_nli("test"))
 mlm_model, mlm_tokenizer = course_lib.load_pretrained("course-bert")
-course_bert = dense_scores(mlm_model.bert, mlm_tokenizer, task.queries, task.docs, pooling=("mean", "cls"))
-searches = {"MiniLM (bi-encoder)": dense_scores(encoder, tokenizer, task.queries, task.docs),
+course_bert = dense_scores(mlm_model.bert, mlm_tokenizer, task.queries, task.docs, pooling=("mean", "cls"), cache=True)
+searches = {"MiniLM (bi-encoder)": dense_scores(encoder, tokenizer, task.queries, task.docs, cache=True),
             "TF-IDF (word overlap)": tfidf_scores(task.queries, task.docs),
             "course-bert (MLM)": course_bert["mean"], "course-bert (MLM), [CLS] vector": course_bert["cls"]}
 print(f"{len(task.queries)} queries, {len(task.docs)} documents: recall@1 by chance {1 / len(task.docs):.2%}")
@@ -778,7 +779,7 @@ ENTAILMENT = NLI_LABELS.index("entailment")
 
 
 def entailment_probability(premises, hypotheses):
-    return classify_texts(cross, tokenizer, premises, hypotheses)[:, ENTAILMENT]
+    return classify_texts(cross, tokenizer, premises, hypotheses, cache=True)[:, ENTAILMENT]
 
 
 minilm_search = searches["MiniLM (bi-encoder)"]

@@ -78,3 +78,42 @@ def test_dense_scores_are_the_cosines_of_the_pooled_vectors_and_several_poolings
     both = dense_scores(model, tok, queries, docs, pooling=("mean", "cls"))
     assert list(both) == ["mean", "cls"]
     assert torch.equal(both["cls"], one) and torch.equal(both["mean"], dense_scores(model, tok, queries, docs))
+
+
+def test_cached_vectors_and_class_probabilities_are_the_computed_ones_read_back(embedded, tmp_path, monkeypatch):
+    """cache=True (notebook 11.4a's encodings and re-ranking): float32 on disk, so a warm run gives exactly the numbers
+    a cold one computed; another model's weights or other texts are another file."""
+    import copy
+
+    from course_lib.finetuning import sbert
+    from course_lib.finetuning.classify import classify_texts
+    from course_lib.finetuning.search import dense_scores
+    from course_lib.model.classification import BertForSequenceClassification
+
+    monkeypatch.setenv("COURSE_LIB_CACHE", str(tmp_path))
+    model, tok = embedded
+    queries, docs = ["A dog runs in the park.", "Nobody is cooking."], ["An animal is outside.", "A man cooks.", "Rain."]
+    cold = dense_scores(model, tok, queries, docs, pooling=("mean", "cls"), cache=True)
+    files = sorted((tmp_path / "states").glob("sentence-vectors-f32-*.pt"))
+    assert len(files) == 2  # the queries, the documents
+    assert all(torch.equal(cold[p], v) for p, v in dense_scores(model, tok, queries, docs, ("mean", "cls")).items())
+    calls = []
+    real = sbert._encode
+    monkeypatch.setattr(sbert, "_encode", lambda *a, **k: calls.append(1) or real(*a, **k))
+    warm = dense_scores(model, tok, queries, docs, pooling=("mean", "cls"), cache=True)
+    assert calls == [] and all(torch.equal(cold[p], warm[p]) for p in cold)
+    other = copy.deepcopy(model)
+    with torch.no_grad():
+        other.embeddings.word_embeddings.weight.mul_(1.01)
+    dense_scores(other, tok, queries, docs, cache=True)
+    assert calls == [1, 1] and len(list((tmp_path / "states").glob("sentence-vectors-f32-*.pt"))) == 4
+
+    torch.manual_seed(0)
+    clf = BertForSequenceClassification(copy.deepcopy(model), labels=["no", "yes"], pooling="mean")
+    probs = classify_texts(clf, tok, queries, docs[:2], cache=True)
+    assert torch.equal(probs, classify_texts(clf, tok, queries, docs[:2]))
+    assert torch.equal(classify_texts(clf, tok, queries, docs[:2], cache=True), probs)
+    with torch.no_grad():
+        clf.classifier.bias += 1.0  # the head is part of the key, not only the encoder
+    assert not torch.equal(classify_texts(clf, tok, queries, docs[:2], cache=True), probs)
+    assert len(list((tmp_path / "states").glob("class-probs-f32-*.pt"))) == 2

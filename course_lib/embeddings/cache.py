@@ -5,8 +5,8 @@
 
 A file lives in ``cache_dir("states")`` (:func:`course_lib.paths.cache_dir`, never the checkout), named by
 what it holds, the model's weights and the data: another model, changed weights or other texts give another
-file. States are stored as float16 and *always* returned rounded through float16, computed or read, so a run
-from a cold cache and one from a warm cache give the same numbers.
+file. States are stored as float16 (or, asked for, float32) and *always* returned rounded through what is stored,
+computed or read, so a run from a cold cache and one from a warm cache give the same numbers.
 """
 from __future__ import annotations
 
@@ -36,23 +36,28 @@ def data_key(data) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def cached_states(model, kind: str, data, compute: Callable[[], torch.Tensor], *, fingerprint: str | None = None
-                  ) -> torch.Tensor:
-    """``compute()`` once per (model weights, ``kind``, ``data``), stored as float16; always float32 rounded
-    through float16. A broken or unreadable cache file is computed again; a read-only cache still works."""
+def cached_states(model, kind: str, data, compute: Callable[[], torch.Tensor], *, fingerprint: str | None = None,
+                  keep: torch.dtype = torch.float16) -> torch.Tensor:
+    """``compute()`` once per (model weights, ``kind``, ``data``), stored as ``keep``: float16 (the states of a
+    notebook's comparisons: half the disk) or float32 (what a notebook feeds to a classifier or a ranking, kept
+    exactly as computed); always returned as float32 rounded through ``keep``. A broken or unreadable cache file is
+    computed again; a read-only cache still works."""
     if not re.fullmatch(r"[\w.-]+", kind):
         raise ValueError(f"kind names a file: letters, digits, '-', '_' and '.' only, not {kind!r}")
-    key = f"{kind}-{fingerprint or model_fingerprint(model)}-{data_key(data)}"
+    if keep not in (torch.float16, torch.float32):
+        raise ValueError(f"keep is torch.float16 or torch.float32, not {keep}")
+    suffix = "" if keep == torch.float16 else "-f32"
+    key = f"{kind}{suffix}-{fingerprint or model_fingerprint(model)}-{data_key(data)}"
     path = cache_dir("states") / f"{key}.pt"
     if path.exists():
         try:
             return torch.load(path, weights_only=True).float()
         except Exception:  # noqa: BLE001 - a broken file is recomputed
             pass
-    half = compute().detach().cpu().half()
+    kept = compute().detach().cpu().to(keep)
     try:
         with written_whole(path) as tmp:
-            torch.save(half, tmp)
+            torch.save(kept, tmp)
     except OSError:
         pass
-    return half.float()
+    return kept.float()

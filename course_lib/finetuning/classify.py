@@ -152,16 +152,30 @@ def train_classifier(model, train: Sequence, test: Sequence, collate, strategy: 
     return run
 
 
-@torch.no_grad()
 def classify_texts(model: BertForSequenceClassification, tokenizer, texts: Sequence[str],
-                   pairs: Sequence[str] | None = None, batch_size: int = 64, max_length: int = 64) -> torch.Tensor:
-    """Class probabilities softmax(W_C z) (N, C) for sentences, or for pairs ``[CLS] text [SEP] pair [SEP]``."""
+                   pairs: Sequence[str] | None = None, batch_size: int = 64, max_length: int = 64,
+                   cache: bool = False) -> torch.Tensor:
+    """Class probabilities softmax(W_C z) (N, C) for sentences, or for pairs ``[CLS] text [SEP] pair [SEP]``.
+    ``cache=True``: computed once per (the whole model's weights, texts, pairs, max_length) and kept on disk as
+    float32 (:func:`course_lib.embeddings.cache.cached_states`), the same numbers read or computed."""
     texts = [texts] if isinstance(texts, str) else list(texts)
     pairs = [pairs] if isinstance(pairs, str) else (list(pairs) if pairs is not None else None)
     if not texts:
         raise ValueError("no texts to classify: pass a list of at least one sentence (or premise)")
     if pairs is not None and len(pairs) != len(texts):
         raise ValueError(f"{len(texts)} texts but {len(pairs)} pairs: give one second sentence (hypothesis) per text")
+    if not cache:
+        return _class_probs(model, tokenizer, texts, pairs, batch_size, max_length)
+    from ..embeddings.cache import cached_states
+    from .runs import model_fingerprint
+
+    return cached_states(model, "class-probs", [texts, pairs, max_length],
+                         lambda: _class_probs(model, tokenizer, texts, pairs, batch_size, max_length),
+                         fingerprint=model_fingerprint(model)[:16], keep=torch.float32)
+
+
+@torch.no_grad()
+def _class_probs(model, tokenizer, texts: list[str], pairs: list[str] | None, batch_size: int, max_length: int):
     was_training = model.training
     model.eval()
     out = []

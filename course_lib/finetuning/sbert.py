@@ -120,14 +120,33 @@ def _token_ids(collate, sentences: list[str]) -> list[list[int]]:
     return [row[:k] for row, k in zip(enc.input_ids.tolist(), n)]
 
 
-@torch.no_grad()
 def encode_sentences(bert: BertModel, tokenizer, sentences: list[str], pooling: str | tuple[str, ...] = "mean",
-                     batch_size: int = 64, max_length: int = 64, normalize: bool = False):
+                     batch_size: int = 64, max_length: int = 64, normalize: bool = False, cache: bool = False):
     """Sentence vectors (N, d), in the order given; batches are formed by length, so there is little padding.
-    With several poolings (``("mean", "cls")``), one pass gives them all: ``{pooling: (N, d) vectors}``."""
+    With several poolings (``("mean", "cls")``), one pass gives them all: ``{pooling: (N, d) vectors}``.
+    ``cache=True``: computed once per (encoder weights, sentences, poolings, max_length) and kept on disk as float32
+    (:func:`course_lib.embeddings.cache.cached_states`), the same numbers read or computed."""
     if not sentences:
         raise ValueError("no sentences to encode")
     poolings = (pooling,) if isinstance(pooling, str) else tuple(pooling)
+    if cache:
+        from ..embeddings.cache import cached_states
+
+        stacked = cached_states(bert, "sentence-vectors", [list(sentences), poolings, max_length],
+                                lambda: torch.stack([_encode(bert, tokenizer, sentences, poolings, batch_size,
+                                                             max_length)[p] for p in poolings]),
+                                keep=torch.float32)
+        out = dict(zip(poolings, stacked))
+    else:
+        out = _encode(bert, tokenizer, sentences, poolings, batch_size, max_length)
+    if normalize:
+        out = {p: nn.functional.normalize(v, dim=-1) for p, v in out.items()}
+    return out[pooling] if isinstance(pooling, str) else out
+
+
+@torch.no_grad()
+def _encode(bert: BertModel, tokenizer, sentences: list[str], poolings: tuple[str, ...], batch_size: int,
+            max_length: int) -> dict[str, torch.Tensor]:
     was_training = bert.training
     bert.eval()
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
@@ -143,9 +162,7 @@ def encode_sentences(bert: BertModel, tokenizer, sentences: list[str], pooling: 
                 out[p][idx] = pool(z, enc.attention_mask, p).float().cpu()
     finally:
         bert.train(was_training)
-    if normalize:
-        out = {p: nn.functional.normalize(v, dim=-1) for p, v in out.items()}
-    return out[pooling] if isinstance(pooling, str) else out
+    return out
 
 
 def cosine_matrix(u: torch.Tensor, v: torch.Tensor | None = None) -> torch.Tensor:
@@ -155,11 +172,12 @@ def cosine_matrix(u: torch.Tensor, v: torch.Tensor | None = None) -> torch.Tenso
     return u @ v.T
 
 
-def pair_cosines(bert: BertModel, tokenizer, examples, pooling: str = "mean") -> torch.Tensor:
-    """cos(u, v) of every premise/hypothesis pair (N,), each distinct sentence encoded once."""
+def pair_cosines(bert: BertModel, tokenizer, examples, pooling: str = "mean", cache: bool = False) -> torch.Tensor:
+    """cos(u, v) of every premise/hypothesis pair (N,), each distinct sentence encoded once (``cache``: as in
+    :func:`encode_sentences`)."""
     sentences = sorted({e.premise for e in examples} | {e.hypothesis for e in examples})
     index = {s: i for i, s in enumerate(sentences)}
-    vecs = nn.functional.normalize(encode_sentences(bert, tokenizer, sentences, pooling), dim=-1)
+    vecs = nn.functional.normalize(encode_sentences(bert, tokenizer, sentences, pooling, cache=cache), dim=-1)
     a = vecs[[index[e.premise] for e in examples]]
     b = vecs[[index[e.hypothesis] for e in examples]]
     return (a * b).sum(-1)

@@ -71,10 +71,12 @@ def retrieval_scores(scores: torch.Tensor, gold: Sequence[int], name: str = "") 
     return RetrievalScores(name, recall, float((1 / ranks.double()).mean()), ranks)
 
 
-def dense_scores(bert, tokenizer, queries: list[str], docs: list[str], pooling: str | tuple[str, ...] = "mean"):
+def dense_scores(bert, tokenizer, queries: list[str], docs: list[str], pooling: str | tuple[str, ...] = "mean",
+                 cache: bool = False):
     """(Q, D) cosines of the encoder's pooled vectors: the documents encoded once, as a bi-encoder does. With
-    several poolings (``("mean", "cls")``), ``{pooling: (Q, D) cosines}`` from one pass over the sentences."""
-    q, d = encode_sentences(bert, tokenizer, queries, pooling), encode_sentences(bert, tokenizer, docs, pooling)
+    several poolings (``("mean", "cls")``), ``{pooling: (Q, D) cosines}`` from one pass over the sentences.
+    ``cache``: the vectors kept on disk (:func:`.sbert.encode_sentences`)."""
+    q, d = (encode_sentences(bert, tokenizer, texts, pooling, cache=cache) for texts in (queries, docs))
     if isinstance(pooling, str):
         return cosine_matrix(q, d).cpu()
     return {p: cosine_matrix(q[p], d[p]).cpu() for p in q}
