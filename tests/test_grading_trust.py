@@ -38,6 +38,7 @@ from course_lib.exercises.__main__ import main as exercises_cli
 from course_lib.exercises.gradebook import grade_all
 from course_lib.exercises.grading import Cell, SubmissionError, read_cells
 from course_lib.exercises.references import reference_used
+from course_lib.exercises.limits import MAX_TASKS
 from course_lib.exercises.sandbox import Limits
 from course_lib.paths import cache_root
 
@@ -397,12 +398,12 @@ def _hostile(tmp: Path) -> dict[str, tuple[bytes, dict]]:
             import subprocess
             _started = 0
             try:
-                while _started < 3000:
+                while _started < {4 * MAX_TASKS}:
                     subprocess.Popen(["sh", "-c", "sleep 30", {MARK!r}], stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                     _started += 1
             except OSError:
-                pass""")), {**ALL_CORRECT, "language_sampling": ("wrong", "it started more than 128 processes")}),
+                pass""")), {**ALL_CORRECT, "language_sampling": ("wrong", f"it started more than {MAX_TASKS} processes")}),
         "memory_in_children": (edited("language_probs", prefix=textwrap.dedent("""\
             import os, time
             _kids = []

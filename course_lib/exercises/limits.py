@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 
 from .core import EXERCISES
 
-MAX_TASKS = 128  # processes and threads of one submission at once (an honest worker and its check: about 10)
+# processes and threads of one submission at once: an honest worker and its check have about 10 (torch's pools are
+# one thread each there, OMP_NUM_THREADS=1), but a pool may still grow with the machine's cores
+MAX_TASKS = max(128, 4 * (os.cpu_count() or 1))
 DEFAULT_REFERENCE = {"exercise": 1.0, "cells": 5.0}  # for an exercise or notebook not measured yet
 
 
