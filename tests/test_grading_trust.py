@@ -539,13 +539,24 @@ def test_the_user_id_sandbox_grades_as_bubblewrap_does(tmp_path, monkeypatch):
     folder.mkdir()
     (folder / "alice.ipynb").write_bytes(write(answered()))
     with _own_home_and_cache():
-        (folder / "writes_outside.ipynb").write_bytes(_hostile(tmp_path)["writes_outside"][0])
+        hostile = _hostile(tmp_path)
+        for name in ("writes_outside", "fork_bomb"):
+            (folder / f"{name}.ipynb").write_bytes(hostile[name][0])
+        # under a user id of its own the kernel counts the submission's tasks: its ceiling is set, above the watch's
+        (folder / "nproc.ipynb").write_bytes(edited("language_probs", prefix=textwrap.dedent(f"""\
+            import resource
+            if resource.getrlimit(resource.RLIMIT_NPROC)[0] != {2 * MAX_TASKS}:
+                raise RuntimeError("RLIMIT_NPROC is " + str(resource.getrlimit(resource.RLIMIT_NPROC)))""")))
         before = _fingerprint(*_outside(tmp_path))
-        grades = grade_all(folder, tmp_path / "out" / "grades.csv", progress=False,
-                           limits=dataclasses.replace(LIMITS, isolation="uid"))
+        grades = {g.path.stem: g for g in grade_all(folder, tmp_path / "out" / "grades.csv", progress=False,
+                                                      limits=dataclasses.replace(LIMITS, isolation="uid"))}
         after = _fingerprint(*_outside(tmp_path))
-    assert [[r.status for r in g.results] for g in grades] == 2 * [["correct"] * len(NAMES)]
-    assert after == before
+    for name in ("alice", "writes_outside", "nproc"):
+        assert [(r.status, r.message) for r in grades[name].results if r.status != "correct"] == [], name
+    got = {r.name: (r.status, r.message) for r in grades["fork_bomb"].results}
+    for n, (status, part) in hostile["fork_bomb"][1].items():
+        assert got[n][0] == status and part in got[n][1], (n, got[n])
+    assert after == before and _marked_processes() == []
 
 
 @pytest.mark.slow

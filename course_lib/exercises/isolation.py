@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -289,6 +290,18 @@ class Sandbox:
                 return pid
             pid = int(children[0])
         return pid
+
+    def max_tasks(self, n: int) -> int | None:
+        """``n``, where RLIMIT_NPROC set inside the sandbox counts only the submission's tasks: under a user id of its
+        own, or in bubblewrap's user namespace started by another user than root on Linux 5.14 or later (which
+        counts a namespace's tasks apart). Else None: bubblewrap started by root keeps root's user outside, whose
+        tasks the kernel never limits, and an older kernel counts every task of the teacher's user."""
+        if self.mode == "uid":
+            return n
+        if self.mode == "bwrap" and os.geteuid() != 0:
+            release = tuple(int(x) for x in re.findall(r"\d+", os.uname().release)[:2])
+            return n if release >= (5, 14) else None
+        return None
 
     def pids(self, launched: int) -> list[int]:
         """Every process of the submission now: those of its user id, or ``launched`` (the worker, or bubblewrap) and

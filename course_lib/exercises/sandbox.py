@@ -37,7 +37,7 @@ from .clock import IdleClock
 from .core import EXERCISES, NOT_ATTEMPTED, WRONG, Result, Stopped, guarded, run_check
 from .grading import Grade, SubmissionError, check_gradable, checked, code_of, defines, exercises_in, notebook_chapter, read_cells
 from .isolation import Sandbox, SandboxUnavailable, choose
-from .limits import Limits, cell_death_phrase, death_phrase
+from .limits import MAX_TASKS, Limits, cell_death_phrase, death_phrase
 from .references import reference_used
 from .channel import Broken, Worker
 from .remote import Exercise, Remote
@@ -210,7 +210,9 @@ def _grade_file(path: str | Path, limits: Limits | None = None) -> Grade:
         tries, done = 0, False
         while not done and tries <= MAX_RESTARTS and time.monotonic() < run.deadline:
             tries += 1
-            worker = Worker(sandbox, run.job_now(), limits.total_bytes)
+            # the kernel's ceiling on tasks sits above the watch's, so that a burst of forks stops there and the
+            # watch, seeing more than MAX_TASKS, stops the submission with its message
+            worker = Worker(sandbox, {**run.job_now(), "max_tasks": sandbox.max_tasks(2 * MAX_TASKS)}, limits.total_bytes)
             try:
                 outcome = _run_cells(run, worker)
                 if outcome == "failed":

@@ -74,6 +74,16 @@ def limit_files() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_BYTES, FILE_BYTES))
 
 
+def limit_tasks(n: int | None) -> None:
+    """At most ``n`` processes and threads (RLIMIT_NPROC), where the grader found that the kernel counts only the
+    submission's own (:func:`.isolation.Sandbox.max_tasks`): a fork bomb then fails at its fork, before the grader's
+    watch would see it. None: not enforceable here (the grader's watch alone stops it)."""
+    if n is None or resource is None or not hasattr(resource, "RLIMIT_NPROC"):
+        return
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NPROC, (n, n))
+
+
 def limit_memory(extra_bytes: int) -> None:
     """Address space limited to what the process uses now plus ``extra_bytes`` (Linux; elsewhere not enforced)."""
     if resource is None or not sys.platform.startswith("linux"):
@@ -332,6 +342,7 @@ def main() -> int:
     send(wfd, ev="ready", pid=os.getpid())
     limit_memory(job["memory_bytes"])
     limit_files()
+    limit_tasks(job.get("max_tasks"))
     namespace: dict = {"__name__": "__main__"}
     start = _cpu()
     run_cells(job, namespace, guard, wfd)
