@@ -821,6 +821,7 @@ def test_the_watch_sees_a_grandchild_and_trips_on_either_limit():
         assert pids[0] == child.pid and grandchild in pids
         tasks, memory = watch.usage(pids)
         assert tasks >= 2 and memory > 2**20
+        assert watch.descendants(grandchild) == [grandchild]
         assert watch.over(pids, max_tasks=1, max_bytes=2**40) == "tasks"
         assert watch.over(pids, max_tasks=10_000, max_bytes=2**20) == "memory"
         assert watch.over(pids, max_tasks=10_000, max_bytes=2**40) is None
@@ -836,4 +837,47 @@ def test_the_watch_sees_a_grandchild_and_trips_on_either_limit():
                 os.kill(p, 9)
             except OSError:
                 pass
+        child.wait()
+
+
+@pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="memfd_create is Linux's")
+def test_the_watch_counts_memory_held_in_a_memfd_that_no_process_maps():
+    # a red-team finding: 6 memfds of 256 MB, written and never mapped, were in no process's RSS or PSS
+    import subprocess
+
+    from course_lib.exercises import watch
+
+    code = ("import os, sys, time\nfds = []\nfor _ in range(2):\n    fd = os.memfd_create('x')\n"
+            "    for _ in range(32):\n        os.write(fd, b'x' * 2**20)\n    fds.append(fd)\n"
+            "fds.append(os.dup(fds[0]))  # the same file twice: counted once\n"
+            "print('ready', flush=True)\ntime.sleep(30)")
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    idle = subprocess.Popen([sys.executable, "-c", "print('ready', flush=True)\nimport time; time.sleep(30)"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready" and idle.stdout.readline().strip() == "ready"
+        with_files, without = watch.usage([holder.pid])[1], watch.usage([idle.pid])[1]
+        assert 64 * 2**20 <= with_files - without < 80 * 2**20
+        assert watch.over([holder.pid], 10_000, 60 * 2**20) == "memory"
+    finally:
+        for p in (holder, idle):
+            p.kill()
+            p.wait()
+
+
+def test_a_zombie_counts_only_while_its_parent_is_the_submission_s():
+    # after a sweep, killed processes wait as zombies for the system's init: under a user id of its own they
+    # were counted against the next worker (a fork bomb's, under load), and stopped its honest checks
+    import subprocess
+
+    from course_lib.exercises import watch
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and "Z" not in Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1][:3]:
+        time.sleep(0.01)  # exited, not yet waited for: a zombie whose parent is this test
+    try:
+        assert watch.usage([child.pid])[0] == 0                 # its parent is not among the watched
+        assert watch.usage([os.getpid(), child.pid])[0] >= 2    # its parent is: it still holds a process id
+    finally:
         child.wait()

@@ -5,8 +5,15 @@ it, and so do thousands of small ones (a fork bomb that would use up the machine
 looks every tenth of a second at the worker and everything it started -- the processes of the submission's own user
 id, or the descendants of the sandbox's first process (under bubblewrap an orphan is adopted inside the sandbox) --
 and stops the submission when their tasks (processes and threads) pass ``max_tasks`` or their memory passes
-``max_bytes``: resident memory first (cheap), then, to confirm, the proportional set size (PSS: a page shared by a
-parent and its forked child counts once, split between them, as the honest worker's forked checks share theirs).
+``max_bytes``.
+
+Memory is what each process holds of its own (``RssAnon``), what it maps of shared memory (``RssShmem``: a memfd,
+a SysV segment, /dev/shm) and the size of every memfd it holds open without mapping it (each file counted once).
+A page a forked child still shares with its parent counts in both: the honest worker's forked check can hold at
+most twice what one process may (its ``RLIMIT_AS``), which is the default ``max_bytes``. Every number comes from
+one small file per process (no page-table walk, which a submission could make slow and the watch blind).
+Not counted: a SysV segment no process maps (it lives in the sandbox's IPC namespace and goes with it) and files
+in the sandbox's in-memory folders (their sizes are capped by :mod:`.isolation`).
 """
 from __future__ import annotations
 
@@ -14,17 +21,16 @@ import os
 import threading
 from collections.abc import Callable
 
-PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-
 
 def descendants(pid: int) -> list[int]:
     """``pid`` and every process below it (the children of each of their threads), as far as /proc shows them."""
-    seen, stack = [], [pid]
+    seen, order, stack = set(), [], [pid]
     while stack:
         p = stack.pop()
         if p in seen:
             continue
-        seen.append(p)
+        seen.add(p)
+        order.append(p)
         try:
             tids = os.listdir(f"/proc/{p}/task")
         except OSError:
@@ -35,45 +41,71 @@ def descendants(pid: int) -> list[int]:
                     stack.extend(int(c) for c in f.read().split())
             except (OSError, ValueError):
                 continue
-    return seen
+    return order
 
 
-def _tasks_and_rss(pids: list[int]) -> tuple[int, int]:
-    tasks = rss = 0
-    for p in pids:
-        try:
-            with open(f"/proc/{p}/statm") as f:
-                rss += int(f.read().split()[1]) * PAGE
-            tasks += len(os.listdir(f"/proc/{p}/task"))
-        except (OSError, IndexError, ValueError):
-            continue
-    return tasks, rss
+def _status(pid: int) -> tuple[int, int, int | None]:
+    """(threads, bytes of own and shared memory it maps, its parent when it is a zombie, else None) of one
+    process; (0, 0, None) when it is gone."""
+    threads = memory = 0
+    state = parent = None
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("Threads:"):
+                    threads = int(line.split()[1])
+                elif line.startswith(("RssAnon:", "RssShmem:")):
+                    memory += int(line.split()[1]) * 1024
+                elif line.startswith("State:"):
+                    state = line.split()[1]
+                elif line.startswith("PPid:"):
+                    parent = int(line.split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0, 0, None
+    return threads, memory, (parent if state == "Z" else None)
 
 
-def _pss(pids: list[int]) -> int:
+def _memfds(pid: int, seen: set) -> int:
+    """Bytes of the memfds ``pid`` holds open that no earlier process of the walk held (``seen``: their inodes)."""
     total = 0
-    for p in pids:
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return 0
+    for fd in fds:
+        path = f"/proc/{pid}/fd/{fd}"
         try:
-            with open(f"/proc/{p}/smaps_rollup") as f:
-                total += next(int(line.split()[1]) * 1024 for line in f if line.startswith("Pss:"))
-        except (OSError, StopIteration, IndexError, ValueError):
+            if not os.readlink(path).startswith("/memfd:"):
+                continue
+            st = os.stat(path)
+        except OSError:
             continue
+        if (st.st_dev, st.st_ino) not in seen:
+            seen.add((st.st_dev, st.st_ino))
+            total += st.st_blocks * 512  # what it holds, not its (sparse) length
     return total
 
 
 def usage(pids: list[int]) -> tuple[int, int]:
-    """(tasks, bytes of memory) of ``pids`` together: the memory as PSS when /proc gives it, else resident."""
-    tasks, rss = _tasks_and_rss(pids)
-    pss = _pss(pids)
-    return tasks, (pss or rss)
+    """(tasks, bytes of memory) of ``pids`` together, as the watch counts them."""
+    tasks = memory = 0
+    files: set = set()
+    inside = set(pids)
+    for p in pids:
+        threads, held, zombie_of = _status(p)
+        if zombie_of is not None and zombie_of not in inside:
+            continue  # killed, and its parent is outside (the system's init, after a sweep): no longer the submission's
+        tasks += threads
+        memory += held + _memfds(p, files)
+    return tasks, memory
 
 
 def over(pids: list[int], max_tasks: int, max_bytes: int) -> str | None:
     """"tasks" or "memory" when ``pids`` together pass a limit, else None."""
-    tasks, rss = _tasks_and_rss(pids)
+    tasks, memory = usage(pids)
     if tasks > max_tasks:
         return "tasks"
-    if rss > max_bytes and _pss(pids) > max_bytes:
+    if memory > max_bytes:
         return "memory"
     return None
 
