@@ -436,7 +436,8 @@ HOSTILE = ["tolerances", "swaps_the_grader", "fake_frames", "liar_tensor", "torc
 
 
 def _private_system_files() -> list[str]:
-    """Files of the system's folders that not every user may read, and that the grader can (as root: /etc/shadow)."""
+    """Files of the system's folders and of /proc that not every user may read, and that the grader can (as root:
+    /etc/shadow, /proc/slabinfo)."""
     found = []
     for top in ("/etc", "/opt"):
         for folder, _, files in os.walk(top):
@@ -448,7 +449,10 @@ def _private_system_files() -> list[str]:
                     continue
                 if stat.S_ISREG(st.st_mode) and st.st_size and not st.st_mode & 0o004 and os.access(path, os.R_OK):
                     found.append(path)
-    return sorted(found)[:50]
+    proc = [f"/proc/{name}" for name in ("slabinfo", "vmallocinfo", "pagetypeinfo", "timer_list")  # never kmsg: it blocks
+            if os.path.isfile(f"/proc/{name}") and not os.stat(f"/proc/{name}").st_mode & 0o004
+            and os.access(f"/proc/{name}", os.R_OK)]
+    return sorted(found)[:50] + proc
 
 
 @pytest.fixture(scope="module")

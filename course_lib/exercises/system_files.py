@@ -11,7 +11,7 @@ PRIVATE_SCAN = ("/etc", "/opt")  # where a system keeps what only root may read 
 @functools.lru_cache(maxsize=1)
 def private_to_root() -> tuple[tuple[str, bool], ...]:
     """(path, is a folder) of what in PRIVATE_SCAN not every user may read: a file without read permission for
-    others, a folder without search permission for them. bubblewrap started by root maps the sandbox's user to
+    others, a folder without search permission for them; and the root-only files at the top of /proc. bubblewrap started by root maps the sandbox's user to
     root, so the sandbox would read them; each is covered (a file by an empty one, a folder by an empty read-only
     one). Its code and libraries (/usr, /lib) are readable by every user anyway."""
     found = []
@@ -34,4 +34,12 @@ def private_to_root() -> tuple[tuple[str, bool], ...]:
                     continue
                 if stat.S_ISREG(st.st_mode) and not st.st_mode & 0o004:
                     found.append((path, False))
+    with os.scandir("/proc") as entries:  # the kernel's own root-only files (/proc/slabinfo, /proc/kpageflags, ...)
+        for entry in entries:
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if not entry.name.isdigit() and stat.S_ISREG(st.st_mode) and not st.st_mode & 0o004:
+                found.append((entry.path, False))
     return tuple(found)
