@@ -292,20 +292,14 @@ class Sandbox:
         return pid
 
     def max_tasks(self, n: int) -> int | None:
-        """``n``, where RLIMIT_NPROC set inside the sandbox counts only the submission's tasks: under a user id of its
-        own, or in bubblewrap's user namespace started by another user than root on Linux 5.14 or later (which
-        counts a namespace's tasks apart). Else None: bubblewrap started by root keeps root's user outside, whose
-        tasks the kernel never limits, and an older kernel counts every task of the teacher's user."""
-        if self.mode == "uid":
-            return n
-        if self.mode == "bwrap" and os.geteuid() != 0:
-            release = tuple(int(x) for x in re.findall(r"\d+", os.uname().release)[:2])
-            return n if release >= (5, 14) else None
-        return None
+        """``n`` where RLIMIT_NPROC counts only the submission's tasks (its own user id; a user namespace made by
+        another user than root, Linux >= 5.14), else None (root's tasks are never limited; older kernels count all)."""
+        new_kernel = tuple(int(x) for x in re.findall(r"\d+", os.uname().release)[:2]) >= (5, 14)
+        return n if self.mode == "uid" or (self.mode == "bwrap" and os.geteuid() != 0 and new_kernel) else None
 
     def pids(self, launched: int) -> list[int]:
-        """Every process of the submission now: those of its user id, or ``launched`` (the worker, or bubblewrap) and
-        everything below it (under bubblewrap an orphan is adopted inside the sandbox, so none escapes)."""
+        """Every process of the submission now: those of its user id, or ``launched`` and all below it (under
+        bubblewrap an orphan is adopted inside the sandbox)."""
         from .watch import descendants
 
         return _processes_of(self.uid) if self.uid is not None else descendants(launched)
