@@ -18,10 +18,12 @@ import argparse
 import hashlib
 import json
 import sys
-import time
 from pathlib import Path
 
 import jupytext
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from make_student import keep_copy  # noqa: E402 (a student's copy and an edited .ipynb are kept alike)
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -44,16 +46,6 @@ def inputs_hash(nb) -> str:
 def edited_by_hand(nb) -> bool:
     """Whether an .ipynb's inputs differ from those this tool last wrote into it (or it was not written here)."""
     return nb.metadata.get("course_lib", {}).get("inputs") != inputs_hash(nb)
-
-
-def backup(path: Path) -> Path:
-    stamp, n = time.strftime("%Y%m%d-%H%M%S"), 0
-    kept = path.with_name(f"{path.name}.bak-{stamp}")
-    while kept.exists():
-        n += 1
-        kept = path.with_name(f"{path.name}.bak-{stamp}-{n}")
-    path.rename(kept)
-    return kept
 
 
 def sources(folder: Path = NOTEBOOKS) -> list[Path]:
@@ -86,7 +78,7 @@ def generate(py: Path, force: bool = False) -> str:
             if ids.get((c.cell_type, c.source)):
                 c.id = ids[(c.cell_type, c.source)]
         if edited_by_hand(old):
-            kept = backup(ipynb)
+            kept = keep_copy(ipynb)
     nb.metadata["course_lib"] = {"inputs": inputs_hash(nb)}
     jupytext.write(nb, ipynb, fmt="ipynb")
     return "written" + (f" (the edited .ipynb is kept as {kept.name})" if kept else "")

@@ -112,17 +112,23 @@ def write_student(py: Path, out_dir: Path = STUDENT, force: bool = False) -> str
             return f"{shown}: up to date"
         if not force:
             return f"kept your edited copy {shown}; use --force to replace it"
-        stamp, n = time.strftime("%Y%m%d-%H%M%S"), 0
-        backup = target.with_name(f"{target.name}.bak-{stamp}")
-        while backup.exists():  # two --force runs within one second
-            n += 1
-            backup = target.with_name(f"{target.name}.bak-{stamp}-{n}")
-        target.rename(backup)
+        backup = keep_copy(target)
         jupytext.write(nb, target, fmt="ipynb")
         return f"{shown}: replaced (your old copy is {_shown(backup)})"
     out_dir.mkdir(parents=True, exist_ok=True)
     jupytext.write(nb, target, fmt="ipynb")
     return f"{shown}: written"
+
+
+def keep_copy(path: Path) -> Path:
+    """Rename ``path`` to ``<name>.bak-<time>`` (``-1``, ``-2``… for two within one second); the new name."""
+    stamp, n = time.strftime("%Y%m%d-%H%M%S"), 0
+    kept = path.with_name(f"{path.name}.bak-{stamp}")
+    while kept.exists():
+        n += 1
+        kept = path.with_name(f"{path.name}.bak-{stamp}-{n}")
+    path.rename(kept)
+    return kept
 
 
 def _shown(path: Path) -> str:

@@ -132,9 +132,11 @@ def encode_sentences(bert: BertModel, tokenizer, sentences: list[str], pooling: 
     if cache:
         from ..embeddings.cache import cached_states
 
-        stacked = cached_states(bert, "sentence-vectors", [list(sentences), poolings, max_length],
-                                lambda: torch.stack([_encode(bert, tokenizer, sentences, poolings, batch_size,
-                                                             max_length)[p] for p in poolings]),
+        def compute():  # one pass of the encoder gives every pooling
+            vectors = _encode(bert, tokenizer, sentences, poolings, batch_size, max_length)
+            return torch.stack([vectors[p] for p in poolings])
+
+        stacked = cached_states(bert, "sentence-vectors", [list(sentences), poolings, max_length], compute,
                                 keep=torch.float32)
         out = dict(zip(poolings, stacked))
     else:
