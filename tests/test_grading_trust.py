@@ -546,10 +546,11 @@ def test_the_user_id_sandbox_grades_as_bubblewrap_does(tmp_path, monkeypatch):
         hostile = _hostile(tmp_path)
         for name in ("writes_outside", "fork_bomb"):
             (folder / f"{name}.ipynb").write_bytes(hostile[name][0])
-        # under a user id of its own the kernel counts the submission's tasks: its ceiling is set, above the watch's
+        # no RLIMIT_NPROC under a user id of its own: a killed worker's zombies, until init reaps them, counted
+        # against the next worker of the same id and failed its forks (1 run in 3 here); the watch alone stops it
         (folder / "nproc.ipynb").write_bytes(edited("language_probs", prefix=textwrap.dedent(f"""\
             import resource
-            if resource.getrlimit(resource.RLIMIT_NPROC)[0] != {2 * MAX_TASKS}:
+            if 0 <= resource.getrlimit(resource.RLIMIT_NPROC)[0] <= {2 * MAX_TASKS}:
                 raise RuntimeError("RLIMIT_NPROC is " + str(resource.getrlimit(resource.RLIMIT_NPROC)))""")))
         before = _fingerprint(*_outside(tmp_path))
         grades = {g.path.stem: g for g in grade_all(folder, tmp_path / "out" / "grades.csv", progress=False,

@@ -3,11 +3,12 @@
 Three ways, chosen by :func:`choose` (``Limits.isolation``; ``None``: the safest this machine offers):
 
 * ``"bwrap"`` — bubblewrap (Debian/Ubuntu package ``bubblewrap``), the sandbox Flatpak uses. The worker sees a
-  read-only view of the system (started by root, without what only root may read: :mod:`.system_files`), the Python installation and the ``course_lib`` package (not the repository around
-  it: no notebooks, no solutions), its own folder (writable) and a private ``/tmp``; nothing else of the disk — not
-  the other submissions, not the gradebook, not the teacher's home. It gets new user, PID, network, IPC and UTS
-  namespaces (no network; it cannot see or signal any process outside), all capabilities dropped, a new session (no
-  terminal injection), and dies with the grader: when the grader stops it, every process it started dies too.
+  read-only view of the system (started by root, without what only root may read: :mod:`.system_files`), the
+  Python installation and the ``course_lib`` package (not the repository around it: no notebooks, no solutions),
+  its own folder (writable) and a private ``/tmp``; nothing else of the disk — not the other submissions, not the
+  gradebook, not the teacher's home. It gets new user, PID, network, IPC and UTS namespaces (no network; it cannot
+  see or signal any process outside), all capabilities dropped, a new session (no terminal injection), and dies
+  with the grader: when the grader stops it, every process it started dies too.
 * ``"uid"`` — where bubblewrap is missing or cannot make namespaces, and the grader runs as root: the worker runs
   as a user id of its own (one per submission, owning nothing), in its own folder. It cannot write anything of the
   grader, the class or another submission (their files are not its own), nor signal or trace their processes; every
@@ -292,10 +293,11 @@ class Sandbox:
         return pid
 
     def max_tasks(self, n: int) -> int | None:
-        """``n`` where RLIMIT_NPROC counts only the submission's tasks (its own user id; a user namespace made by
-        another user than root, Linux >= 5.14), else None (root's tasks are never limited; older kernels count all)."""
+        """``n`` where RLIMIT_NPROC counts only this worker's tasks (a user namespace made by another user than root,
+        Linux >= 5.14), else None: root's are never limited, older kernels count all, and a user id of its own still
+        counts a killed worker's unreaped zombies against the next one."""
         new_kernel = tuple(int(x) for x in re.findall(r"\d+", os.uname().release)[:2]) >= (5, 14)
-        return n if self.mode == "uid" or (self.mode == "bwrap" and os.geteuid() != 0 and new_kernel) else None
+        return n if self.mode == "bwrap" and os.geteuid() != 0 and new_kernel else None
 
     def pids(self, launched: int) -> list[int]:
         """Every process of the submission now: those of its user id, or ``launched`` and all below it (under
