@@ -417,6 +417,22 @@ def _hostile(tmp: Path) -> dict[str, tuple[bytes, dict]]:
             for _pid in _kids:
                 os.waitpid(_pid, 0)""")),
                                {**ALL_CORRECT, "language_sampling": ("wrong", "its processes together used more than")}),
+        "sysv_memory": (edited("language_probs", prefix=textwrap.dedent("""\
+            import ctypes
+            _libc = ctypes.CDLL(None, use_errno=True)
+            _libc.shmat.restype, _libc.shmat.argtypes = ctypes.c_void_p, [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+            _made = 0
+            for _ in range(4):  # 64 MB each, filled, then detached: in no process's memory, and (user id) outliving it
+                _id = _libc.shmget(0, 64 * 2**20, 0o1600)
+                if _id < 0:
+                    continue
+                _made += 1
+                _at = _libc.shmat(_id, None, 0)
+                if _at not in (None, 2**64 - 1):
+                    ctypes.memset(_at, 1, 64 * 2**20)
+                    _libc.shmdt(ctypes.c_void_p(_at))
+            if _made:
+                raise RuntimeError(f"made {_made} SysV segments")""")), ALL_CORRECT),
         "reads_secrets": (edited("language_probs", prefix=textwrap.dedent(f"""\
             _read = []
             for _path in {_private_system_files()!r}:  # what not every user may read (as root: /etc/shadow)
@@ -432,7 +448,7 @@ def _hostile(tmp: Path) -> dict[str, tuple[bytes, dict]]:
 
 HOSTILE = ["tolerances", "swaps_the_grader", "fake_frames", "liar_tensor", "torch_function_mode", "wraps_reference",
            "runs_solutions", "reads_classmate", "writes_outside", "daemon", "patches_builtins", "closes_fds",
-           "ignores_sigterm", "proc_walk", "fork_bomb", "memory_in_children", "reads_secrets"]
+           "ignores_sigterm", "proc_walk", "fork_bomb", "memory_in_children", "reads_secrets", "sysv_memory"]
 
 
 def _private_system_files() -> list[str]:
@@ -544,7 +560,7 @@ def test_the_user_id_sandbox_grades_as_bubblewrap_does(tmp_path, monkeypatch):
     (folder / "alice.ipynb").write_bytes(write(answered()))
     with _own_home_and_cache():
         hostile = _hostile(tmp_path)
-        for name in ("writes_outside", "fork_bomb"):
+        for name in ("writes_outside", "fork_bomb", "sysv_memory"):
             (folder / f"{name}.ipynb").write_bytes(hostile[name][0])
         # no RLIMIT_NPROC under a user id of its own: a killed worker's zombies, until init reaps them, counted
         # against the next worker of the same id and failed its forks (1 run in 3 here); the watch alone stops it
@@ -556,7 +572,7 @@ def test_the_user_id_sandbox_grades_as_bubblewrap_does(tmp_path, monkeypatch):
         grades = {g.path.stem: g for g in grade_all(folder, tmp_path / "out" / "grades.csv", progress=False,
                                                       limits=dataclasses.replace(LIMITS, isolation="uid"))}
         after = _fingerprint(*_outside(tmp_path))
-    for name in ("alice", "writes_outside", "nproc"):
+    for name in ("alice", "writes_outside", "nproc", "sysv_memory"):
         assert [(r.status, r.message) for r in grades[name].results if r.status != "correct"] == [], name
     got = {r.name: (r.status, r.message) for r in grades["fork_bomb"].results}
     for n, (status, part) in hostile["fork_bomb"][1].items():

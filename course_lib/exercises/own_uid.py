@@ -1,6 +1,6 @@
 """A user id of its own for each submission (the ``"uid"`` sandbox of :mod:`.isolation`, where bubblewrap is
 missing and the grader runs as root): a fresh user id, every process of it killed, every file it left where every
-user may write removed."""
+user may write and every SysV object it made removed."""
 from __future__ import annotations
 
 import itertools
@@ -66,8 +66,11 @@ def remove_owned(uid: int, roots=SHARED_TMP, keep: Path | None = None) -> int:
     """Delete what ``uid`` left in the folders every user may write, once its processes are gone: files there
     outlive a submission (in /dev/shm they hold memory until the machine restarts). Only folders that others may
     write are entered, since a user id owning nothing can create nothing elsewhere; ``keep`` (the submission's own
-    folder, which the grader deletes itself) is left alone. How many entries went."""
-    gone, stack = 0, [Path(r) for r in roots]
+    folder, which the grader deletes itself) is left alone. Its SysV objects go too (no IPC namespace here: a segment
+    would hold its memory after it). How many entries went."""
+    from .sysv import remove_owned as remove_ipc
+
+    gone, stack = remove_ipc(uid), [Path(r) for r in roots]
     while stack:
         folder = stack.pop()
         try:

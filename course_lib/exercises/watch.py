@@ -12,8 +12,8 @@ a SysV segment, /dev/shm) and the size of every memfd it holds open without mapp
 A page a forked child still shares with its parent counts in both: the honest worker's forked check can hold at
 most twice what one process may (its ``RLIMIT_AS``), which is the default ``max_bytes``. Every number comes from
 one small file per process (no page-table walk, which a submission could make slow and the watch blind).
-Not counted: a SysV segment no process maps (it lives in the sandbox's IPC namespace and goes with it) and files
-in the sandbox's in-memory folders (their sizes are capped by :mod:`.isolation`).
+Not counted: files in the sandbox's in-memory folders (their sizes are capped by :mod:`.isolation`) and SysV
+segments no process maps (SysV IPC is closed to a submission: :mod:`.sysv`).
 """
 from __future__ import annotations
 

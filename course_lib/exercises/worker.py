@@ -31,7 +31,7 @@ try:
 except ImportError:  # Windows: no rlimits; the grader's wall-clock limits still hold
     resource = None
 
-from . import calls, wire
+from . import calls, sysv, wire
 from .clock import IdleClock
 from .grading import python_only
 from .guard import LibraryGuard
@@ -343,6 +343,7 @@ def main() -> int:
     limit_memory(job["memory_bytes"])
     limit_files()
     limit_tasks(job.get("max_tasks"))
+    sysv.forbid()  # SysV IPC closed (best effort: the user-id sandbox also sweeps what its id left)
     namespace: dict = {"__name__": "__main__"}
     start = _cpu()
     run_cells(job, namespace, guard, wfd)
