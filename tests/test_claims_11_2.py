@@ -157,6 +157,22 @@ def test_everyday_sentences_two_thirds_against_a_quarter_and_two_ways_to_fail(ru
 
 
 @pytest.mark.slow
+def test_course_bert_copies_a_word_of_the_sentence_far_less_often_but_it_does(run):
+    copied = [(int(a), int(b)) for a, b in re.findall(r"first guess a word the sentence already holds: (\d+) of (\d+)",
+                                                        output(run, "everyday"))]
+    assert len(copied) == 2, output(run, "everyday")
+    (cb, n), (other, n2) = copied  # course-bert first, then minilm-wordnet-mlm
+    assert n == n2 == 165
+    assert 0.45 <= other / n <= 0.58 and 0.13 <= cb / n <= 0.2, "about half / about one in six"
+    text = " ".join(prose(run).split())
+    assert "for about half of the sentences" in text and "course-bert's for about one in six" in text
+    room = next(r for r in everyday_of(run)["course-bert"]["rows"] if r[0].startswith("Please close the"))
+    assert room[1].split(", ")[:2] == ["room", "door"], room  # "*room* first ..., *door* second"
+    mom = next(r for r in everyday_of(run)["course-bert"]["rows"] if r[0].startswith("My mom is cooking"))
+    assert mom[1].split(", ").index("kitchen") == 2 and mom[2] == "ok", mom  # "*kitchen*, which is third"
+
+
+@pytest.mark.slow
 def test_bert_base_saw_about_110_times_as_many_tokens(run):
     m = re.search(r"BERT-base trained on ([\d.]+) B token positions, (\d+) times course-bert's (\d+) M",
                   output(run, "everyday"))
@@ -404,6 +420,11 @@ def test_adaptation_lowers_in_domain_loss_and_costs_a_little_on_general_text(run
     assert "60 steps of training on the top layers" in " ".join(prose(run).split())
     assert 0.25 <= float(dom.group(1)) - float(dom.group(2)) < 0.3, "almost 0.3 nats"
     assert 0.05 <= float(gen.group(2)) - float(gen.group(1)) <= 0.15, "general English: about a tenth of a nat worse"
+    m = re.search(r"mean of the first 10 steps ([\d.]+), of the last 10 ([\d.]+)", text)
+    assert m, text
+    first, last = float(m.group(1)), float(m.group(2))
+    assert 0 < first - last < 0.4, "the mean of ten steps falls only a little"
+    assert last < float(dom.group(2)), "the training loss sits below the held-out loss after"
 
 
 @pytest.mark.slow

@@ -33,6 +33,13 @@ def test_scores_count_a_sentence_when_an_acceptable_word_is_first_or_in_the_top_
     forced = everyday_cloze_scores(model, tok, [{"text": items[0]["text"], "answers": [first]}])
     assert forced.top1 == forced.topk == 1.0
     assert "1 everyday sentences: an acceptable word first in 100%, in the top 5 in 100%" == str(forced)
+    # a first guess that is a word of the sentence is counted as copied, and only that
+    copying = everyday_cloze_scores(model, tok, [{"text": f"{first} and the [MASK] again", "answers": ["x"]},
+                                                 {"text": f"The [MASK] is not {first}x.", "answers": ["x"]}])
+    assert [r["copied"] for r in copying.rows] == [copying.rows[0]["top"][0] == first or
+                                                   copying.rows[0]["top"][0] in ("and", "the", "again"),
+                                                   copying.rows[1]["top"][0] in ("the", "is", "not", first + "x")]
+    assert copying.copied == sum(r["copied"] for r in copying.rows)
 
 
 def test_bad_input_is_refused_in_words(mlm):

@@ -119,6 +119,27 @@ def test_fill_mask_explorer_shows_top_k_and_errors(tiny_mlm_dir, embedded):
     assert "has no MLM head" in no_head.message.value
 
 
+@pytest.mark.parametrize("text, note", [
+    ("I love 😀 [MASK].", "&#x27;😀&#x27; is not in the tokenizer&#x27;s vocabulary: the model sees [UNK] there"),
+    ("😀 and 🎉 [MASK].", "&#x27;😀&#x27;, &#x27;🎉&#x27; are not in the tokenizer&#x27;s vocabulary"),
+    ("[PAD] [MASK] is here.", "[PAD] typed in the text is a special token of the tokenizer: the model reads it as that"),
+    ("[CLS] [MASK] [SEP]", "[CLS], [SEP] typed in the text are special tokens of the tokenizer: the model reads each"),
+    ("[UNK] [MASK] is here.", "[UNK] typed in the text is a special token"),
+])
+def test_fill_mask_explorer_notes_what_the_model_does_not_read_as_typed(tiny_mlm_dir, text, note):
+    """An emoji silently became [UNK] and a typed [PAD] a real padding token (a reviewer's finding): the chart
+    still shows, with a note."""
+    import course_lib
+    from course_lib.widgets import FillMaskExplorer
+
+    model, tok = course_lib.load_pretrained(tiny_mlm_dir[0], device="cpu")
+    w = FillMaskExplorer(model, tok, text, top_k=3)
+    assert note in w.message.value and w.chart.layout.display == "" and w.predictions
+    assert "⚠" not in w.message.value  # a note, not an error
+    w.text.value = "She opened the [MASK] and walked in."
+    assert w.message.value == "" and w.chart.layout.display == ""
+
+
 @pytest.mark.parametrize("text", ["[MASK] [MASK]", "🙂🙂🙂", "[CLS] [SEP]"])
 def test_mask_sampler_says_when_no_token_can_be_selected(embedded, text):
     """Only special tokens (typed, or [UNK] for emoji): a message, not a histogram of 0% bars."""

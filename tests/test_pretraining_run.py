@@ -312,6 +312,8 @@ def test_adaptation_drawing_shows_before_and_after_bars(short_run):
     bars = fig.axes[1].patches
     assert sorted(round(b.get_height(), 3) for b in bars) == [4.0, 4.2, 5.0, 6.0]
     assert fig.axes[1].get_ylabel() and fig.axes[0].get_xlabel()
+    mean = fig.axes[0].lines[1]  # full windows only: its first point is the mean of steps 1-2, drawn at step 2
+    assert list(mean.get_xdata()) == [2, 3, 4] and list(mean.get_ydata()) == [4.5, 3.75, 3.25]
 
 
 def test_wordpiece_ids_are_the_same_every_time_and_segment_as_the_learner_does():

@@ -772,6 +772,12 @@ def check_masked_batch(masked_batch_loss):
         counts += _check_batch_run(masked_batch_loss, model, tok, unigram, seed)
         if first is None:
             first = _call_batch_loss(masked_batch_loss, model, tok, unigram, seed)
+    # before the shares are pooled: a function that draws from a generator of its own makes the same batch every
+    # time, and its shares (one batch, 16 times) would send the student after a fault of the 80/10/10 step
+    other = _call_batch_loss(masked_batch_loss, model, tok, unigram, BATCH_SEEDS[1])
+    if torch.equal(other[2] != IGNORE_INDEX, first[2] != IGNORE_INDEX):
+        raise Wrong(f"generators seeded {BATCH_SEEDS[0]} and {BATCH_SEEDS[1]} gave the same selection: draw every "
+                    "random number from the generator you are given, and do not make or reseed one of your own")
     for seed in FATES_SEEDS:
         counts += _check_batch_run(masked_batch_loss, model, tok, unigram, seed, loss_too=False)
     n_eligible, n_sel, n_mask, n_rnd, n_kept = counts.tolist()
@@ -789,7 +795,8 @@ def check_masked_batch(masked_batch_loss):
 # ----------------------------------------------------------------------------- predictions
 
 question(
-    "unchanged_prediction", variable="at_unchanged", choices=["the token it sees", "[MASK]", "the most frequent token"],
+    "unchanged_prediction", variable="at_unchanged",
+    choices=["the token it sees", "a word that fits the context", "[MASK]", "the most frequent token"],
     answer="the token it sees",
     why="where it sees a real token, it mostly predicts that very token (the table below shows it for both "
         "models). BERT's stated reason for leaving 10% of the selected tokens unchanged, still to be predicted, is "

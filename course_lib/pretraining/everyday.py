@@ -5,6 +5,7 @@ first k (top-k)."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 import torch
@@ -29,7 +30,13 @@ class EverydayScores:
     top1: float                # share of sentences whose first guess is acceptable
     topk: float                # share with an acceptable word among the first k
     k: int
-    rows: list[dict] = field(repr=False)   # per sentence: text, answers, top (k tokens), top1_ok, topk_ok
+    rows: list[dict] = field(repr=False)   # per sentence: text, answers, top (k tokens), top1_ok, topk_ok, copied
+
+    @property
+    def copied(self) -> int:
+        """Sentences whose first guess is a word the sentence already holds (\"close the [MASK] when you leave the
+        room\" -> *room*): a model leaning on the context's words instead of the slot."""
+        return sum(r["copied"] for r in self.rows)
 
     def __str__(self) -> str:
         return (f"{self.n} everyday sentences: an acceptable word first in {self.top1:.0%}, "
@@ -55,7 +62,8 @@ def everyday_cloze_scores(model, tokenizer, items: list[dict], top_k: int = 5) -
     for it, ids in zip(items, tops.tolist()):
         top = tokenizer.convert_ids_to_tokens(ids)
         ok = set(it["answers"])
+        words = set(re.findall(r"\w+", it["text"].lower().replace("[mask]", " ")))
         rows.append({"text": it["text"], "answers": list(it["answers"]), "top": top, "top1_ok": top[0] in ok,
-                     "topk_ok": bool(ok & set(top))})
+                     "topk_ok": bool(ok & set(top)), "copied": top[0] in words})
     n = len(rows)
     return EverydayScores(n, sum(r["top1_ok"] for r in rows) / n, sum(r["topk_ok"] for r in rows) / n, top_k, rows)

@@ -23,8 +23,8 @@ class NoMLMHeadError(ValueError):
 def fill_mask(model, tokenizer, text: str, top_k: int = 5) -> list[MaskPrediction]:
     """The cloze task: for each [MASK] in ``text``, the top-k tokens with their probabilities.
 
-    >>> fill_mask(model, tok, "The capital of France is [MASK].")   # doctest: +SKIP
-    [MaskPrediction(position=6, tokens=['paris', ...], probs=[0.41, ...])]
+    >>> fill_mask(model, tok, "She opened the [MASK] and walked in.")   # doctest: +SKIP
+    [MaskPrediction(position=4, tokens=['door', 'window', 'room', ...], probs=[0.47, ...])]   # course-bert
     """
     if not getattr(model, "has_mlm_head", False):
         raise NoMLMHeadError(
@@ -47,6 +47,29 @@ def fill_mask(model, tokenizer, text: str, top_k: int = 5) -> list[MaskPredictio
         top = p.topk(top_k)
         out.append(MaskPrediction(pos, tokenizer.convert_ids_to_tokens(top.indices), top.values.tolist()))
     return out
+
+
+def input_notes(tokenizer, text: str) -> list[str]:
+    """What the model will not read as the words typed: pieces of ``text`` outside the vocabulary (they become
+    [UNK]) and special tokens other than [MASK] typed as text ([PAD], [CLS], ...: read as those tokens)."""
+    enc = tokenizer.backend.encode(text, add_special_tokens=False)
+    unknown, typed = [], []
+    for token, (start, end) in zip(enc.tokens, enc.offsets):
+        piece = text[start:end]
+        if token == "[UNK]" and piece != "[UNK]":
+            unknown.append(piece)
+        elif token in ("[PAD]", "[CLS]", "[SEP]", "[UNK]") and token not in typed:
+            typed.append(token)
+    notes = []
+    if unknown:
+        shown = ", ".join(repr(u) for u in dict.fromkeys(unknown))
+        notes.append(f"{shown} {'is' if len(set(unknown)) == 1 else 'are'} not in the tokenizer's vocabulary: the model "
+                     "sees [UNK] there, not what you typed")
+    if typed:
+        notes.append(f"{', '.join(typed)} typed in the text {'is a special token' if len(typed) == 1 else 'are special tokens'}"
+                     " of the tokenizer: the model reads "
+                     f"{'it' if len(typed) == 1 else 'each'} as that token, not as a word")
+    return notes
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""What every view shares: the message shown for bad input, and a figure rendered for an ipywidgets Image."""
+"""What every view shares: the message shown for bad input, a note, and a figure rendered for an ipywidgets Image."""
 from __future__ import annotations
 
 from matplotlib.figure import Figure
@@ -9,6 +9,13 @@ def error_html(text: str) -> str:
     import html
 
     return f"<b style='color:#b2182b'>⚠ {html.escape(text)}</b>"
+
+
+def note_html(text: str) -> str:
+    """A widget's note beside a result it still shows (the input is read otherwise than typed): dark grey, italic."""
+    import html
+
+    return f"<i style='color:#404040'>ⓘ {html.escape(text)}</i>"
 
 
 def figure_png(fig: Figure) -> bytes:

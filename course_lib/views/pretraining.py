@@ -80,10 +80,12 @@ def draw_adaptation(run, window: int = 10) -> Figure:
     fig = Figure(figsize=(10, 3.4), dpi=110)
     ax1, ax2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.3, 1]})
     losses = run.losses
-    mean = [sum(losses[max(0, i - window + 1): i + 1]) / (i + 1 - max(0, i - window + 1)) for i in range(len(losses))]
+    window = max(1, min(window, len(losses)))
+    # full windows only: a "mean" of the first step alone looks like a level the run started from
+    mean = [sum(losses[i - window + 1: i + 1]) / window for i in range(window - 1, len(losses))]
     steps = list(range(1, len(losses) + 1))
-    ax1.plot(steps, losses, color=SKY, alpha=0.4, lw=0.7, label="MLM loss, each step")
-    ax1.plot(steps, mean, color=BLUE, lw=1.8, label=f"running mean of {window}")
+    ax1.plot(steps, losses, color=SKY, alpha=0.4, lw=0.7, label="MLM loss, each step (one batch: noisy)")
+    ax1.plot(steps[window - 1:], mean, color=BLUE, lw=1.8, label=f"mean of the last {window} steps")
     ax1.set_xlabel("adaptation step")
     ax1.set_ylabel("cross-entropy (nats)")
     ax1.set_title("continued MLM on the Python manual", fontsize=10)

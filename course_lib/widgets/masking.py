@@ -10,10 +10,10 @@ from __future__ import annotations
 import ipywidgets as W
 import torch
 
-from ..views.common import error_html
+from ..views.common import error_html, note_html
 from ..views.masking import fates_html, language_sampling_svg, legend_html, rates_svg, token_fates, top_k_svg
 from ..pretraining.masking import mlm_mask
-from ..pretraining.fill_mask import MaskPrediction, fill_mask
+from ..pretraining.fill_mask import MaskPrediction, fill_mask, input_notes
 
 
 class MaskSampler(W.VBox):
@@ -90,9 +90,11 @@ class MaskSampler(W.VBox):
 
 
 class FillMaskExplorer(W.VBox):
-    """Type a sentence with one or more [MASK]; see the model's top-k tokens and their probabilities."""
+    """Type a sentence with one or more [MASK]; see the model's top-k tokens and their probabilities (and a note when
+    a piece of the text is outside the vocabulary, or a special token is typed: the model does not read those as
+    typed)."""
 
-    def __init__(self, model, tokenizer, text: str = "The capital of France is [MASK].", top_k: int = 5):
+    def __init__(self, model, tokenizer, text: str = "She opened the [MASK] and walked in.", top_k: int = 5):
         self.model, self.tokenizer = model, tokenizer
         self.text = W.Text(value=text, description="text", continuous_update=False, layout=W.Layout(width="95%"))
         self.top_k = W.IntSlider(value=top_k, min=1, max=15, description="top k", continuous_update=False)
@@ -117,7 +119,7 @@ class FillMaskExplorer(W.VBox):
             return
         k = self.top_k.value
         self.predictions = [MaskPrediction(p.position, p.tokens[:k], p.probs[:k]) for p in top]
-        self.message.value = ""
+        self.message.value = "<br>".join(note_html(n) for n in input_notes(self.tokenizer, self.text.value))
         self.chart.layout.display = ""
         self.chart.value = top_k_svg(self.predictions)
 

@@ -346,6 +346,13 @@ CASES.update({
     "the generator ignored": ("masked_batch", batch("generator=generator)", "generator=None)"),
         "two calls with the same seeded generator gave different batches: every random draw must come from the "
         "generator you are given"),
+    "a generator of its own": ("masked_batch", batch("generator=generator)", "generator=torch.Generator().manual_seed(2))"),
+        "generators seeded 0 and 1 gave the same selection: draw every random number from the generator you are "
+        "given"),
+    "torch's generator reseeded": ("masked_batch", batch("    enc = tokenizer(texts)", "    torch.manual_seed(7)\n"
+                                                         "    enc = tokenizer(texts)").replace("generator=generator)",
+                                                                                          "generator=None)"),
+        "generators seeded 0 and 1 gave the same selection"),
     "every selected token masked": ("masked_batch", batch(
         "    logits = model(",
         "    b.input_ids[b.labels != -100] = tokenizer.mask_token_id\n    logits = model("),
@@ -380,6 +387,8 @@ CASES.update({
     # ------------------------------------------------------------------ the predictions
     "[MASK] where a real token is seen": ("unchanged_prediction", 'at_unchanged = "[MASK]"',
         "not '[MASK]'. think about what the 10% unchanged tokens teach"),
+    "a word that fits the context": ("unchanged_prediction", 'at_unchanged = "a word that fits the context"',
+        "At such a position, what is the target, and what does the model's input hold there?"),
     "the most frequent token": ("unchanged_prediction", 'at_unchanged = "the most frequent token"',
         "At such a position, what is the target, and what does the model's input hold there?"),
     "a piece is as hard as its word": ("piece_given_away", 'piece_given_away = "about twice as often"',
