@@ -417,6 +417,42 @@ def _hostile(tmp: Path) -> dict[str, tuple[bytes, dict]]:
             for _pid in _kids:
                 os.waitpid(_pid, 0)""")),
                                {**ALL_CORRECT, "language_sampling": ("wrong", "its processes together used more than")}),
+        "socket_buffers": (edited("language_probs", prefix=textwrap.dedent("""\
+            import socket
+            _pairs = []
+            try:
+                for _ in range(3000):  # each pair filled both ways: about 0.5 MB of the kernel's memory, in no process
+                    _a, _b = socket.socketpair()
+                    for _s in (_a, _b):
+                        _s.setblocking(False)
+                        try:
+                            while True:
+                                _s.send(b"x" * 65536)
+                        except BlockingIOError:
+                            pass
+                    _pairs.append((_a, _b))
+            except OSError:  # too many open files: one process may hold 1,024
+                pass
+            _made = len(_pairs)
+            for _a, _b in _pairs:
+                _a.close()
+                _b.close()
+            del _pairs
+            if _made > 1000:
+                raise RuntimeError(f"{_made} socket pairs filled")""")), ALL_CORRECT),
+        "files_in_children": (edited("language_probs", prefix=textwrap.dedent("""\
+            import os, socket, time
+            _kids = []
+            for _ in range(4):  # 900 sockets each: within one process's limit, 3,600 together
+                _pid = os.fork()
+                if _pid == 0:
+                    _held = [socket.socketpair() for _ in range(450)]
+                    time.sleep(30)
+                    os._exit(0)
+                _kids.append(_pid)
+            for _pid in _kids:
+                os.waitpid(_pid, 0)""")),
+                              {**ALL_CORRECT, "language_sampling": ("wrong", "files, pipes and sockets open at once")}),
         "sysv_memory": (edited("language_probs", prefix=textwrap.dedent("""\
             import ctypes
             _libc = ctypes.CDLL(None, use_errno=True)
@@ -448,7 +484,8 @@ def _hostile(tmp: Path) -> dict[str, tuple[bytes, dict]]:
 
 HOSTILE = ["tolerances", "swaps_the_grader", "fake_frames", "liar_tensor", "torch_function_mode", "wraps_reference",
            "runs_solutions", "reads_classmate", "writes_outside", "daemon", "patches_builtins", "closes_fds",
-           "ignores_sigterm", "proc_walk", "fork_bomb", "memory_in_children", "reads_secrets", "sysv_memory"]
+           "ignores_sigterm", "proc_walk", "fork_bomb", "memory_in_children", "reads_secrets", "sysv_memory",
+           "socket_buffers", "files_in_children"]
 
 
 def _private_system_files() -> list[str]:
@@ -840,12 +877,13 @@ def test_the_watch_sees_a_grandchild_and_trips_on_either_limit():
         grandchild = int(child.stdout.readline())
         pids = watch.descendants(child.pid)
         assert pids[0] == child.pid and grandchild in pids
-        tasks, memory = watch.usage(pids)
-        assert tasks >= 2 and memory > 2**20
+        tasks, memory, open_files = watch.usage(pids)
+        assert tasks >= 2 and memory > 2**20 and open_files >= 6  # each: stdin, stdout, stderr
         assert watch.descendants(grandchild) == [grandchild]
         assert watch.over(pids, max_tasks=1, max_bytes=2**40) == "tasks"
         assert watch.over(pids, max_tasks=10_000, max_bytes=2**20) == "memory"
-        assert watch.over(pids, max_tasks=10_000, max_bytes=2**40) is None
+        assert watch.over(pids, max_tasks=10_000, max_bytes=2**40, max_files=open_files - 1) == "files"
+        assert watch.over(pids, max_tasks=10_000, max_bytes=2**40, max_files=open_files + 100) is None
         stopped = []
         w = watch.Watch(lambda: pids, 1, 2**40, stopped.append, every=0.01)
         deadline = time.monotonic() + 30
@@ -877,7 +915,7 @@ def test_the_watch_counts_memory_held_in_a_memfd_that_no_process_maps():
                             stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "ready" and idle.stdout.readline().strip() == "ready"
-        with_files, without = watch.usage([holder.pid])[1], watch.usage([idle.pid])[1]
+        with_files, without = watch.usage([holder.pid])[1], watch.usage([idle.pid])[1]  # (tasks, bytes, files)
         assert 64 * 2**20 <= with_files - without < 80 * 2**20
         assert watch.over([holder.pid], 10_000, 60 * 2**20) == "memory"
     finally:

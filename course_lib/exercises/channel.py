@@ -21,7 +21,7 @@ from pathlib import Path
 from . import wire
 from .clock import IdleClock
 from .isolation import Sandbox, worker_python
-from .limits import MAX_TASKS
+from .limits import MAX_FILES, MAX_TASKS
 from .watch import Watch
 
 OUTPUT_CAP = 16_000  # characters of what a submission prints that are kept (for the grader's own errors)
@@ -67,7 +67,8 @@ class Worker:
         for t in self.threads:
             t.start()
         self._pid = None
-        self.watch = Watch(lambda: sandbox.pids(self.proc.pid), MAX_TASKS, max_bytes, lambda _: self._kill())
+        self.watch = Watch(lambda: sandbox.pids(self.proc.pid), MAX_TASKS, max_bytes, lambda _: self._kill(),
+                           max_files=MAX_FILES)
         self.send(job)
 
     def _put(self, item) -> bool:

@@ -13,6 +13,11 @@ from .core import EXERCISES
 # processes and threads of one submission at once: an honest worker and its check have about 10 (torch's pools are
 # one thread each there, OMP_NUM_THREADS=1), but a pool may still grow with the machine's cores
 MAX_TASKS = max(128, 4 * (os.cpu_count() or 1))
+# files, pipes and sockets open at once: in one process (RLIMIT_NOFILE, set by the worker), and in all the processes
+# of one submission together (the grader's watch): an honest worker holds about 20, and its forked check a copy of
+# them; each socket or pipe may hold about half a megabyte of kernel memory that no process's memory shows
+OPEN_FILES = 1024
+MAX_FILES = 2 * OPEN_FILES  # a worker at its limit and its check
 DEFAULT_REFERENCE = {"exercise": 1.0, "cells": 5.0}  # for an exercise or notebook not measured yet
 
 
@@ -75,7 +80,7 @@ def death_phrase(how, seconds: float, idle: float, memory: str, where: str) -> s
         return f"stopped after waiting {idle:g} s {where} without computing (time.sleep, input()?)"
     if how == "hard":
         return f"timed out {where}: still running long after its limit of {seconds:g} s"
-    if how in ("memory", "tasks"):
+    if how in ("memory", "tasks", "files"):
         return f"stopped {where}: {_together(how, memory)}"
     if how == "garbled":
         return (f"the grader could not read the answer {where}: the notebook wrote to the grader's own channel, "
@@ -97,7 +102,7 @@ def cell_death_phrase(how, seconds: float, idle: float, memory: str) -> str:
         return f"timed out after {seconds:g} s"
     if how == "idle":
         return f"was stopped after waiting {idle:g} s without computing"
-    if how in ("memory", "tasks"):
+    if how in ("memory", "tasks", "files"):
         return f"was stopped: {_together(how, memory)}"
     if how == "garbled":
         return "wrote to the grader's own channel, which is not allowed"
@@ -111,6 +116,8 @@ def cell_death_phrase(how, seconds: float, idle: float, memory: str) -> str:
 def _together(how: str, memory: str) -> str:
     if how == "memory":
         return f"its processes together used more than twice the memory one process may use ({memory})"
+    if how == "files":
+        return f"its processes held more than {MAX_FILES} files, pipes and sockets open at once"
     return f"it started more than {MAX_TASKS} processes and threads at once"
 
 

@@ -35,6 +35,8 @@ from . import calls, sysv, wire
 from .clock import IdleClock
 from .grading import python_only
 from .guard import LibraryGuard
+from .limits import OPEN_FILES
+
 
 def send(fd: int, payload: bytes = b"", **header) -> None:
     wire.write_frame(fd, header, payload)
@@ -67,11 +69,16 @@ FILE_BYTES = 256 * 2**20  # the largest file a submission may write (RLIMIT_FSIZ
 
 def limit_files() -> None:
     """No file written larger than FILE_BYTES: a write past it fails with 'File too large' (Python ignores
-    SIGXFSZ), instead of filling the grading machine's disk or, in /tmp, its memory."""
+    SIGXFSZ), instead of filling the grading machine's disk or, in /tmp, its memory; and at most OPEN_FILES open
+    in one process (each pipe or socket may hold kernel memory)."""
     if resource is None or not hasattr(resource, "RLIMIT_FSIZE"):
         return
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_BYTES, FILE_BYTES))
+    with contextlib.suppress(ValueError, OSError):
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        n = OPEN_FILES if hard == resource.RLIM_INFINITY else min(OPEN_FILES, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
 
 
 def limit_tasks(n: int | None) -> None:
