@@ -115,8 +115,8 @@ for name, layers in [("L0 (static)", 0), ("last layer L6", "last"), ("mean of L3
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # At L0 a token's vector is its word embedding plus its position and segment embeddings, layer-normalised —
-# nothing else. The first and third *bank* sit at the same position (the 8th token, printed above: *cheque* is two
-# WordPieces, `che ##que`), so their vectors are identical (cosine 1)
+# nothing else. The first and third *bank* sit at the same position (token index 8, printed above, [CLS] is 0:
+# *cheque* is two WordPieces, `che ##que`), so their vectors are identical (cosine 1)
 # although they mean different things. After the blocks have attended to the context, the two financial
 # banks are closer to each other than to the river bank.
 #
@@ -168,7 +168,7 @@ print(f"{len(data.lemmas)} ambiguous words, {len(data.senses)} senses, {len(data
 # vectors: a test word gets the sense whose **centroid** (the mean vector of that sense's training sentences) is
 # nearest, and is compared with the **most-frequent-sense** (MFS) baseline, which always answers the sense seen
 # most often in training, whatever the context. The random encoder has the architecture of the other two but no
-# training. At its best layer, where does its nearest-centroid WSD land against MFS:
+# training. At its best layer (chosen on the training sentences), where does its nearest-centroid WSD land against MFS:
 # `"well above it (by 10 points or more)"`, `"about level with it (within a few points)"`, or
 # `"well below it (by 10 points or more)"`? Set `random_wsd`, run `check`, and only then read on.
 
@@ -353,17 +353,20 @@ except NotImplementedError:
 
 # %%
 # claim: wsd-by-layer
-from course_lib.embeddings import wsd_by_layer
+from course_lib.embeddings import choose_layer, wsd_by_layer
 
 wsd = {name: wsd_by_layer(S.senses[is_train], data.train, S.senses[~is_train], data.test)
        for name, S in states.items()}
+# the layer is chosen on the training sentences (leave-one-out), never on the test sentences it is then scored on
+chosen = {name: choose_layer(S.senses[is_train], data.train) for name, S in states.items()}  # {layer: accuracy}
 mfs = wsd[COURSE][0].mfs_accuracy
 for name in MODEL_NAMES:
     per = [r for r in wsd[name] if isinstance(r.layers, int)]
-    best = max(per, key=lambda r: r.accuracy)
     last4 = next(r for r in wsd[name] if r.layers == "last4_mean")
-    print(f"{name:17s} " + " ".join(f"L{r.layers} {r.accuracy:.1%}" for r in per)
-          + f" | mean of L3-L6 {last4.accuracy:.1%} | best L{best.layers} {best.accuracy:.1%}")
+    pick = next(iter(chosen[name]))
+    print(f"{name:17s} " + " ".join(f"L{r.layers} {r.accuracy:.1%}" for r in per) + f" | mean of L3-L6 {last4.accuracy:.1%}")
+    print(f"{'':17s} leave-one-out on the training sentences: " + " ".join(
+        f"L{l} {chosen[name][l]:.1%}" for l in range(L + 1)) + f" -> chosen L{pick}, test {per[pick].accuracy:.1%}")
 print(f"most frequent sense: {mfs:.1%} ({len(data.test)} test sentences)")
 
 # how sure are the gaps? both sides answered the same test sentences: a paired bootstrap over them
@@ -371,10 +374,9 @@ from course_lib.stats import mean_gap
 
 for name in MODEL_NAMES:
     per = [r for r in wsd[name] if isinstance(r.layers, int)]
-    best = max(per, key=lambda r: r.accuracy)
-    runner_up = max((r for r in per if r is not best), key=lambda r: r.accuracy)
-    print(f"{name:17s} best L{best.layers} minus next best L{runner_up.layers}: "
-          f"{mean_gap(best.correct, runner_up.correct)}; minus MFS: {mean_gap(best.correct, best.mfs_correct)}")
+    first, second = (per[l] for l in list(chosen[name])[:2])  # the training sentences' first and second choice
+    print(f"{name:17s} chosen L{first.layers} minus second choice L{second.layers}: "
+          f"{mean_gap(first.correct, second.correct)}; minus MFS: {mean_gap(first.correct, first.mfs_correct)}")
 
 # %%
 fig, ax = plt.subplots(figsize=(7.5, 4))
@@ -394,12 +396,17 @@ fig.tight_layout()
 # - **L0 knows the word but not the context**: no model beats MFS there. course-bert's embeddings started as
 #   MiniLM's and moved only a little in its MLM training, so the two score alike at L0.
 # - **Each block adds context**: both trained models climb far above MFS, about 40 points at L6 (course-bert 38,
-#   MiniLM 42); the mean of the last four layers is a little worse than L6 alone here (about 3 points). Both score best at L6, but
-#   the last lines ask how sure that is (a paired bootstrap over the 523 test sentences, which both layers
-#   answered): MiniLM's L6 beats its next best layer by an interval above 0; course-bert's lead over L5 is about
+#   MiniLM 42); the mean of the last four layers is a little worse than L6 alone here (about 3 points).
+# - **Which layer?** Choosing the layer with the highest test accuracy and then measuring it on the same test
+#   sentences would flatter it. So each model's layer is chosen on the *training* sentences alone (leave-one-out: each
+#   training sentence classified by centroids computed without it), and only that layer is scored on the test
+#   sentences. Both trained models choose L6, which also has their highest test accuracy. How sure is its lead? The
+#   last lines compare it with the training sentences' second choice on the 523 test sentences, which both layers
+#   answered (a paired bootstrap): MiniLM's L6 beats L4 by an interval above 0; course-bert's lead over L5 is about
 #   two points, an interval that reaches below 0, so for course-bert read "best at L5-L6".
-# - **The random encoder is about level with MFS**, never above it at any layer; at its best it is about a point
-#   below, an interval of roughly −7 to +5 points: it rules out 10 points either way, not a few. Why it cannot do
+# - **The random encoder is about level with MFS**, never above it at any layer; at the layer its training sentences
+#   choose (L4) it is about a point below, an interval of roughly −7 to +4 points: it rules out 10 points either way,
+#   not a few. Why it cannot do
 #   better is the point: its blocks pass each token's own
 #   (random) embedding through almost unchanged (section 5 measures it: the same token's vectors at L0 and L6
 #   keep a cosine near 0.9), so two instances of a word differ mostly by their positions. Context is learnt,
@@ -420,25 +427,62 @@ with torch.no_grad():
     mixed = NearestSenseWSD().fit(mix(train_S), data.train)
     mix_acc = accuracy(mixed.predict(mix(test_S), [e.lemma for e in data.test]), [e.sense for e in data.test])
 weights = mix.weights.tolist()
-best_course = max((r for r in wsd[COURSE] if isinstance(r.layers, int)), key=lambda r: r.accuracy)
+pick = next(iter(chosen[COURSE]))
 print("learned layer weights:", "  ".join(f"L{l} {w:.2f}" for l, w in enumerate(weights)),
       f"(uniform would be {1 / (L + 1):.2f})")
 print(f"largest weight: L{max(range(L + 1), key=weights.__getitem__)}; test accuracy {mix_acc:.1%} "
-      f"(best single layer, L{best_course.layers}: {best_course.accuracy:.1%})")
+      f"(the layer leave-one-out chose, L{pick}: {wsd[COURSE][pick].accuracy:.1%})")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # What these weights are, honestly: they are fitted for *this* objective (each training sentence's softmax over
 # the cosines to its word's sense centroids, at temperature 0.05; 50 Adam steps from equal weights) on the
 # training sentences only — not ELMo's weights, which are learnt with each downstream task's own model. And they
-# do not blend: the mix puts almost all its weight on one layer, the best single layer, and so reaches that
-# layer's test accuracy, no more. Here the learned mix *selects* a layer. (γ scales all vectors alike, so it
+# do not blend: the mix puts almost all its weight on one layer, the one leave-one-out chose too, and so reaches
+# that layer's test accuracy, no more. Here the learned mix *selects* a layer. (γ scales all vectors alike, so it
 # changes no cosine and no prediction.)
 #
+# The senses are a fixed list, and eq. 11.9 always picks one of them, even when none fits: a nearest-centroid
+# classifier has no "none of these". What gives such a case away is **how high the best bar is**, not the margin
+# between the bars. The reference: each training sentence's cosine to its own sense's centroid (computed without
+# it), of which 95% are above a line (their 5th percentile). Here with all-MiniLM-L6-v2 and the mean of L3-L6, as in
+# the widget below; the *die* of the sense data is a game cube or a metal-cutting tool, never the verb nor the
+# German article:
+
+# %%
+# claim: wsd-floor
+from course_lib.embeddings import typical_floor, word_states
+
+train_m, test_m = (combine_layers(states[MINILM].senses[split], "last4_mean") for split in (is_train, ~is_train))
+nearest = NearestSenseWSD().fit(train_m, data.train)
+floor = typical_floor(train_m, data.train)  # 95% of the training sentences reach this cosine with their own sense
+
+
+def best_and_margin(vector, lemma):
+    first, second = nearest.scores(vector, lemma)[:2]
+    return first.cosine, first.cosine - second.cosine, first.sense
+
+
+on_test = torch.tensor([best_and_margin(v, e.lemma)[:2] for v, e in zip(test_m, data.test)])  # (best, margin) each
+print(f"the line: {floor:.3f}; test sentences whose best cosine is below it: {(on_test[:, 0] < floor).float().mean():.0%}, "
+      f"median margin {on_test[:, 1].median():.3f}")
+for text, word, lemma in [("Roll the die again.", "die", "die"), ("Many trees will die.", "die", "die"),
+                          ("Die Bank ist geschlossen.", "Die", "die"), ("Ich sitze auf der Bank im Park.", "Bank", "bank")]:
+    best, margin, sense = best_and_margin(combine_layers(word_states(model, tokenizer, text, word), "last4_mean"), lemma)
+    print(f"{text:32s} {word}: {sense}, best cosine {best:.3f}, {'below' if best < floor else 'above'} the line; "
+          f"margin {margin:.3f} (test sentences with a margin this small or smaller: "
+          f"{(on_test[:, 1] <= margin).float().mean():.0%})")
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# The verb in *Many trees will die.* and the German article in *Die Bank ist geschlossen.* fall below the line; a
+# real die in *Roll the die again.* is far above it. Their margins would not have told: the German article's is
+# as small as that of about a third of the real test sentences. The line catches a use that is far from every
+# sense, not one that resembles a wrong sense: the German *Bank* (a bench) of *Ich sitze auf der Bank im Park.* lands
+# on the river bank, above the line.
+#
 # **Nearest-neighbour WSD.** Type a sentence, pick the target word: the bars are the cosines to each
-# sense centroid of that word (with WordNet's glosses), and below are the training sentences nearest
-# to your word (all-MiniLM-L6-v2). The senses are a fixed list, and eq. 11.9 always picks one of them, even when
-# none fits (try the German article in *Die Bank ist geschlossen.*): a nearest-centroid classifier has no
-# "none of these", so read the bars' margin, not only the winner.
+# sense centroid of that word (with WordNet's glosses), the dashed line the 5th percentile above, and below are the
+# training sentences nearest to your word (all-MiniLM-L6-v2). When even the best bar stays left of the line, the
+# widget says that no sense may fit.
 
 # %% slideshow={"slide_type": "subslide"}
 from course_lib.widgets import NearestSenseExplorer
@@ -553,7 +597,11 @@ check("most_anisotropic")
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # The library's `layer_geometry` does the same with 20,000 pairs, and also measures the **rogue dimensions**:
 # each dimension i contributes $E[\hat u_i]^2$ to the expected cosine (û = x/‖x‖), and the *top-3 share* is the
-# part of the anisotropy carried by the three largest contributions.
+# part of the anisotropy carried by the three largest contributions. We call those three *rogue* only when they carry
+# at least 30% of it (`ROGUE_SHARE`; if all 384 dimensions shared alike, three would carry under 1%). It also takes
+# z-scoring apart: **μ removed** subtracts the fitted mean only, without dividing by σ, and the last row compares the
+# *order* of the same 20,000 pairs' cosines with μ removed and z-scored (Spearman ρ; 1 if dividing by σ reorders no
+# pair).
 
 # %%
 # claim: geometry
@@ -563,10 +611,13 @@ geometry = {name: layer_geometry(S.scored, S.fitted) for name, S in states.items
 for name in MODEL_NAMES:
     g = geometry[name]
     print(f"{name}")
-    print("   raw        " + "  ".join(f"L{l} {v:.3f}" for l, v in enumerate(g.anisotropy)))
-    print("   z-scored   " + "  ".join(f"L{l} {v:+.3f}" for l, v in enumerate(g.zscored)))
-    print("   top-3 share" + "  ".join(f" L{l} {v:.2f}" for l, v in enumerate(g.top_share)))
-    print(f"   rogue dimensions at L{g.most_anisotropic()} (the most anisotropic layer): {g.rogue[g.most_anisotropic()]}")
+    print("   raw          " + "  ".join(f"L{l} {v:.3f}" for l, v in enumerate(g.anisotropy)))
+    print("   μ removed    " + "  ".join(f"L{l} {v:+.3f}" for l, v in enumerate(g.centred)))
+    print("   z-scored     " + "  ".join(f"L{l} {v:+.3f}" for l, v in enumerate(g.zscored)))
+    print("   same order   " + "  ".join(f"L{l} {v:.2f}" for l, v in enumerate(g.same_order)))
+    print("   top-3 share  " + "  ".join(f"L{l} {v:.2f}" for l, v in enumerate(g.top_share)))
+    m = g.most_anisotropic()
+    print(f"   at L{m} (the most anisotropic layer): {g.top_label(m)}")
     X = states[name].scored
     print(f"   the same token at L0 and L{L}: mean cosine "
           f"{float(torch.nn.functional.cosine_similarity(X[:, 0], X[:, L], dim=-1).mean()):.2f}")
@@ -585,9 +636,12 @@ ax.axhline(0, color="black", lw=0.6)
 ax.set_ylabel("anisotropy (mean cosine of token pairs)")
 ax.set_title("anisotropy per layer, held-out English tokens")
 ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=3, fontsize=8)
+from course_lib.embeddings.geometry import ROGUE_SHARE
+
+ax2.axhline(ROGUE_SHARE, color="black", lw=0.8, ls="--", label=f"rogue from here ({ROGUE_SHARE:.0%})")
 ax2.set_ylabel("share of the expected cosine")
 ax2.set_ylim(0, 1)
-ax2.set_title("rogue dimensions: the top 3 dimensions' share")
+ax2.set_title("the top 3 dimensions' share (rogue above the line)")
 ax2.legend(loc="upper right", fontsize=9)
 fig.tight_layout()
 
@@ -599,8 +653,8 @@ fig.tight_layout()
 #   models (in Ethayarajh's measurements the closest to 1 is GPT-2's) and the
 #   rise to about 0.6 that Ethayarajh's (2019) Fig. 1 shows for bert-base (course-bert is 6 layers deep, its MLM
 #   run saw about 110 times fewer tokens than BERT-base's pretraining, and it started from a contrastively trained
-#   model: see below; its model card gives the same numbers). From L0 to L5 three rogue dimensions carry 45-65% of the expected cosine; at L6 they carry about an
-#   eighth — there the anisotropy is spread over many dimensions.
+#   model: see below; its model card gives the same numbers). From L0 to L5 three rogue dimensions carry 45-65% of the expected cosine; at L6 the top three carry about an
+#   eighth, too little to call them rogue — there the anisotropy is spread over many dimensions.
 # - **all-MiniLM-L6-v2 (contrastive)** starts a little higher at L0 (0.06; course-bert's embeddings started as
 #   MiniLM's and its MLM training moved them) and rises to L5, but its **last layer is nearly isotropic**. That is
 #   not what the chapter reports for BERT's last layer. It fits its last training stage: contrastive
@@ -614,13 +668,19 @@ fig.tight_layout()
 #   through: the same token's vectors at L0 and L6 have a mean cosine near 0.9 in the random encoder, about 0.3 in
 #   the trained ones (printed above). That shared direction is spread over all dimensions: no rogue dimensions (top-3 share below 0.1).
 #   Training replaces this accidental direction by learned ones.
-# - **z-scoring** (μ, σ from the *other* held-out tokens) brings every layer of every model to 0.02 or less. Much
-#   of that is by construction: once the mean vector is subtracted, two random tokens' expected cosine is near 0
-#   whatever the dimensions do. Whether z-scoring helps to judge similarity is section 6's question.
+# - **z-scoring** (μ, σ from the *other* held-out tokens) brings every layer of every model to 0.02 or less. But
+#   subtracting μ alone does the same: the "μ removed" row is within 0.01 of the z-scored one at every layer of every
+#   model. The drop in the mean cosine comes from removing μ, not from dividing by σ, and it is mostly by
+#   construction: once the mean vector is subtracted, two random tokens' expected cosine is near 0 whatever the
+#   dimensions do. What dividing by σ changes is *which pairs* come out as similar: in the trained models the order of
+#   the same pairs' cosines, μ removed vs z-scored, has a Spearman ρ of only 0.80-0.97 (1.00 in the random encoder,
+#   where σ reorders next to nothing). Whether z-scoring's order of pairs is closer to human judgments than the raw
+#   order is section 6's question.
 #
 # **Anisotropy and z-scoring.** Choose a model and slide through the layers: the histogram of pair cosines,
 # raw and z-scored (with the other tokens' μ and σ), and each of the 384 dimensions' part of the mean cosine,
-# $(E[\hat u_i])^2$ — the parts add up to it — with the rogue ones, the largest parts, marked. Every model's statistics are computed when the widget is built.
+# $(E[\hat u_i])^2$ — the parts add up to it — with the three largest marked, called rogue only when they carry 30%
+# or more. Every model's statistics are computed when the widget is built.
 
 # %% slideshow={"slide_type": "slide"}
 from course_lib.widgets import AnisotropyExplorer
@@ -678,8 +738,9 @@ draw_geometry_during_training(curve, reference=ETHAYARAJH_BERT_BASE)
 # scratch:
 #
 # - **reproduced**: contextual vectors are anisotropic — every layer above L0 has a clearly positive mean cosine —
-#   and more so in the middle layers than at the embeddings; a few rogue dimensions carry much of it; z-scoring
-#   with other tokens' statistics removes it (eq. 11.10-11.12);
+#   and more so in the middle layers than at the embeddings; a few rogue dimensions carry much of it (L0-L5);
+#   z-scoring with other tokens' statistics brings the mean cosine to about 0 (eq. 11.10-11.12), though subtracting
+#   μ alone does that just as well, so this does not show what dividing by σ adds;
 # - **not reproduced**: the *size* of bert-base's anisotropy and its rise in the upper layers (about 0.6 in the
 #   schematic). This run cannot say what MLM alone does to a model's geometry, since it started from a
 #   contrastively trained one; what it does show is that the top layers' anisotropy *spiked* when the fresh head

@@ -214,6 +214,46 @@ def test_nearest_sense_explorer_picks_the_known_word_and_explains_bad_input(smal
     assert "the sentence is empty" in w.message.value
     w.sentence.value = "They fished from the bank. " * 120
     assert "512" in w.message.value
+    # what a widget user can act on (an expert review: the library's "text 0 has 722 tokens …; or pass
+    # truncation=True" was shown, which names an internal index and an argument the widget has no control for)
+    n = len(tok.backend.encode(w.sentence.value).ids)
+    assert n > 512 and f"the sentence has {n} tokens; the model takes at most 512: shorten it" in w.message.value
+    assert "truncation" not in w.message.value and "text 0" not in w.message.value
+    assert w.chart.layout.display == "none" and w.note.value == ""
+
+
+@pytest.fixture(scope="module")
+def dice(embedded):
+    from course_lib.embeddings import target_states
+
+    model, tok = embedded
+    data = load_sense_data(lemmas=["bank", "die"])  # the senses of *die*: a game cube, a metal tool; no verb
+    return model, tok, data, {"mean": target_states(model, tok, data.examples)}
+
+
+def test_nearest_sense_explorer_flags_a_use_no_sense_fits_by_the_height_of_the_best_bar(dice):
+    """An expert review: the notebook told students to read the margin between the bars to see that no sense fits;
+    the best cosine tells, against the cosine nearly every training sentence reaches with its own sense."""
+    from course_lib.embeddings import combine_layers, leave_one_out
+    from course_lib.widgets import NearestSenseExplorer
+
+    model, tok, data, states = dice
+    w = NearestSenseExplorer(model, tok, data, states=states, sentence="Roll the die again.", word="die")
+    # the reference is computed from the data: the 5th percentile of the training sentences' leave-one-out cosine
+    own = leave_one_out(combine_layers(w.train_states, "last4_mean"), data.train)[0]
+    assert w.floor == pytest.approx(float(torch.quantile(own[~own.isnan()], 0.05)))
+    assert w.readout.cosines[0] > w.floor + 0.05 and w.note.value == ""      # a real die: far above, no note
+    assert 'class="wsd-floor"' in bytes(w.chart.value).decode() and f"{w.floor:.3f}" in bytes(w.chart.value).decode()
+    for sentence, word in [("Many trees will die.", "die"), ("Die Bank ist geschlossen.", "Die")]:
+        w.sentence.value = sentence
+        w.word.value = word
+        assert w.readout.lemma == "die" and w.readout.cosines[0] < w.floor, (sentence, w.readout.cosines, w.floor)
+        assert "no sense may fit: the best cosine" in w.note.value and f"{w.floor:.3f}" in w.note.value, w.note.value
+    w.sentence.value = "The bank raised its rates."
+    assert w.readout.predicted == "bank (finance)" and w.note.value == ""
+    w.layer.value = 0  # another layer choice: its own reference
+    assert w.floor == pytest.approx(float(torch.quantile(
+        leave_one_out(combine_layers(w.train_states, 0), data.train)[0], 0.05))) and w.floor < 0.85
 
 
 def test_anisotropy_explorer_redraws_for_another_layer():
@@ -229,3 +269,43 @@ def test_anisotropy_explorer_redraws_for_another_layer():
     raw2, z2, rogue2 = w.values
     assert raw2 > raw0 + 0.3 and abs(z2) < 0.05 and rogue2[0] == 4
     assert w.chart.value != png0 and w.readout.value.startswith("<b>L2</b>")
+
+
+def test_anisotropy_explorer_calls_the_top_dimensions_rogue_only_above_the_threshold():
+    """An expert review: the random encoder's top three dimensions, 6% of the expected cosine, were marked
+    "rogue" in the readout and the chart."""
+    from course_lib.embeddings import dimension_report
+    from course_lib.embeddings.geometry import ROGUE_SHARE
+    from course_lib.widgets import AnisotropyExplorer
+
+    g = torch.Generator().manual_seed(0)
+    states = torch.randn(400, 3, 256, generator=g) + torch.randn(256, generator=g)  # a shared direction, no rogue dims
+    states[:, 2, 4] += 30  # layer 2 has one
+    w = AnisotropyExplorer(states, layer=0, n_pairs=2000)
+    share0 = dimension_report(states[:, 0]).top_share()
+    assert share0 < ROGUE_SHARE
+    svg = bytes(w.chart.value).decode()
+    assert "top-3 dimensions" in w.readout.value and "not rogue (below 30%)" in w.readout.value
+    assert "rogue dimensions" not in w.readout.value and "rogue (largest share" not in svg
+    assert f"top 3: {share0:.0%} of it, not rogue (&lt; 30%)" in svg
+    w.layer.value = 2
+    assert dimension_report(states[:, 2]).top_share() >= ROGUE_SHARE
+    assert "rogue dimensions 4, " in w.readout.value and "not rogue" not in w.readout.value
+    assert "rogue (largest share of the mean cosine)" in bytes(w.chart.value).decode()
+
+
+def test_leave_one_out_leaves_each_sentence_out_of_its_own_centroid():
+    from course_lib.embeddings import choose_layer, leave_one_out
+
+    def ex(sense):
+        return SenseExample(text="a w b", start=2, end=3, lemma="w", sense=sense, split="train")
+
+    train = [ex("w (x)"), ex("w (x)"), ex("w (x)"), ex("w (y)"), ex("w (y)"), ex("w (z)")]
+    X = torch.tensor([[1.0, 0.0], [1.0, 0.2], [0.2, 1.0], [0.0, 1.0], [0.1, 1.0], [-1.0, 0.5]])
+    own, right = leave_one_out(X, train)
+    # row 2 lies among the y's: without it, the x centroid is (1, 0.1), far from it; a sense seen once has no centroid
+    assert right.tolist() == [True, True, False, True, True, False]
+    assert own[0] == pytest.approx(float(torch.nn.functional.cosine_similarity(X[0], X[1:3].mean(0), dim=0)))
+    assert torch.isnan(own[5]) and not torch.isnan(own[:5]).any()
+    states = torch.stack([torch.ones(6, 2), X], dim=1)  # layer 0 says nothing, layer 1 separates
+    assert list(choose_layer(states, train)) == [1, 0]

@@ -96,3 +96,28 @@ def test_the_hint_a_wrong_answer_gets_explains_without_code(case):
     # the student's own error text (an exception's message) is quoted, not ours: only the check's words count
     message = re.sub(r"raised \w+: .*?\(", "(", result.message, count=1)
     assert not code_in(message), (result.message, code_in(message))
+
+
+@pytest.mark.parametrize("case, right, wrong", [
+    # one overall μ and σ: they did z-score, just not dimension by dimension
+    ("z-scored with one overall mean and std",
+     ["you z-scored with one μ and one σ for the whole matrix", "each dimension i its own μ_i and σ_i"],
+     ["the z-scored values equal the raw ones", "you fitted μ and σ on the scored tokens"]),
+    # the fitted tokens standardised with their own statistics, reported as the scored tokens' z-scored anisotropy
+    ("the fitted tokens z-scored with their own statistics",
+     ["your z-scored values are those of the fitted tokens, z-scored with their own μ and σ",
+      "standardise the scored tokens"],
+     ["you fitted μ and σ on the scored tokens"]),
+])
+def test_anisotropy_by_layer_names_what_the_answer_did(case, right, wrong):
+    """An expert review found both misdiagnosed: the first was told its z-scored values equal the raw ones, the
+    second that it had fitted μ and σ on the scored tokens."""
+    name, source, _ = cases.CASES[case]
+    namespace = {"torch": torch, "F": F, "math": math}
+    exec(compile(textwrap.dedent(source), f"<wrong answer to {name}>", "exec"), namespace)
+    result = run_exercise(name, namespace)
+    assert result.status == WRONG, str(result)
+    for part in right:
+        assert part in result.message, (part, result.message)
+    for part in wrong:
+        assert part not in result.message, (part, result.message)

@@ -25,8 +25,8 @@ from .similarity import (InContext, auc_change, gensim_test_data, in_context_sim
                          similarity_by_layer, similarity_correlation, similarity_pairs, spearman,
                          zscoring_gain_by_layer)
 from .states import POOLINGS, corpus_states, isolated_word_states, target_states, word_states
-from .wsd import (NearestSenseWSD, SenseScore, WSDResult, accuracy, cosine_matrix, fit_scalar_mix, sense_centroids,
-                  wsd_by_layer)
+from .wsd import (NearestSenseWSD, SenseScore, WSDResult, accuracy, choose_layer, cosine_matrix, fit_scalar_mix,
+                  leave_one_out, sense_centroids, typical_floor, wsd_by_layer)
 
 __all__ = [
     "cached_states", "model_fingerprint", "DIE_SENTENCES", "MODEL_NAMES", "ModelStates", "compared_models",
@@ -38,5 +38,6 @@ __all__ = [
     "warm_umap", "Sense", "SenseData", "SenseExample", "load_sense_data", "parse_marked", "sense_examples",
     "gensim_test_data", "lee_corpus", "similarity_correlation", "similarity_pairs", "spearman", "POOLINGS",
     "corpus_states", "isolated_word_states", "target_states", "word_states", "NearestSenseWSD", "SenseScore",
-    "WSDResult", "accuracy", "cosine_matrix", "fit_scalar_mix", "sense_centroids", "wsd_by_layer",
+    "WSDResult", "accuracy", "choose_layer", "cosine_matrix", "fit_scalar_mix", "leave_one_out", "sense_centroids",
+    "typical_floor", "wsd_by_layer",
 ]

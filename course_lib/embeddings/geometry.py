@@ -1,16 +1,20 @@
 """The geometry of contextual embeddings (SLP3 §11.3.2): anisotropy, rogue dimensions, z-scoring.
 
     anisotropy(X)         # expected cosine of random pairs of vectors (Ethayarajh 2019)
-    dimension_report(X)   # per-dimension contributions to the expected cosine; rogue dimensions
-                          # (Timkey & van Schijndel 2021)
+    dimension_report(X)   # per-dimension contributions to the expected cosine; the top dimensions, called
+                          # rogue only when they carry ROGUE_SHARE of it or more (Timkey & van Schijndel 2021)
     ZScorer().fit(X)(Y)   # z = (x - μ) / σ per dimension, eq. 11.10-11.12, with an ε for constant dimensions
     layer_geometry(S, F)  # all three per layer of (N, L+1, d) states, z-scoring fitted on *other* tokens F
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
+
+from ..stats import spearman
+
+ROGUE_SHARE = 0.3  # the top dimensions are "rogue" when they carry at least this share of the expected cosine
 
 
 def pair_cosines(vectors: torch.Tensor, n_pairs: int = 5000, generator: int | torch.Generator = 0) -> torch.Tensor:
@@ -36,12 +40,29 @@ class DimensionReport:
     variance: torch.Tensor       # (d,)
     mean: torch.Tensor           # (d,)
     cosine_share: torch.Tensor   # (d,) each dimension's contribution to the expected cosine (sums to ≈ anisotropy)
-    rogue: list[int]             # the dimensions with the largest contributions, largest first
+    rogue: list[int]             # the top dimensions (largest contributions, largest first); rogue if is_rogue()
 
     def top_share(self) -> float:
-        """Share of the expected cosine due to the rogue dimensions."""
+        """Share of the expected cosine due to the top dimensions."""
         total = float(self.cosine_share.sum())
         return float(self.cosine_share[self.rogue].sum()) / total if total else 0.0
+
+    def is_rogue(self) -> bool:
+        """Do the top dimensions dominate the expected cosine (a share of at least ROGUE_SHARE)?"""
+        return is_rogue(self.top_share())
+
+
+def is_rogue(top_share: float) -> bool:
+    """A few dimensions are *rogue* only when they carry at least ROGUE_SHARE of the expected cosine."""
+    return top_share >= ROGUE_SHARE
+
+
+def top_dimensions_label(dims: list[int], top_share: float) -> str:
+    """'rogue dimensions 18, 28, 29 give 55% of the expected cosine', or, below ROGUE_SHARE, 'top-3 dimensions 151,
+    345, 24 give 6% of the expected cosine: not rogue (below 30%)'."""
+    what = "rogue dimensions" if is_rogue(top_share) else f"top-{len(dims)} dimensions"
+    text = f"{what} {', '.join(map(str, dims))} give {top_share:.0%} of the expected cosine"
+    return text if is_rogue(top_share) else f"{text}: not rogue (below {ROGUE_SHARE:.0%})"
 
 
 def dimension_report(vectors: torch.Tensor, n_rogue: int = 3) -> DimensionReport:
@@ -91,16 +112,24 @@ class ZScorer:
 
 @dataclass
 class LayerGeometry:
-    """Per layer, L0 (embedding output) first: anisotropy raw and z-scored, the rogue dimensions' share."""
+    """Per layer, L0 (embedding output) first: anisotropy raw, centred and z-scored, the top dimensions' share."""
 
     anisotropy: list[float]       # expected cosine of two different tokens' vectors
     zscored: list[float]          # the same after eq. 11.10-11.12 with μ, σ of the *fitted* tokens
     top_share: list[float]        # share of the expected cosine carried by the n_rogue largest contributions
-    rogue: list[list[int]]        # those dimensions, largest first
+    rogue: list[list[int]]        # those top dimensions, largest first (rogue only where is_rogue(layer))
     zscorers: list[ZScorer]       # the fitted μ, σ of each layer (for z-scoring anything else at that layer)
+    centred: list[float] = field(default_factory=list)  # after subtracting the fitted μ only (no division by σ)
+    same_order: list[float] = field(default_factory=list)  # Spearman ρ of the same pairs' cosines, centred vs z-scored
 
     def most_anisotropic(self) -> int:
         return max(range(len(self.anisotropy)), key=self.anisotropy.__getitem__)
+
+    def is_rogue(self, layer: int) -> bool:
+        return is_rogue(self.top_share[layer])
+
+    def top_label(self, layer: int) -> str:
+        return top_dimensions_label(self.rogue[layer], self.top_share[layer])
 
 
 def layer_geometry(scored: torch.Tensor, fitted: torch.Tensor, *, n_pairs: int = 20000, seed: int = 0,
@@ -120,6 +149,11 @@ def layer_geometry(scored: torch.Tensor, fitted: torch.Tensor, *, n_pairs: int =
         rep = dimension_report(x, n_rogue)
         out.anisotropy.append(anisotropy(x, n_pairs, seed))
         out.zscored.append(anisotropy(z(x), n_pairs, seed))
+        centred = x.double() - z.mu
+        out.centred.append(anisotropy(centred, n_pairs, seed))
+        # dividing by σ changes no mean much once μ is gone, but it does change which pairs are the most similar
+        out.same_order.append(float(spearman(pair_cosines(centred, n_pairs, seed).double(),
+                                             pair_cosines(z(x), n_pairs, seed).double())))
         out.top_share.append(rep.top_share())
         out.rogue.append(rep.rogue)
         out.zscorers.append(z)

@@ -3,6 +3,9 @@
     wsd = NearestSenseWSD().fit(X_train, data.train)     # v_s = mean of the sense's instances (eq. 11.8)
     wsd.predict(X_test, lemmas)                          # argmax_s cos(t, v_s) over the lemma's senses (eq. 11.9)
     wsd_by_layer(...)                                    # accuracy at every layer, with the most-frequent-sense baseline
+    leave_one_out(X_train, data.train)                   # on the training sentences alone: each one's cosine to its
+                                                         # own sense's centroid computed without it, and right or not
+    choose_layer(train_states, data.train)               # the layer choice a test set never saw: best leave-one-out
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import torch
 from torch import nn
 
 from .layers import ScalarMix, combine_layers
-from .senses import SenseExample
+from .senses import SenseData, SenseExample
 
 
 def cosine_matrix(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
@@ -122,6 +125,45 @@ def wsd_by_layer(train_states, train, test_states, test, layer_choices=None) -> 
     return out
 
 
+def _groups(examples: Sequence[SenseExample]) -> dict[str, list[int]]:
+    groups: dict[str, list[int]] = {}
+    for i, e in enumerate(examples):
+        groups.setdefault(e.lemma, []).append(i)
+    return groups
+
+
+def leave_one_out(vectors: torch.Tensor, examples: Sequence[SenseExample]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Eq. 11.8-11.9 on the training sentences alone, each sentence left out of its own sense's centroid.
+
+    Returns (N,) cosines of each sentence to its own sense's centroid without it (what a new sentence of that sense
+    reaches; NaN for a sense seen once) and (N,) booleans: is that sense the nearest among its word's senses?
+    """
+    if len(vectors) != len(examples):
+        raise ValueError(f"{len(vectors)} vectors but {len(examples)} examples")
+    own, right = torch.full((len(examples),), float("nan"), dtype=torch.float64), torch.zeros(len(examples), dtype=torch.bool)
+    for idx in _groups(examples).values():
+        senses = list(dict.fromkeys(examples[i].sense for i in idx))
+        V = vectors[idx].double()
+        lab = torch.tensor([senses.index(examples[i].sense) for i in idx])
+        sums = torch.zeros(len(senses), V.size(1), dtype=torch.float64).index_add_(0, lab, V)
+        counts = torch.bincount(lab, minlength=len(senses)).double()
+        cos = cosine_matrix(V, sums / counts[:, None]).double()               # (n, S) to the full centroids
+        rows = torch.arange(len(idx))
+        without = cosine_matrix(V, sums[lab] - V).double()[rows, rows]        # to its own centroid without it
+        cos[rows, lab] = torch.where(counts[lab] > 1, without, torch.tensor(float("-inf"), dtype=torch.float64))
+        own[idx] = torch.where(counts[lab] > 1, without, torch.tensor(float("nan"), dtype=torch.float64))
+        right[idx] = cos.argmax(1) == lab
+    return own, right
+
+
+def choose_layer(train_states: torch.Tensor, train: Sequence[SenseExample], layer_choices=None) -> dict:
+    """{layer choice: leave-one-out accuracy on the training sentences}, best first: a choice made without the test
+    sentences, so that their accuracy (and a bootstrap over them) is not read after choosing on them."""
+    choices = list(range(train_states.size(1))) if layer_choices is None else list(layer_choices)
+    acc = {c: float(leave_one_out(combine_layers(train_states, c), train)[1].double().mean()) for c in choices}
+    return dict(sorted(acc.items(), key=lambda kv: -kv[1]))
+
+
 def fit_scalar_mix(states: torch.Tensor, examples: Sequence[SenseExample], *, steps: int = 200, lr: float = 0.1,
                    temperature: float = 0.05, seed: int = 0) -> ScalarMix:
     """Learn ELMo-style layer weights for WSD: softmax over cosines to the (mixed) sense centroids of each lemma."""
@@ -144,3 +186,54 @@ def fit_scalar_mix(states: torch.Tensor, examples: Sequence[SenseExample], *, st
         opt.step()
     return mix.eval()
 
+
+FLOOR_QUANTILE = 0.05  # the widget's reference: the cosine that all but 5% of the training sentences reach
+
+
+def typical_floor(vectors: torch.Tensor, examples: Sequence[SenseExample], q: float = FLOOR_QUANTILE) -> float:
+    """The q-quantile of the training sentences' cosine to their own sense's centroid (each left out of it): a use
+    whose best cosine is below it is less like its nearest sense than 1 - q of the sentences of a sense are."""
+    own = leave_one_out(vectors, examples)[0]
+    return float(torch.quantile(own[~own.isnan()], q))
+
+
+@dataclass
+class Neighbour:
+    example: SenseExample
+    cosine: float
+
+
+@dataclass
+class WSDReadout:
+    lemma: str
+    senses: list[str]
+    glosses: list[str]
+    cosines: list[float]        # to each sense centroid, in the order of ``senses`` (best first)
+    predicted: str
+    neighbours: list[Neighbour]  # the nearest training sentences of this lemma
+    floor: float | None = None   # typical_floor of the training sentences, if known
+
+    @property
+    def below_floor(self) -> bool:
+        """Is even the best cosine lower than nearly every training sentence's to its own sense?"""
+        return self.floor is not None and self.cosines[0] < self.floor
+
+    def note(self) -> str:
+        """What the height of the best bar says: "" when it is in the usual range, else that no sense may fit."""
+        if not self.below_floor:
+            return ""
+        return (f"no sense may fit: the best cosine, {self.cosines[0]:.3f}, is below {self.floor:.3f}, which "
+                f"{1 - FLOOR_QUANTILE:.0%} of the training sentences reach with their own sense's centroid; the "
+                f"senses listed for '{self.lemma}' may lack this use")
+
+
+def wsd_readout(wsd: NearestSenseWSD, data: SenseData, train_examples: list[SenseExample], train_vectors: torch.Tensor,
+                vector: torch.Tensor, lemma: str, k: int = 3, floor: float | None = None) -> WSDReadout:
+    """Cosine of ``vector`` to each sense centroid of ``lemma`` (eq. 11.9) and its k nearest training sentences."""
+    scores = wsd.scores(vector, lemma)
+    idx = [i for i, e in enumerate(train_examples) if e.lemma == lemma]
+    cos = cosine_matrix(vector[None], train_vectors[idx])[0]
+    top = cos.argsort(descending=True)[:k].tolist()
+    return WSDReadout(lemma, [s.sense for s in scores], [data.senses[s.sense].gloss for s in scores],
+                      [s.cosine for s in scores], scores[0].sense,
+                      [Neighbour(train_examples[idx[t]], float(cos[t])) for t in top], floor)

@@ -793,6 +793,39 @@ def _reference_by_layer(scored, fitted, fit_on="fitted") -> list[tuple[float, fl
     return out
 
 
+def _estimate(X: torch.Tensor, n: int, g: torch.Generator) -> float:
+    """The notebook's estimator, drawing from ``g``: i, then j among the other rows."""
+    i = torch.randint(len(X), (n,), generator=g)
+    j = (i + torch.randint(1, len(X), (n,), generator=g)) % len(X)
+    U = F.normalize(X.double(), dim=-1)
+    return float((U[i] * U[j]).sum(-1).mean())
+
+
+def _replayed(scored, fitted, n: int, z_of) -> list[tuple[float, float]]:
+    """What an answer built like the notebook's (raw, then z-scored, layer by layer, all from the one generator)
+    returns when it z-scores a layer as ``z_of(X, C)`` does: the same pairs drawn, so a slip is recognised exactly,
+    where the expected values of two slips can lie within the sampling noise of each other."""
+    g = torch.Generator().manual_seed(ANISOTROPY_SEED)
+    out = []
+    for l in range(scored.size(1)):
+        X, C = scored[:, l].double(), fitted[:, l].double()
+        raw = _estimate(X, n, g)
+        out.append((raw, _estimate(z_of(X, C), n, g)))
+    return out
+
+
+# slips recognised by replaying them (_replayed): how each z-scores a layer, and what the answer did
+REPLAYED_SLIPS = [
+    (lambda X, C: (X - C.mean()) / C.std(),
+     "you z-scored with one μ and one σ for the whole matrix, the mean and standard deviation of all its numbers; "
+     "eq. 11.10-11.12 give each dimension i its own μ_i and σ_i (the mean and standard deviation of that dimension "
+     "over the fitted tokens), so that no dimension dominates the cosine by its size or offset"),
+    (lambda X, C: ZScorer().fit(C)(C),
+     "your z-scored values are those of the fitted tokens, z-scored with their own μ and σ: the fitted tokens only "
+     "supply μ and σ; standardise the scored tokens with them and estimate the anisotropy of the result"),
+]
+
+
 @exercise("anisotropy_by_layer", needs=["anisotropy_by_layer"])
 def check_anisotropy_by_layer(anisotropy_by_layer):
     N, M, d, n = 40, 60, 8, 4000
@@ -831,7 +864,11 @@ def check_anisotropy_by_layer(anisotropy_by_layer):
     show = ", ".join(f"L{l} ({v[0]:.3f}, {v[1]:.3f})" for l, v in enumerate(values))
     want = ", ".join(f"L{l} ({r[0]:.3f}, {r[1]:.3f})" for l, r in enumerate(right))
     hint = f"got {show}; expected about {want} ({case})"
-    if near(values, [(b, a) for a, b in right]):
+    slip = next((msg for z_of, msg in REPLAYED_SLIPS if all(
+        abs(a - b) <= 1e-4 for v, r in zip(values, _replayed(scored, fitted, n, z_of)) for a, b in zip(v, r))), None)
+    if slip:
+        hint += ": " + slip
+    elif near(values, [(b, a) for a, b in right]):
         hint += ": each pair is (z_scored, raw); return (raw, z_scored)"
     elif near(values, _reference_by_layer(scored, fitted, "scored")):
         hint += (": you fitted μ and σ on the scored tokens themselves (then the mean z-vector is exactly 0 and "

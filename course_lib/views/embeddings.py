@@ -15,8 +15,9 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from ..embeddings.wsd import NearestSenseWSD, cosine_matrix
-from ..embeddings.senses import SenseData, SenseExample
+from ..embeddings.geometry import ROGUE_SHARE, is_rogue
+from ..embeddings.wsd import FLOOR_QUANTILE, Neighbour, WSDReadout, wsd_readout  # noqa: F401 - the readout, re-exported
+from ..embeddings.senses import SenseExample
 
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
 MARKERS = ["circle", "square", "triangle", "diamond"]
@@ -104,34 +105,6 @@ def find_lemma(word: str, lemmas) -> str | None:
     return {"mice": "mouse"}.get(w) if {"mice": "mouse"}.get(w) in lemmas else None
 
 
-@dataclass
-class Neighbour:
-    example: SenseExample
-    cosine: float
-
-
-@dataclass
-class WSDReadout:
-    lemma: str
-    senses: list[str]
-    glosses: list[str]
-    cosines: list[float]        # to each sense centroid, in the order of ``senses`` (best first)
-    predicted: str
-    neighbours: list[Neighbour]  # the nearest training sentences of this lemma
-
-
-def wsd_readout(wsd: NearestSenseWSD, data: SenseData, train_examples: list[SenseExample], train_vectors: torch.Tensor,
-                vector: torch.Tensor, lemma: str, k: int = 3) -> WSDReadout:
-    """Cosine of ``vector`` to each sense centroid of ``lemma`` (eq. 11.9) and its k nearest training sentences."""
-    scores = wsd.scores(vector, lemma)
-    idx = [i for i, e in enumerate(train_examples) if e.lemma == lemma]
-    cos = cosine_matrix(vector[None], train_vectors[idx])[0]
-    top = cos.argsort(descending=True)[:k].tolist()
-    return WSDReadout(lemma, [s.sense for s in scores], [data.senses[s.sense].gloss for s in scores],
-                      [s.cosine for s in scores], scores[0].sense,
-                      [Neighbour(train_examples[idx[t]], float(cos[t])) for t in top])
-
-
 def draw_sense_scores(r: WSDReadout) -> Figure:
     """Horizontal bars: cosine to each sense centroid, labelled with the sense and its WordNet gloss."""
     n = len(r.senses)
@@ -146,10 +119,17 @@ def draw_sense_scores(r: WSDReadout) -> Figure:
         ax.text(c + 0.01, yy, f"{c:.3f}", va="center", fontsize=9)
     lo = min(0.0, min(r.cosines) - 0.05)
     ax.set_xlim(lo, max(1.0, max(r.cosines) + 0.12))
+    if r.floor is not None:
+        ax.axvline(r.floor, color=FLOOR_COLOUR, ls="--", lw=1.5, label=FLOOR_LABEL)
+        ax.legend(fontsize=8, loc="lower right")
     ax.set_xlabel("cosine with the sense centroid (eq. 11.9)")
     ax.set_title(f"'{r.lemma}': nearest sense = {r.predicted}", fontsize=11)
     fig.tight_layout()
     return fig
+
+
+FLOOR_COLOUR = "#000000"
+FLOOR_LABEL = f"{FLOOR_QUANTILE:.0%} of training sentences are below (to their own sense)"
 
 
 def neighbours_html(r: WSDReadout) -> str:
@@ -203,8 +183,17 @@ SHARE_TITLE = "each dimension's part of the mean cosine"
 SHARE_LABEL = "(E[û_i])²: the parts add up to it"
 
 
-def draw_anisotropy(raw: torch.Tensor, z: torch.Tensor, share: torch.Tensor, rogue: list[int], title: str) -> Figure:
-    """Left: pair cosines, raw vs z-scored. Right: each dimension's part (E[û_i])² of the mean cosine, rogue ones marked."""
+def top_legend(rogue: list[int], top_share: float | None) -> str:
+    """The marked dimensions' legend: rogue only when they carry ROGUE_SHARE of the mean cosine (or no share given)."""
+    if top_share is None or is_rogue(top_share):
+        return "rogue (largest share of the mean cosine)"
+    return f"top {len(rogue)}: {top_share:.0%} of it, not rogue (< {ROGUE_SHARE:.0%})"
+
+
+def draw_anisotropy(raw: torch.Tensor, z: torch.Tensor, share: torch.Tensor, rogue: list[int], title: str,
+                    top_share: float | None = None) -> Figure:
+    """Left: pair cosines, raw vs z-scored. Right: each dimension's part (E[û_i])² of the mean cosine, the top ones
+    marked (called rogue only if ``top_share`` is at least ROGUE_SHARE, or not given)."""
     fig = Figure(figsize=(11, 3.8), dpi=100)
     a, b = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.3]})
     bins = np.linspace(-0.6, 1.0, 65)
@@ -223,7 +212,7 @@ def draw_anisotropy(raw: torch.Tensor, z: torch.Tensor, share: torch.Tensor, rog
     for k, d in enumerate(rogue):  # wide bars and a marker, so that a 1-pixel bar is not the only cue
         b.bar([d], [v[d]], color=ROGUE_COLOUR, width=max(3.0, len(v) / 120))
         b.plot([d], [v[d] + 0.03 * top], marker="v", color=ROGUE_COLOUR, markersize=9, ls="none",
-               label="rogue (largest share of the mean cosine)" if k == 0 else None)
+               label=top_legend(rogue, top_share) if k == 0 else None)
         b.annotate(f"dim {d}", (d, v[d] + 0.03 * top), textcoords="offset points", xytext=(0, 8 + 13 * k),
                    ha="center", fontsize=9, color=ROGUE_COLOUR, fontweight="bold")
     b.set_xlabel("dimension")
@@ -245,7 +234,7 @@ def sense_scores_svg(r: WSDReadout) -> bytes:
     n = len(r.senses)
     lo = min(0.0, min(r.cosines) - 0.05)
     hi = max(1.0, max(r.cosines) + 0.12)
-    svg = Svg(800, 34 + 54 * n + 52, "sense-scores-chart")
+    svg = Svg(800, 34 + 54 * n + 52 + (18 if r.floor is not None else 0), "sense-scores-chart")
     p = Plot(330, 34, 450, 54 * n, (lo, hi), (n - 0.5, -0.5))
     svg.text(p.x + p.w / 2, 16, f"'{r.lemma}': nearest sense = {r.predicted}", anchor="middle", size=13)
     for i, (s, g, c) in enumerate(zip(r.senses, r.glosses, r.cosines)):
@@ -258,14 +247,21 @@ def sense_scores_svg(r: WSDReadout) -> bytes:
         svg.text(p.x - 8, y + 8, textwrap.shorten(g, 50, placeholder="…"), anchor="end", size=10, fill="#333333")
     if lo < 0:
         svg.line(p.px(0), p.y, p.px(0), p.y + p.h, stroke="#666666")
+    if r.floor is not None:  # the reference: how high the best bar usually is
+        fx = p.px(r.floor)
+        svg.line(fx, p.y - 4, fx, p.y + p.h, stroke=FLOOR_COLOUR, width=1.5, dash="5 3")
+        svg.add(f'<line class="wsd-floor" x1="{p.x:.1f}" y1="{p.y + p.h + 48:.1f}" x2="{p.x + 22:.1f}" '
+                f'y2="{p.y + p.h + 48:.1f}" stroke="{FLOOR_COLOUR}" stroke-width="1.5" stroke-dasharray="5 3"/>')
+        svg.text(p.x + 28, p.y + p.h + 48, f"{r.floor:.3f}: {FLOOR_LABEL}", size=10)
     svg.frame(p)
     svg.x_axis(p, label="cosine with the sense centroid (eq. 11.9)")
     return svg.bytes()
 
 
-def anisotropy_svg(raw: torch.Tensor, z: torch.Tensor, share: torch.Tensor, rogue: list[int], title: str) -> bytes:
+def anisotropy_svg(raw: torch.Tensor, z: torch.Tensor, share: torch.Tensor, rogue: list[int], title: str,
+                   top_share: float | None = None) -> bytes:
     """:func:`draw_anisotropy` as SVG. Left: histogram of pair cosines, raw vs z-scored. Right: each dimension's part
-    of the mean cosine, the rogue dimensions marked (a wide bar, a triangle and their number)."""
+    of the mean cosine, the top dimensions marked (a wide bar, a triangle and their number; rogue or not, as there)."""
     from .svg import Plot, Svg
 
     svg = Svg(1000, 380, "anisotropy-chart")
@@ -316,5 +312,5 @@ def anisotropy_svg(raw: torch.Tensor, z: torch.Tensor, share: torch.Tensor, rogu
     svg.y_axis(b, label=SHARE_LABEL)
     svg.legend(b.x + 10, b.y + 14, [
         (f'<rect width="14" height="10" fill="{RAW_COLOUR}"/>', "part of the mean cosine"),
-        (f'<polygon points="1,0 13,0 7,10" fill="{ROGUE_COLOUR}"/>', "rogue (largest share of the mean cosine)")])
+        (f'<polygon points="1,0 13,0 7,10" fill="{ROGUE_COLOUR}"/>', top_legend(rogue, top_share))])
     return svg.bytes()

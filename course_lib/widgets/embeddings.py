@@ -19,6 +19,8 @@ import torch
 
 from ..embeddings import (POOLINGS, NearestSenseWSD, ZScorer, combine_layers, dimension_report, layer_name, pair_cosines,
                           umap_project)
+from ..embeddings.geometry import top_dimensions_label
+from ..embeddings.wsd import typical_floor
 from ..embeddings.states import PoolingCache, find_word, pool, sentence_states, span_tokens
 from ..views.embeddings import (anisotropy_svg, find_lemma, marked_html, neighbours_html, sense_scatter_svg,
                                 sense_scores_svg, sentence_words, wsd_readout)
@@ -129,12 +131,15 @@ class NearestSenseExplorer(W.VBox):
         self.word = W.Dropdown(description="target word")
         self.layer = W.Dropdown(options=_layer_options(n_layers), value=layer, description="layer")
         self.message = W.HTML()
+        self.note = W.HTML()  # when even the best cosine is below what nearly every training sentence reaches
         self.chart = W.Image(format="svg+xml", layout=W.Layout(align_self="flex-start"))  # native size
         self.neighbours = W.HTML()
         for w, cls in [(self.sentence, "wsd-sentence"), (self.word, "wsd-word"), (self.layer, "wsd-layer"),
-                       (self.message, "wsd-message"), (self.chart, "wsd-chart"), (self.neighbours, "wsd-neighbours")]:
+                       (self.message, "wsd-message"), (self.note, "wsd-note"), (self.chart, "wsd-chart"),
+                       (self.neighbours, "wsd-neighbours")]:
             w.add_class(cls)
-        super().__init__([self.sentence, W.HBox([self.word, self.layer]), self.message, self.chart, self.neighbours])
+        super().__init__([self.sentence, W.HBox([self.word, self.layer]), self.message, self.note, self.chart,
+                          self.neighbours])
         self.add_class("nearest-sense")
         self._busy = False
         self._encoded: tuple[str, object] | None = None  # (sentence, its states and offsets)
@@ -147,13 +152,15 @@ class NearestSenseExplorer(W.VBox):
         self._words(preferred=word)
 
     def _fit_layer(self, layer):
+        """The training vectors, their centroids, and the reference: the cosine to their own sense's centroid that
+        all but 5% of the training sentences reach (each left out of its centroid)."""
         vectors = combine_layers(self.train_states, layer)
-        return vectors, NearestSenseWSD().fit(vectors, self.train)
+        return vectors, NearestSenseWSD().fit(vectors, self.train), typical_floor(vectors, self.train)
 
     def _fit(self):
         if self.layer.value not in self._fitted:
             self._fitted[self.layer.value] = self._fit_layer(self.layer.value)
-        self.train_vectors, self.wsd = self._fitted[self.layer.value]
+        self.train_vectors, self.wsd, self.floor = self._fitted[self.layer.value]
 
     def _span(self, sentence: str, word: str) -> tuple[int, int]:
         """The characters of ``word``: a label of the chooser ("bank (2nd)"), else a word's first occurrence."""
@@ -194,6 +201,7 @@ class NearestSenseExplorer(W.VBox):
 
     def _fail(self, text: str):
         self.message.value = error_html(text)
+        self.note.value = ""
         self.chart.layout.display = "none"
         self.neighbours.value = ""
 
@@ -213,17 +221,21 @@ class NearestSenseExplorer(W.VBox):
                               f"{len(self.data.lemmas)} words: {', '.join(self.data.lemmas)}")
         try:
             v = combine_layers(self._word_states(sentence, word), self.layer.value)
-        except ValueError as err:  # over-long text
-            return self._fail(str(err))
-        self.readout = wsd_readout(self.wsd, self.data, self.train, self.train_vectors, v, lemma)
+        except ValueError as err:  # over-long text: the library's advice (truncation=True) is not the widget user's
+            n, limit = len(self.tokenizer.backend.encode(sentence).ids), self.tokenizer.model_max_length
+            return self._fail(f"the sentence has {n} tokens; the model takes at most {limit}: shorten it"
+                              if n > limit else str(err))
+        self.readout = wsd_readout(self.wsd, self.data, self.train, self.train_vectors, v, lemma, floor=self.floor)
         self.message.value = ""
+        note = self.readout.note()
+        self.note.value = f"<div class='wsd-note' style='color:#8a3b00'><b>{html.escape(note)}</b></div>" if note else ""
         self.chart.layout.display = ""
         self.chart.value = sense_scores_svg(self.readout)
         self.neighbours.value = neighbours_html(self.readout)
 
 
 class AnisotropyExplorer(W.VBox):
-    """Anisotropy per layer, raw vs z-scored (eq. 11.10-11.12), and the rogue dimensions behind it.
+    """Anisotropy per layer, raw vs z-scored (eq. 11.10-11.12), and the top dimensions behind it (rogue from ROGUE_SHARE).
 
     ``corpus_states``: (N, L+1, d) token vectors, or {model name: such states} to switch between models (a
     dropdown). ``fit_states`` (same form): vectors of *other* tokens to fit the z-scoring on; without them each
@@ -271,11 +283,11 @@ class AnisotropyExplorer(W.VBox):
         l = self.layer.value
         raw, z, rep = self.stats[l]
         n = len(self.states)
-        self.values = (float(raw.mean()), float(z.mean()), rep.rogue)
+        self.values = (float(raw.mean()), float(z.mean()), rep.rogue)  # rep.rogue: the top dimensions
         name = layer_name(l)
         who = f"{self.model.value}, " if self.model.value else ""
+        top = top_dimensions_label(rep.rogue, rep.top_share())
         self.readout.value = (f"<b>{name}</b>: {html.escape(who)}anisotropy {raw.mean():.3f} raw, {z.mean():.3f} "
-                              f"z-scored; dimensions {', '.join(map(str, rep.rogue))} give {rep.top_share():.0%} of "
-                              f"the expected cosine ({n:,} tokens)")
+                              f"z-scored; {top} ({n:,} tokens)")
         self.chart.value = anisotropy_svg(raw, z, rep.cosine_share, rep.rogue,
-                                          f"{who}{name}: {n:,} tokens of {self.corpus_name}")
+                                          f"{who}{name}: {n:,} tokens of {self.corpus_name}", top_share=rep.top_share())

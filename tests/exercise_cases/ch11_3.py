@@ -288,6 +288,15 @@ def z_score(X, corpus, eps=1e-6):
     "not z-scored": ("anisotropy_by_layer", HELPERS + BY_LAYER.format(fit="fitted[:, layer]").replace(
         "z = anisotropy_estimate(z_score(X, fit), n_pairs, generator)", "z = anisotropy_estimate(X, n_pairs, generator)"),
         "the z-scored values equal the raw ones"),
+    # an expert review: these two got "the z-scored values equal the raw ones" and "you fitted μ and σ on the scored
+    # tokens", which misdiagnosed what they did
+    "z-scored with one overall mean and std": ("anisotropy_by_layer", HELPERS + BY_LAYER.format(fit="fitted[:, layer]")
+                                               .replace("z_score(X, fit)", "(X - fit.mean()) / fit.std()"),
+        "you z-scored with one μ and one σ for the whole matrix"),
+    "the fitted tokens z-scored with their own statistics": ("anisotropy_by_layer",
+                                                             HELPERS + BY_LAYER.format(fit="fitted[:, layer]")
+                                                             .replace("z_score(X, fit)", "z_score(fit, fit)"),
+        "your z-scored values are those of the fitted tokens, z-scored with their own μ and σ"),
     "raw anisotropy of the fitted tokens": ("anisotropy_by_layer", HELPERS + BY_LAYER.format(fit="fitted[:, layer]")
                                             .replace("raw = anisotropy_estimate(X,", "raw = anisotropy_estimate(fit,"),
         "your raw values are the fitted tokens' anisotropy; score scored[:, layer]"),
