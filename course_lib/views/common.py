@@ -15,7 +15,7 @@ def note_html(text: str) -> str:
     """A widget's note beside a result it still shows (the input is read otherwise than typed): dark grey, italic."""
     import html
 
-    return f"<i style='color:#404040'>ⓘ {html.escape(text)}</i>"
+    return f"<span style='color:#404040'><b>note:</b> <i>{html.escape(text)}</i></span>"  # (ⓘ has no glyph in many fonts)
 
 
 def figure_png(fig: Figure) -> bytes:

@@ -244,6 +244,13 @@ def test_mlm_widgets_respond(executed):
     jl.wait_text_shown(page, f"{F} .fillmask-message")
     assert "no [MASK]" in page.locator(f"{F} .fillmask-message").first.inner_text()
     jl.screenshot_widget(page, F, SCREENSHOTS / "fill_mask_explorer_no_mask.png")
+    # an emoji: the chart is drawn, with a note that the model sees [UNK] there
+    chart1 = jl.image_src(page, f"{F} img.fillmask-chart")
+    jl.fill_text(page, f"{F} .fillmask-text input", "I love 😀 and the [MASK].")
+    jl.wait_image_changed(page, f"{F} img.fillmask-chart", chart1)
+    jl.wait_text_shown(page, f"{F} .fillmask-message")
+    assert "the model sees [UNK] there" in page.locator(f"{F} .fillmask-message").first.inner_text()
+    jl.screenshot_widget(page, F, SCREENSHOTS / "fill_mask_explorer_unknown_piece.png")
 
     # eq. 11.7: moving α redraws the bars
     A = ".language-sampler"
@@ -291,6 +298,13 @@ def test_contextual_embedding_widgets_respond(executed):
     assert jl.dropdown_options(page, f"{N} .wsd-word select")[1] == "mouse"
     assert "mouse (" in page.locator(f"{N} .wsd-neighbours").first.inner_text()
     jl.screenshot_widget(page, N, SCREENSHOTS / "nearest_sense_mouse.png")
+    # a use none of the word's senses fits: the best bar stays left of the line, and the widget says so
+    chart1 = jl.image_src(page, f"{N} img.wsd-chart")
+    jl.fill_text(page, f"{N} .wsd-sentence input", "Many trees will die.")
+    jl.wait_image_changed(page, f"{N} img.wsd-chart", chart1)
+    jl.wait_text_shown(page, f"{N} .wsd-note")
+    assert "no sense may fit" in page.locator(f"{N} .wsd-note").first.inner_text()
+    jl.screenshot_widget(page, N, SCREENSHOTS / "nearest_sense_no_sense_fits.png")
     jl.fill_text(page, f"{N} .wsd-sentence input", "The weather was lovely today.")
     jl.wait_text_shown(page, f"{N} .wsd-message")
     assert "has no sense data" in page.locator(f"{N} .wsd-message").first.inner_text()
