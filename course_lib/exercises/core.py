@@ -266,6 +266,11 @@ def run_exercise(name: str, namespace: dict) -> Result:
         for n in ex.needs:
             if not callable(namespace[n]):
                 return Result(name, WRONG, f"`{n}` should be a function, but it is a {type(namespace[n]).__name__}")
+        from .references import reference_called  # (it imports .grading, which imports this module)
+
+        used = reference_called(ex, {n: namespace[n] for n in ex.needs})
+        if used is not None:  # what the grader says of it too (read there from the cells' code)
+            return Result(name, WRONG, used)
         fns = {n: guarded(namespace[n], n) for n in ex.needs}
     # the checks draw their own seeded inputs; forking keeps the notebook's random state as it was
     with torch.random.fork_rng(devices=[]):

@@ -221,3 +221,66 @@ def reference_used(ex, cells: list[Cell]) -> str | None:
                     return (f"`{ex.needs[0]}` uses `{full}`, the library's own implementation of what this exercise "
                             "asks you to write: write it yourself (no credit while it calls the library's answer)")
     return None
+
+
+def reference_called(ex, fns: dict) -> str | None:
+    """:func:`reference_used` for functions of a live kernel (the notebook's ``check()``, which has no cells, only
+    objects): what each function's code loads -- a global or a closure's name and the attributes read from it
+    (``bert.parameter_count``, an instance of a listed class), a module it imports -- resolved to objects, and
+    the helpers of the same notebook it calls, so that ``check()`` says what the grader will; None when none is the
+    library's answer."""
+    import dis
+    import types
+
+    refs = _references(ex.name) if ex.kind == "function" else {}
+    if not refs:
+        return None
+
+    def hit(obj) -> str | None:
+        for candidate in (obj, getattr(obj, "__func__", None), type(obj)):
+            if candidate is not None and id(candidate) in refs:
+                return refs[id(candidate)]
+        return None
+
+    todo, seen = [fns[n] for n in ex.needs if n in fns], set()
+    while todo:
+        f = todo.pop()
+        code, where = getattr(f, "__code__", None), getattr(f, "__globals__", {})
+        if not isinstance(code, types.CodeType) or id(code) in seen:
+            continue
+        seen.add(id(code))
+        closure = dict(zip(code.co_freevars, (_contents(c) for c in (getattr(f, "__closure__", None) or ()))))
+        found, codes = [], [code]
+        while codes:
+            c = codes.pop()
+            codes += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+            chain, imported = [], None
+            for ins in dis.get_instructions(c):
+                if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASSDEREF"):
+                    start = closure if ins.opname.endswith("DEREF") else where
+                    chain = [start.get(ins.argval)] if ins.argval in start else []
+                elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and chain:
+                    chain.append(getattr(chain[-1], ins.argval, None))
+                else:
+                    chain = []
+                if ins.opname == "IMPORT_NAME":
+                    imported = ins.argval
+                    chain = [_resolve(imported)] if str(imported).startswith("course_lib") else []
+                elif ins.opname == "IMPORT_FROM" and imported:
+                    found.append(_resolve(f"{imported}.{ins.argval}"))
+                found += chain[-1:]
+        for obj in found:
+            dotted = hit(obj)
+            if dotted is not None:
+                return (f"`{ex.needs[0]}` uses `{dotted}`, the library's own implementation of what this exercise "
+                        "asks you to write: write it yourself (no credit while it calls the library's answer)")
+            if isinstance(obj, types.FunctionType) and getattr(obj, "__globals__", None) is where:
+                todo.append(obj)  # a helper the notebook defines
+    return None
+
+
+def _contents(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # a closure's variable not yet assigned
+        return None
