@@ -178,6 +178,21 @@ def test_a_prediction_typed_with_other_case_or_spaces_is_the_choice(typed):
     assert not run_check(EXERCISES["loss_at_start"], {"loss_at_start": "the unigram"}).correct
 
 
+@pytest.mark.parametrize("typed, choice", [("CLS", "[CLS]"), ("cls", "[CLS]"), ("[cls]", "[CLS]"), ("499500", "499,500"),
+                                           ("499,500", "499,500")])
+def test_a_prediction_typed_without_brackets_or_thousands_separators_is_the_choice(typed, choice):
+    """A reviewer's "CLS" for "[CLS]" and "499500" for "499,500" were refused while " mean " passed."""
+    from course_lib.exercises.core import EXERCISES, _fold, question
+
+    q = question("folding", variable="folding", choices=[choice, "mean", "1.5%"], answer=choice, why="w", hint="h")
+    try:
+        assert q.run(folding=typed) == "w" and _fold("0,5") == "0,5"  # a decimal comma is not a thousands separator
+        with pytest.raises(Exception, match="choose one of"):
+            q.run(folding="CLS2")
+    finally:
+        EXERCISES.pop("folding", None)  # the registry is the notebooks' exercises only
+
+
 def test_choices_that_differ_only_in_case_or_spaces_are_refused():
     from course_lib.exercises.core import question
 

@@ -16,6 +16,7 @@ import contextlib
 import difflib
 import functools
 import inspect
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -141,8 +142,8 @@ def exercise(name: str, needs: tuple[str, ...] | list[str], points: float = 1):
 
 
 def _fold(text: str) -> str:
-    """A choice as typed, compared without case or spaces: "ln |V|" is "ln|V|", "The unigram entropy" the choice."""
-    return "".join(text.lower().split())
+    """A choice as typed, without case, spaces, brackets or thousands separators: "cls" is "[CLS]", "499500" "499,500"."""
+    return re.sub(r"(?<=\d),(?=\d{3}(?!\d))|[\[\]\s]", "", text.lower())
 
 
 def question(name: str, variable: str, choices, answer, why: str, hint: str, module: str | None = None,
@@ -267,7 +268,6 @@ def run_exercise(name: str, namespace: dict) -> Result:
             if not callable(namespace[n]):
                 return Result(name, WRONG, f"`{n}` should be a function, but it is a {type(namespace[n]).__name__}")
         from .references import reference_called  # (it imports .grading, which imports this module)
-
         used = reference_called(ex, {n: namespace[n] for n in ex.needs})
         if used is not None:  # what the grader says of it too (read there from the cells' code)
             return Result(name, WRONG, used)
