@@ -30,10 +30,11 @@
 #    takes from each position, why an encoder is not trained to predict the next word, padding masks, and one
 #    attention head built from its inputs;
 # 3. multi-head attention: splitting and merging heads;
-# 4. the input representation and the transformer block, both checked against the pretrained model; the whole
-#    encoder written from its weights (an exercise); what the position embeddings are for (a prediction);
+# 4. what limits BERT to 512 tokens (a prediction); the input representation and the transformer block, both
+#    checked against the pretrained model; the whole encoder written from its weights (an exercise); what the
+#    position embeddings are for (a prediction);
 # 5. how many parameters a BERT has, and where they are;
-# 6. what limits BERT to 512 tokens (a prediction first);
+# 6. what limits BERT to 512 tokens: the answer to the prediction of §4;
 # 7. the **attention explorer**, to look at any block and head, or at all of them at once;
 # 8. how one attention score is made, dimension by dimension (with a prediction).
 #
@@ -497,6 +498,23 @@ x.shape, q.shape, A.merge_heads(q).shape
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4. The input, and the transformer block (Fig. 11.3)
 #
+# BERT and XLM-R read at most 512 subword tokens (§11.1): give a trained BERT a 513th token and it refuses the
+# input. Before this section takes the input apart, predict why (§6 gives the answer).
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Prediction `limit_512`
+# What stops a trained BERT from reading a 513th token: `"the position table"`, `"the quadratic cost"` or
+# `"the vocabulary"`?
+
+# %% tags=["exercise"]
+### BEGIN SOLUTION
+limit_512 = "the position table"
+### END SOLUTION
+
+# %%
+check("limit_512")
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # **The input representation.** For a sentence pair the tokenizer puts `[CLS]` in front, a `[SEP]` after each
 # sentence, and returns `token_type_ids`: 0 for the first segment (with `[CLS]` and the first `[SEP]`), 1 for the
 # second (§11.2.2). The input vector of token *i* is three embeddings looked up and added, then layer-normalised:
@@ -543,22 +561,6 @@ print(f"the sum without the LayerNorm equals it: {torch.allclose(summed, layer0,
 # BERT's block is *post-LayerNorm*, LayerNorm(x + Sublayer(x)): the layer norm comes after each residual sum.
 # Many later transformers (GPT-2 among them) are *pre-LayerNorm*, x + Sublayer(LayerNorm(x)), which trains more
 # stably in deep stacks.
-#
-# Written out with the first block's own weights (`model.encoder.layer[0]`), it reproduces the model's layer
-# L1, the output of block 1 (`hidden_states[1]`):
-
-# %%
-# claim: block
-block = model.encoder.layer[0]
-att = block.attention.self
-with torch.no_grad():
-    q, k, v = (A.split_heads(proj(x), 12) for proj in (att.query, att.key, att.value))
-    heads = A.attention(q, k, v).output                                   # (1, 12, T, 32)
-    h = block.attention.output.LayerNorm(x + block.attention.output.dense(A.merge_heads(heads)))
-    ffn = block.output.dense(torch.nn.functional.gelu(block.intermediate.dense(h)))
-    y = block.output.LayerNorm(h + ffn)                                   # (1, T, 384)
-    layer1_output = model(**enc, output_hidden_states=True).hidden_states[1]
-torch.allclose(y, layer1_output, atol=1e-5)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `bert_encoder` (putting it together): BERT from its weights
@@ -599,7 +601,25 @@ def bert_encoder(input_ids, token_type_ids, attention_mask, model):
 check("bert_encoder")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# Once it passes, run it on the embedded MiniLM itself, on two sentences of different lengths, and compare every
+# The same two equations, checked on the embedded model: block 1 written out with its own weights
+# (`model.encoder.layer[0]`) and the library's `split_heads`, `attention` and `merge_heads` reproduces the model's
+# layer L1, the output of block 1 (`hidden_states[1]`), for the sentence of §3:
+
+# %%
+# claim: block
+block = model.encoder.layer[0]
+att = block.attention.self
+with torch.no_grad():
+    q, k, v = (A.split_heads(proj(x), 12) for proj in (att.query, att.key, att.value))
+    heads = A.attention(q, k, v).output                                   # (1, 12, T, 32)
+    h = block.attention.output.LayerNorm(x + block.attention.output.dense(A.merge_heads(heads)))
+    ffn = block.output.dense(torch.nn.functional.gelu(block.intermediate.dense(h)))
+    y = block.output.LayerNorm(h + ffn)                                   # (1, T, 384)
+    layer1_output = model(**enc, output_hidden_states=True).hidden_states[1]
+torch.allclose(y, layer1_output, atol=1e-5)
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# Once your `bert_encoder` passes, run it on the embedded MiniLM itself, on two sentences of different lengths, and compare every
 # layer with the model's own `hidden_states` at the real tokens:
 
 # %%
@@ -776,23 +796,10 @@ check("param_count")
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6. Why 512 tokens?
 #
-# BERT and XLM-R read at most 512 subword tokens (§11.1). Give a trained BERT a 513th token and it refuses the
-# input. Predict why before the cells below take the model apart.
+# BERT and XLM-R read at most 512 subword tokens (§11.1), and a trained BERT refuses a 513th. You predicted why
+# at the start of §4 (`limit_512`); the cells below take the model apart.
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# ### Prediction `limit_512`
-# What stops a trained BERT from reading a 513th token: `"the position table"`, `"the quadratic cost"` or
-# `"the vocabulary"`?
-
-# %% tags=["exercise"]
-### BEGIN SOLUTION
-limit_512 = "the position table"
-### END SOLUTION
-
-# %%
-check("limit_512")
-
-# %% [markdown] slideshow={"slide_type": "fragment"}
+# %% [markdown]
 # **The position table.** Each input vector is the layer-normalised sum of a word embedding, a segment embedding
 # and a learned **position embedding** (§4): row *i* of a table with one row per position, trained with the rest
 # of the model. The table has `config.max_position_embeddings` rows:
@@ -1016,15 +1023,20 @@ print(f"largest part: dimension {dim}, {part:+.2f} of {float(parts.scores[best])
 lead = float(parts.scores[best] - parts.scores[second])
 print(f"runner-up {parts.tokens[second]!r}: score {float(parts.scores[second]):+.2f}, {lead:.1f} lower: "
       f"e^{lead:.1f} = {math.exp(lead):,.0f} times less weight, {float(parts.weights[second]):.5f}")
-shares, leads, previous_wins = [], [], 0
+shares, leads, won, previous_wins = [], [], [], 0
 for i in range(1, len(pair_maps.tokens)):                # every query but [CLS]: its winner, and the winner's parts
     p = score_parts(pair_maps, previous.layer, previous.head, query=i)
     top2 = p.scores.topk(2)
-    shares.append(p.top_dimensions(int(top2.indices[0]), n=1)[0][1] / float(top2.values[0]))
+    winner = int(top2.indices[0])
+    shares.append(p.top_dimensions(winner, n=1)[0][1] / float(top2.values[0]))
     leads.append(float(top2.values[0] - top2.values[1]))
-    previous_wins += int(top2.indices[0]) == i - 1
+    won.append((float(p.weights[winner]), pair_maps.tokens[i], leads[-1]))
+    previous_wins += winner == i - 1
 print(f"over all {len(shares)} queries: the winner is the token before the query for {previous_wins}; its largest "
       f"part gives {min(shares):.0%} to {max(shares):.0%} of its score; it leads by {min(leads):.1f} to {max(leads):.1f}")
+(low, low_query, low_lead), (rest, _, _) = sorted(won)[:2]
+print(f"the winner's weight: lowest {low:.3f}, for query {low_query!r} (a lead of {low_lead:.1f}); every other "
+      f"query's winner takes at least {rest:.3f}, with a lead of {min(lead for w, _, lead in won if w >= rest):.1f} or more")
 display(Image(parts_png(parts, key=best)))
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
@@ -1032,7 +1044,9 @@ display(Image(parts_png(parts, key=best)))
 # takes more than three dimensions to reach half; their sum puts *bank* more than nine points ahead of the
 # runner-up. The softmax does the rest: a lead in the score is a factor in the weight, $e^{\text{lead}}$, here
 # more than ten thousand, so the runner-up's weight is below a ten-thousandth and *bank* takes practically all
-# of it. The same holds for every query of the pair: each one's winner is the token before it.
+# of it. Every query of the pair picks the token before it, though not always so overwhelmingly: for *save*, the
+# first token after `[SEP]`, the winner (that `[SEP]`) leads by only 2.8 and gets 0.94 of the weight; every other
+# query's winner leads by 7.8 or more and takes at least 0.999 (the numbers above).
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Prediction `rotated_parts`

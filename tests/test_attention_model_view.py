@@ -140,6 +140,19 @@ def test_the_parts_picture_rings_the_key_and_greys_masked_keys(maps, causal_maps
     assert grey(png_image(parts_png(score_parts(causal_maps, 0, 2, 3)))) > 50 * grey(plain) + 1000
 
 
+def test_the_products_colour_bar_says_they_are_before_the_division(maps, monkeypatch):
+    """The bar read "products" (±26) beside printed parts after ÷√32 (dimension 31: +4.60): readers compared the two."""
+    import course_lib.views.score_parts as sp
+
+    labels, draw = [], sp._horizontal_bar
+    monkeypatch.setattr(sp, "_horizontal_bar", lambda width, lo, hi, label, f: labels.append((label, hi))
+                        or draw(width, lo, hi, label, f))
+    parts = score_parts(maps, 0, 2, 3)
+    png_image(parts_png(parts))
+    assert [label for label, _ in labels] == ["vector entries", "q[m]·k[m] (before ÷√d_h)"]
+    assert labels[1][1] == pytest.approx(float(parts.products.abs().max()))   # the bar's range: the products undivided
+
+
 # ----------------------------------------------------------------------------- in the widget
 def test_the_widget_shows_every_block_and_how_a_score_is_made(embedded):
     w = AttentionExplorer(*embedded, text=PAIR, layer=0, head=2)

@@ -108,7 +108,9 @@ def test_the_causal_change_drawing_has_labelled_axes_and_one_row_per_hidden_stat
     fig = draw_causal_change(comparison)
     assert isinstance(fig, Figure)
     top, bottom = fig.axes[:2]
-    assert top.get_ylabel() and bottom.get_xlabel() == "position (token)"
+    # the top panel plots a share (0 to 1), not a count of keys
+    assert " ".join(top.get_ylabel().split()) == "share of keys it may attend to" and top.get_ylim()[1] <= 1.05
+    assert bottom.get_xlabel() == "position (token)"
     assert [t.get_text() for t in bottom.get_yticklabels()] == layer_labels(6)
     assert [t.get_text() for t in bottom.get_xticklabels()] == comparison.tokens
     assert len(bottom.texts) == comparison.change.numel()     # every cell labelled

@@ -198,8 +198,17 @@ def test_elmo_gpt_bert_and_bert_is_post_layernorm():
         assert phrase in text, phrase
 
 
-def test_the_block_written_out_reproduces_block_1(run):
+def test_the_block_written_out_reproduces_block_1_and_comes_after_the_encoder_exercise(run):
+    """Written out line for line before the exercise, the block gave the capstone `bert_encoder` away."""
+    import jupytext
+
     assert output(run, "block").strip() == "True"
+    cells = jupytext.read(NOTEBOOK).cells
+    at = {name: i for i, c in enumerate(cells) for name in ("# claim: block", 'check("bert_encoder")',
+                                                             "def bert_encoder(") if name in c.source}
+    assert at['check("bert_encoder")'] < at["# claim: block"]
+    before = " ".join(c.source for c in cells[:at["def bert_encoder("]])
+    assert "block.attention.output.LayerNorm(x + " not in before and "model.encoder.layer[0]`)" not in before
 
 
 # ----------------------------------------------------------------------------- §5 parameters
@@ -306,6 +315,30 @@ def test_the_overview_asks_what_limits_bert_and_does_not_answer_limit_512():
     assert problems and "prose of cell 0" in problems[0], problems
 
 
+def test_limit_512_is_asked_before_the_position_table_appears_and_hints_name_no_choice():
+    """Asked in §6, the question came after §4's E_pos, the breakdown's "position embeddings 0.39M" and param_count's
+    max_position_embeddings × d; its wrong-answer hint ruled out both distractors ("impossible or only dearer")."""
+    import jupytext
+
+    from course_lib.exercises import EXERCISES, run_exercise
+
+    cells = jupytext.read(NOTEBOOK).cells
+    first = lambda text: next(i for i, c in enumerate(cells) if text in c.source)  # noqa: E731
+    asked = first('check("limit_512")')
+    assert asked < first("# claim: input-representation") and asked < first('check("param_count")')
+    assert not any("position" in c.source.lower() for c in cells[first("## 4. The input"):asked]
+                   if c.cell_type == "markdown" and "### Prediction `limit_512`" not in c.source)
+    hints = {}
+    for name in ("limit_512", "changes_least"):
+        ex = EXERCISES[name]
+        wrong = next(c for c in ex.choices if c != ex.answer)
+        hint = run_exercise(name, {ex.needs[0]: wrong}).message.split(". ", 1)[1]  # after "not '<choice>'. "
+        assert not [c for c in ex.choices if c.lower() in hint.lower()], (name, hint)
+        hints[name] = hint
+    assert "impossible or only dearer" not in hints["limit_512"]
+    assert "which row keeps all of its keys" not in hints["changes_least"]
+
+
 def test_the_position_table_has_512_rows(run):
     text = output(run, "position-table")
     assert "max_position_embeddings: 512" in text
@@ -406,7 +439,18 @@ def test_one_score_is_many_small_parts_and_the_softmax_makes_its_lead_all_the_we
     assert lead > 9 and factor > 10_000 and weight < 1e-4   # "more than nine points", "more than ten thousand"
     n, wins, lo, hi = _groups(r"over all (\d+) queries: the winner is the token before the query for (\d+); its largest "
                               r"part gives (\d+)% to (\d+)%", text)
-    assert wins == n == 14                                  # "each one's winner is the token before it"
+    assert wins == n == 14                                  # "Every query of the pair picks the token before it"
+    low, low_lead, rest, rest_lead = _groups(
+        r"the winner's weight: lowest ([\d.]+), for query 'save' \(a lead of ([\d.]+)\); every other query's winner "
+        r"takes at least ([\d.]+), with a lead of ([\d.]+) or more", text)
+    # "for *save* ... the winner (that `[SEP]`) leads by only 2.8 and gets 0.94 of the weight; every other query's
+    # winner leads by 7.8 or more and takes at least 0.999"
+    assert (f"{low:.2f}", f"{low_lead:.1f}", f"{rest:.3f}", f"{rest_lead:.1f}") == ("0.94", "2.8", "0.999", "7.8")
+    assert min(lo, hi) >= 0 and lead > low_lead
+    flat = " ".join(words.split())
+    assert ("for *save*, the first token after `[SEP]`, the winner (that `[SEP]`) leads by only 2.8 and gets 0.94 of "
+            "the weight; every other query's winner leads by 7.8 or more and takes at least 0.999") in flat
+    assert "The same holds for every query of the pair" not in flat
 
 
 def test_a_rotation_moves_the_parts_and_keeps_every_score_and_weight(run):

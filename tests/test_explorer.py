@@ -21,6 +21,10 @@ def pair_maps(embedded):
 def test_parse_input_single_and_pair():
     assert parse_input("  One sentence. ") == ("One sentence.", None)
     assert parse_input("A b. [SEP] C d.") == ("A b.", "C d.")
+    # [SEP] in any case: a lower-case "[sep]" was read as the three tokens '[', 'sep', ']', with no word said
+    assert parse_input("A b. [sep] C d.") == parse_input("A b. [Sep] C d.") == ("A b.", "C d.")
+    with pytest.raises(ExplorerInputError, match="found it 2 times"):
+        parse_input("a [SEP] b [sep] c")
 
 
 @pytest.mark.parametrize("text, message", [
@@ -158,6 +162,38 @@ def test_widget_takes_the_last_block_and_head_from_the_end(embedded):
     w = AttentionExplorer(*embedded, text="hello world", layer=-1, head=-1)
     assert (w.layer.value, w.head.value, w.layer.label) == (5, 11, "6")
     assert "block 6" in w.readout.value and "head 11" in w.readout.value
+
+
+def test_the_scores_toggle_names_the_heads_scaling(embedded):
+    """The toggle read "raw scores QKᵀ/√d": the scores are divided by √d_h = √32, each head's size, not √d = √384."""
+    w = AttentionExplorer(*embedded, text="hello world")
+    assert dict(w.kind.options)["raw scores QKᵀ/√d_h"] == "scores"
+    assert not [label for label, _ in w.kind.options if label.endswith("√d")]
+
+
+def test_a_lower_case_sep_makes_a_pair_in_the_widget(embedded):
+    w = AttentionExplorer(*embedded, text="The bank closed. [sep] Savers left.")
+    tokens = [label.split(": ", 1)[1] for label, _ in w.query.options]
+    assert tokens.count("[SEP]") == 2 and "sep" not in tokens and w.maps.boundary == tokens.index("[SEP]")
+    assert w.message.value == ""
+
+
+@pytest.mark.parametrize("typed", ["[CLS]", "[PAD]", "[MASK]"])
+def test_a_special_token_typed_in_the_text_gets_a_note(embedded, typed):
+    """A typed [CLS], [PAD] or [MASK] silently became that special token inside the sentence."""
+    w = AttentionExplorer(*embedded, text=f"The bank {typed} closed. [SEP] Savers left.")
+    tokens = [label.split(": ", 1)[1] for label, _ in w.query.options]
+    assert typed in tokens and w.heatmap.value                         # still drawn: a note, not an error
+    assert "note:" in w.message.value and "⚠" not in w.message.value
+    assert f"{typed} typed in the text is a special token of the tokenizer: the model reads it as that token, not as a " \
+           "word" in w.message.value
+    w.layer.value = 2                                                  # the note stays through a redraw
+    assert typed in w.message.value
+    w.kind.value, w.layer.value = "parts", "all"                       # beside the parts' own note
+    assert typed in w.message.value and "pick a block and a head" in w.message.value
+    w.kind.value, w.layer.value = "weights", 0
+    w.text.value = "So long and thanks for all the fish"                # the note goes with the text
+    assert w.message.value == ""
 
 
 def test_attention_cost_grows_quadratically():

@@ -9,7 +9,8 @@ param_count  bert_parameter_count(config) -> the number of parameters of BertMod
 bert_encoder bert_encoder(input_ids, token_type_ids, attention_mask, model) -> [L0, L1, ..., L_L]: the whole
              encoder from its weights on a padded batch -- embeddings, heads, masked attention, residuals, post-LN,
              GELU feed-forward composed; graded on two random BERTs (their own widths and head counts, LayerNorms
-             random), with the module forwards refused, and each common slip named
+             random), handed only the layers it names (ModelParts: no model to call, copy or rebuild), and each
+             common slip named
 
 Prediction questions, asked before the cell that reveals the answer: ``changes_least`` (which position's layer-1
 vector a causal mask moves least), ``word_order`` (a shuffled sentence's [CLS] without position embeddings),
@@ -74,8 +75,31 @@ def check_attention(scaled_dot_product_attention):
             _check_attention_case(scaled_dot_product_attention, Q, K, V, mask)
         except Wrong as e:
             raise Wrong(f"{e} (with {case})") from None
-    return (f"matches course_lib.model.attention.attention on {len(ATTENTION_CASES)} inputs, batched, with a causal "
-            "and a padding mask")
+    _check_large_scores(scaled_dot_product_attention)
+    return (f"matches course_lib.model.attention.attention on {len(ATTENTION_CASES) + 1} inputs, batched, with a causal "
+            "and a padding mask, and with a visible key scoring -20000")
+
+
+# one query, two keys, the second masked: the visible key scores 100 · (−200) = −20,000, far below a finite fill
+# such as −1e4, so only a score the softmax sends to exactly 0 (−inf, or the dtype's lowest value) hides the masked key
+LARGE_SCORES = ([[100.0]], [[-200.0], [5.0]], [[1.0, 0.0, 2.0], [0.0, 1.0, -1.0]], [[True, False]])
+
+
+def _check_large_scores(sdpa):
+    Q, K, V, mask = (torch.tensor(t) for t in LARGE_SCORES)
+    case = " (with Q (1, 1) = [[100]], K (2, 1) = [[-200], [5]], V (2, 3), mask [[True, False]]: large scores)"
+    answer = sdpa(Q.clone(), K.clone(), V.clone(), mask.clone())
+    try:
+        _check_attention_case(lambda *args: answer, Q, K, V, mask)
+    except Wrong as e:
+        weights = answer[1] if isinstance(answer, (tuple, list)) and len(answer) == 2 else None
+        if not (isinstance(weights, torch.Tensor) and weights.shape == (1, 2) and abs(float(weights[0, 1])) > ATOL):
+            raise Wrong(f"{e}{case}") from None
+        weight = float(weights[0, 1])  # an answer that passed every case above: its fill is finite
+        raise Wrong(f"the masked key gets weight {fmt_num(weight)} when the only visible key scores -20000 (q = 100, "
+                    "k = -200): a finite fill such as -10000 is not below every score, so the softmax prefers the "
+                    "masked key. Fill the masked scores with -inf (or the dtype's lowest value), which the softmax "
+                    f"turns into exactly 0 whatever the other scores{case}") from None
 
 
 def _check_attention_case(sdpa, Q, K, V, mask):
@@ -547,6 +571,54 @@ BLOCK_SLIPS = {
 }
 
 
+ENCODER_FIELDS = ("hidden_size", "num_attention_heads", "num_hidden_layers")
+
+
+class ModelParts:
+    """What the exercise hands the student's ``bert_encoder``: the layers it names and nothing else. No forward, no
+    ``state_dict``, no BertConfig: nothing a BertModel can be rebuilt from or run by. Calling a part as a whole (the
+    model, a block) is refused; asking for a part the exercise does not name says what there is."""
+
+    def __init__(this, where: str, /, **parts):  # not `self`: attention.self is one of the parts
+        this.__dict__.update(parts, _where=where)
+
+    def __call__(self, *args, **kwargs):
+        _refuse(self._where)
+
+    def __getattr__(self, name):  # reached only for what __init__ did not set
+        if name.startswith("_"):
+            raise AttributeError(name)
+        there = ", ".join(k for k in vars(self) if not k.startswith("_"))
+        raise AttributeError(f"{self._where} has no {name}: the exercise gives only the parts it names ({there} here)")
+
+    def __repr__(self):
+        return f"ModelParts({self._where}: " + ", ".join(k for k in vars(self) if not k.startswith("_")) + ")"
+
+
+def model_parts(model: BertModel) -> ModelParts:
+    """The Embedding, Linear and LayerNorm layers of ``model`` (copies) and each block's head count, as
+    ``bert_encoder`` reads them (``model.embeddings.word_embeddings``, ``model.encoder.layer[i].attention.self.query``,
+    …), with a ``config`` of the width, the head count and the number of blocks."""
+    cp, e = copy.deepcopy, model.embeddings
+    embeddings = ModelParts("model.embeddings", word_embeddings=cp(e.word_embeddings),
+                            position_embeddings=cp(e.position_embeddings),
+                            token_type_embeddings=cp(e.token_type_embeddings), LayerNorm=cp(e.LayerNorm))
+    blocks = []
+    for i, b in enumerate(model.encoder.layer):
+        at, name = b.attention.self, f"model.encoder.layer[{i}]"
+        blocks.append(ModelParts(name, attention=ModelParts(
+            f"{name}.attention",
+            self=ModelParts(f"{name}.attention.self", query=cp(at.query), key=cp(at.key), value=cp(at.value),
+                            num_heads=int(at.num_heads)),
+            output=ModelParts(f"{name}.attention.output", dense=cp(b.attention.output.dense),
+                              LayerNorm=cp(b.attention.output.LayerNorm))),
+            intermediate=ModelParts(f"{name}.intermediate", dense=cp(b.intermediate.dense)),
+            output=ModelParts(f"{name}.output", dense=cp(b.output.dense), LayerNorm=cp(b.output.LayerNorm))))
+    config = ModelParts("model.config", **{f: int(getattr(model.config, f)) for f in ENCODER_FIELDS})
+    return ModelParts("the model", embeddings=embeddings, encoder=ModelParts("model.encoder", layer=blocks),
+                      config=config)
+
+
 @exercise("bert_encoder", needs=["bert_encoder"], points=2)
 def check_bert_encoder(bert_encoder):
     for seed, (config, lengths) in enumerate(ENCODER_CASES):
@@ -554,16 +626,8 @@ def check_bert_encoder(bert_encoder):
         expected = list(model(ids, mask, types, output_hidden_states=True).hidden_states)
         case = (f"a random BERT with d = {config.hidden_size}, {config.num_attention_heads} heads, "
                 f"{config.num_hidden_layers} blocks, and a batch of texts of lengths {list(lengths)}")
-        guarded_model = copy.deepcopy(model)  # the same weights, its module forwards refused
-        guarded_model.forward = functools.partial(_refuse, "the model")
-        guarded_model.embeddings.forward = functools.partial(_refuse, "model.embeddings")
-        for i, block in enumerate(guarded_model.encoder.layer):
-            for name, module in (("", block), (".attention", block.attention), (".attention.self", block.attention.self),
-                                 (".attention.output", block.attention.output), (".intermediate", block.intermediate),
-                                 (".output", block.output)):
-                module.forward = functools.partial(_refuse, f"model.encoder.layer[{i}]{name}")
-        try:
-            got = bert_encoder(ids.clone(), types.clone(), mask.clone(), guarded_model)
+        try:  # the layers only: no model to call, copy or rebuild
+            got = bert_encoder(ids.clone(), types.clone(), mask.clone(), model_parts(model))
         except Wrong as e:
             if "must match the size of tensor" in str(e):  # a mask that does not broadcast onto (B, H, T, T)
                 raise Wrong(f"{e}. The scores of all heads have the shape (B, H, T, T): a mask of the keys must have "
@@ -625,8 +689,9 @@ question(
         "block 1 the keys and values it reads come from the embeddings, which the mask does not touch. Its layer-1 "
         "vector is exactly the bidirectional one. From block 2 on, the keys it reads were computed under the mask, "
         "and it moves too",
-    hint="Draw the lower-triangular mask for T = 5: which row keeps all of its keys? Then ask what block 1's keys "
-         "and values are made from, and whether the mask can have changed them",
+    hint="How far a position's vector moves in block 1 depends on two things: which of its keys the mask hides, "
+         "and whether the keys and values it still reads are the ones it read without the mask. Draw the mask for a "
+         "short sentence, and ask what block 1's keys and values are computed from",
     giveaways=["last position keeps every key", "last position is unchanged", "last token is unchanged",
                "last position keeps all"])
 
@@ -669,8 +734,8 @@ question(
     why="each position i adds row i of a learned table with max_position_embeddings = 512 rows: there is no row "
         "for a 513th token, however much memory you have. The quadratic cost is why the designers fixed a length "
         "at all; the table is what makes 512 a hard limit",
-    hint="A 513-token input would cost only (513/512)² ≈ 1.004 times as much as a 512-token one, so ask of each "
-         "choice whether it makes a 513th token impossible or only dearer. Which of them depends on how many tokens "
-         "the input has at all, and which only on which words they are?",
+    hint="Tell a hard limit from a price: follow one token through the model, from how its input vector is made "
+         "to what each layer does with it, and ask at each step what the model needs for a 513th token, and whether "
+         "more memory or time could supply it or only training could",
     giveaways=["the learned position table", "512-token position table", "position table and, separately, the "
                "quadratic cost", "limited by the position table", "the position table limits"])

@@ -18,6 +18,7 @@ output is layer L1 (``hidden_states[1]``; L0 is the embedding output). Titles an
 """
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -25,7 +26,8 @@ import torch
 from ..model.bert import check_index
 from .attention_draw import SCORE_CMAP, WEIGHT_CMAP, draw_view, heatmap_png  # noqa: F401 (re-exported)
 
-PAIR_SEPARATOR = "[SEP]"
+PAIR_SEPARATOR = "[SEP]"  # matched in any case: "[sep]" separates a pair too
+TYPED_SPECIAL = "[MASK]"  # a special token the tokenizer reads as one, which fill_mask.input_notes leaves to its caller
 MAX_EXPLORER_TOKENS = 64  # beyond this the labels of a T×T heatmap stop being readable
 KINDS = ("weights", "scores")
 
@@ -41,11 +43,11 @@ def blank(text: str) -> bool:
 
 
 def parse_input(text: str) -> tuple[str, str | None]:
-    """Split 'sentence A [SEP] sentence B' into a pair; plain text is one sentence. A side that is :func:`blank`
-    counts as empty."""
+    """Split 'sentence A [SEP] sentence B' into a pair ([SEP] in any case); plain text is one sentence. A side that
+    is :func:`blank` counts as empty."""
     if not isinstance(text, str) or blank(text):
         raise ExplorerInputError("Type a sentence (or two sentences separated by [SEP]).")
-    parts = text.split(PAIR_SEPARATOR)
+    parts = re.split(re.escape(PAIR_SEPARATOR), text, flags=re.IGNORECASE)
     if len(parts) == 1:
         return text.strip(), None
     if len(parts) > 2:
@@ -57,6 +59,24 @@ def parse_input(text: str) -> tuple[str, str | None]:
     if blank(a) or blank(b):
         raise _nothing_on_one_side("before" if blank(a) else "after")
     return a, b
+
+
+def input_notes(tokenizer, text: str) -> list[str]:
+    """What the explorer reads otherwise than typed, for a note beside the maps: special tokens typed inside a
+    sentence ([CLS], [PAD], [MASK], …: read as those tokens) and pieces outside the vocabulary ([UNK]), as
+    :func:`course_lib.pretraining.fill_mask.input_notes` says them, side by side of a pair. [] for text the explorer
+    refuses (its error says why)."""
+    from ..pretraining.fill_mask import input_notes as fill_mask_notes
+
+    try:
+        sides = [s for s in parse_input(text) if s is not None]
+    except ExplorerInputError:
+        return []
+    notes = list(dict.fromkeys(n for side in sides for n in fill_mask_notes(tokenizer, side)))
+    if any(TYPED_SPECIAL in tokenizer.backend.encode(side, add_special_tokens=False).tokens for side in sides):
+        notes.append(f"{TYPED_SPECIAL} typed in the text is a special token of the tokenizer: the model reads it as "
+                     "that token, not as a word")
+    return notes
 
 
 def _nothing_on_one_side(side: str) -> ExplorerInputError:

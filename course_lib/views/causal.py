@@ -25,7 +25,7 @@ def draw_causal_change(cmp: CausalComparison) -> Figure:
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[1.1, rows * 0.42])
     top.bar(range(T), cmp.reach.numpy(), color=BAR_COLOUR)
     top.set_ylim(0, 1.05)
-    top.set_ylabel("keys it may\nattend to")
+    top.set_ylabel("share of keys\nit may attend to")  # a share of the T keys, 0 to 1
     top.set_title("under a causal mask: what each position keeps (top) and how far its vector moves (bottom)")
     change = cmp.change.numpy()
     hi = max(float(change.max()), 1e-9)

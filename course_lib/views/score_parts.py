@@ -122,6 +122,10 @@ def score_parts(maps, layer: int, head: int, query: int) -> ScoreParts:
                       maps.weights[layer, head, query].clone(), maps.mask[query].clone())
 
 
+# the products are drawn as they are summed, before the sum is divided by √d_h (the printed parts are after it)
+PRODUCTS_LABEL = "q[m]·k[m] (before ÷√d_h)"
+
+
 def _symmetric(*tensors: torch.Tensor) -> float:
     m = max(float(t.abs().max()) for t in tensors if t.numel())
     return m if m > 0 else 1.0
@@ -178,7 +182,7 @@ def parts_png(parts: ScoreParts, key: int | None = None) -> bytes:
     legend_y = y_rows + T * r + 10
     m_vec, m_prod = _symmetric(parts.q, parts.keys), _symmetric(parts.products)
     legend = [_horizontal_bar(block, -m, m, label, small) for m, label in ((m_vec, "vector entries"),
-                                                                            (m_prod, "products"))]
+                                                                            (m_prod, PRODUCTS_LABEL))]
     height = legend_y + legend[0].height + 8
     img = Image.new("RGB", (width, height), raster.BACKGROUND)
     d = ImageDraw.Draw(img)

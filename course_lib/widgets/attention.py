@@ -15,13 +15,14 @@ import html
 
 import ipywidgets as W
 
-from ..views.attention import (ExplorerInputError, attention_maps, head_numbers, heatmap_png, readout_cell,
-                               select_view, weight_and_score)
-from ..views.common import error_html
+from ..views.attention import (ExplorerInputError, attention_maps, head_numbers, heatmap_png, input_notes,
+                               readout_cell, select_view, weight_and_score)
+from ..views.common import error_html, note_html
 from ..views.score_parts import parts_png, score_parts
 
 DEFAULT_TEXT = "The bank raised its interest rates. [SEP] Savers were pleased."
 SHOW = ("weights", "scores", "parts")
+SCORES_LABEL = "raw scores QKᵀ/√d_h"  # each head's scores, divided by the root of its own size d_h = d/H
 REMEMBERED = 16  # (text, causal) inputs whose maps are kept
 CONTROLS_WIDTH = "390px"
 # 480 px on a 720-pixel slide at JupyterLab's 13-pixel code, less with the lecture preset's larger code: the deck's
@@ -42,6 +43,7 @@ class AttentionExplorer(W.VBox):
                  show: str = "weights"):
         self.model, self.tokenizer = model, tokenizer
         self.maps = None
+        self._notes = ""  # what the text is read as, otherwise than typed (note_html), kept above every redraw
         self._maps: dict[tuple[str, bool], object] = {}
         self._updating = False
         L, H = model.config.num_hidden_layers, model.config.num_attention_heads
@@ -56,7 +58,7 @@ class AttentionExplorer(W.VBox):
                                layout=W.Layout(width="160px"))
         if show not in SHOW:
             raise ValueError(f"show={show!r}: pass one of {', '.join(map(repr, SHOW))}")
-        self.kind = W.ToggleButtons(options=[("softmax weights", "weights"), ("raw scores QKᵀ/√d", "scores"),
+        self.kind = W.ToggleButtons(options=[("softmax weights", "weights"), (SCORES_LABEL, "scores"),
                                              ("q·k part by part", "parts")],
                                     value=show, description="show",
                                     style={"description_width": "40px", "button_width": "150px"})
@@ -98,6 +100,7 @@ class AttentionExplorer(W.VBox):
         except ExplorerInputError as err:
             self._show_error(str(err))
             return
+        self._notes = "<br>".join(note_html(n) for n in input_notes(self.tokenizer, self.text.value))
         labels = [(f"{i}: {t}", i) for i, t in enumerate(self.maps.tokens)]
         self._set_cells(labels, min(1, len(labels) - 1), 0)
         self._redraw()
@@ -124,7 +127,7 @@ class AttentionExplorer(W.VBox):
     def _redraw(self, _change=None):
         if self.maps is None or self._updating or self.query.value is None:
             return
-        self.message.value = ""
+        self.message.value = self._notes
         self.heatmap.layout.display = ""
         q, k = self.query.value, self.key.value
         layer, head = self.layer.value, self.head.value
@@ -142,7 +145,7 @@ class AttentionExplorer(W.VBox):
 
     def _show_note(self, text: str):
         """Nothing to draw for this choice of controls (not an error: the text and its tokens stay)."""
-        self.message.value = f"<i>{html.escape(text)}</i>"
+        self.message.value = "<br>".join(filter(None, [self._notes, f"<i>{html.escape(text)}</i>"]))
         self.readout.value = ""
         self.heatmap.value = b""
         self.heatmap.layout.display = "none"

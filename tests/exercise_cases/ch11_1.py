@@ -80,6 +80,16 @@ CASES = {  # case -> (exercise, source of a wrong answer, the whole message it m
                         "means the query *may attend* to that key (the causal mask is True on and below the diagonal), "
                         "the opposite of the convention of PyTorch's nn.MultiheadAttention, where True means hidden. "
                         "Hide the keys where the mask is False" + CAUSAL_CASE),
+    "attention filling the masked scores with -1e4": ("attention", ATTENTION + """\
+    s = Q @ K.transpose(-2, -1) / math.sqrt(K.size(-1))
+    if mask is not None:
+        s = s.masked_fill(~mask, -1e4)
+    w = s.softmax(-1)
+    return w @ V, w""", "the masked key gets weight 1.00 when the only visible key scores -20000 (q = 100, k = -200): "
+                        "a finite fill such as -10000 is not below every score, so the softmax prefers the masked key. "
+                        "Fill the masked scores with -inf (or the dtype's lowest value), which the softmax turns into "
+                        "exactly 0 whatever the other scores (with Q (1, 1) = [[100]], K (2, 1) = [[-200], [5]], V (2, "
+                        "3), mask [[True, False]]: large scores)"),
     "attention raising TypeError": ("attention", ATTENTION + "    return Q + 'a'",
                                     "your function scaled_dot_product_attention raised TypeError: unsupported operand "
                                     "type(s) for +: 'Tensor' and 'str'" + UNBATCHED_CASE),
@@ -142,17 +152,15 @@ CASES = {  # case -> (exercise, source of a wrong answer, the whole message it m
 
 def bert_parameter_count(config):
     return parameter_count(config)""",
-        "your function bert_parameter_count raised AttributeError: the exercise's config has no pad_token_id: count "
-        "from vocab_size, hidden_size, num_hidden_layers, intermediate_size, max_position_embeddings, "
-        "type_vocab_size alone"),
+        "`bert_parameter_count` uses `course_lib.model.bert.parameter_count`, the library's own implementation of "
+        "what this exercise asks you to write: write it yourself (no credit while it calls the library's answer)"),
     "a model built and counted": ("param_count", """from course_lib.model.bert import BertModel
 
 
 def bert_parameter_count(config):
     return sum(p.numel() for p in BertModel(config).parameters())""",
-        "your function bert_parameter_count raised AttributeError: the exercise's config has no pad_token_id: count "
-        "from vocab_size, hidden_size, num_hidden_layers, intermediate_size, max_position_embeddings, "
-        "type_vocab_size alone"),
+        "`bert_parameter_count` uses `course_lib.model.bert.BertModel`, the library's own implementation of what "
+        "this exercise asks you to write: write it yourself (no credit while it calls the library's answer)"),
 }
 
 # ----------------------------------------------------------------------------- one head from X
@@ -310,16 +318,48 @@ CASES.update({
         "your function bert_encoder raised RuntimeError: a module of the model (model.encoder.layer[0]) was called "
         "as a whole: compute it from its weights (its Embedding, Linear and LayerNorm layers), which is the point "
         "of the exercise"),
+    "encoder rebuilding the model from its config and weights": ("bert_encoder", """\
+from course_lib.model.bert import BertModel
+
+
+def bert_encoder(input_ids, token_type_ids, attention_mask, model):
+    rebuilt = BertModel(model.config).eval()
+    rebuilt.load_state_dict(model.state_dict())
+    return list(rebuilt(input_ids, attention_mask, token_type_ids, output_hidden_states=True).hidden_states)""",
+        "your function bert_encoder raised AttributeError: model.config has no vocab_size: the exercise gives only "
+        "the parts it names (hidden_size, num_attention_heads, num_hidden_layers here)"),
+    "encoder calling the model's class forward": ("bert_encoder", """\
+def bert_encoder(input_ids, token_type_ids, attention_mask, model):
+    out = type(model).forward(model, input_ids, attention_mask, token_type_ids, output_hidden_states=True)
+    return list(out.hidden_states)""",
+        "your function bert_encoder raised AttributeError: type object 'ModelParts' has no attribute 'forward'"),
+    "encoder copying the model and dropping the refusals": ("bert_encoder", """\
+import copy
+
+
+def bert_encoder(input_ids, token_type_ids, attention_mask, model):
+    m = copy.deepcopy(model)
+    for module in m.modules():
+        module.__dict__.pop("forward", None)
+    return list(m(input_ids, attention_mask, token_type_ids, output_hidden_states=True).hidden_states)""",
+        "your function bert_encoder raised AttributeError: the model has no modules: the exercise gives only the "
+        "parts it names (embeddings, encoder, config here)"),
+    "encoder reading the model's state_dict": ("bert_encoder", ENCODER.replace(
+        "    emb = model.embeddings\n", "    weights = model.state_dict()\n    emb = model.embeddings\n"),
+        "your function bert_encoder raised AttributeError: the model has no state_dict: the exercise gives only the "
+        "parts it names (embeddings, encoder, config here)"),
 })
 
 # ----------------------------------------------------------------------------- predictions
 ROTATION_HINT = ("write q·k without coordinates: |q| |k| cos θ. What does turning both vectors by the same "
                  "rotation do to their lengths and to the angle between them? Then ask whether one product q[d]·k[d] "
                  "can be written without coordinates")
-CAUSAL_HINT = ("Draw the lower-triangular mask for T = 5: which row keeps all of its keys? Then ask what block 1's keys and values are made from, and whether the mask can have changed them")
-LIMIT_HINT = ("A 513-token input would cost only (513/512)² ≈ 1.004 times as much as a 512-token one, so ask of each "
-              "choice whether it makes a 513th token impossible or only dearer. Which of them depends on how many "
-              "tokens the input has at all, and which only on which words they are?")
+CAUSAL_HINT = ("How far a position's vector moves in block 1 depends on two things: which of its keys the mask hides, "
+               "and whether the keys and values it still reads are the ones it read without the mask. Draw the mask "
+               "for a short sentence, and ask what block 1's keys and values are computed from")
+LIMIT_HINT = ("Tell a hard limit from a price: follow one token through the model, from how its input vector is made "
+              "to what each layer does with it, and ask at each step what the model needs for a 513th token, and "
+              "whether more memory or time could supply it or only training could")
 CASES.update({
     "the first token changes least": ("changes_least", 'changes_least = "first"', "not 'first'. " + CAUSAL_HINT),
     "no token changes less": ("changes_least", 'changes_least = "none"', "not 'none'. " + CAUSAL_HINT),
