@@ -119,3 +119,29 @@ def test_position_gap_resamples_whole_sentences_and_measures_the_drop():
         position_gap(acc, "nsp")
     with pytest.raises(ValueError, match=r"^no tokens of long spans to resample$"):
         position_gap(PositionAccuracy([1, 2, 3], [], [], []), "mlm")
+
+
+def _run(sbo, unigram, mlm=5.0):
+    from course_lib.spans.sbo_run import SpanBertRun
+
+    return SpanBertRun(base="x", steps=len(sbo), train_layers=0,
+                       losses=[{"step": k + 1, "mlm": mlm, "sbo": s, "unigram": u} for k, (s, u) in
+                               enumerate(zip(sbo, unigram))])
+
+
+def test_the_running_mean_averages_full_windows_only():
+    """SpanBertRun.smoothed once averaged 1, 2, ... 9 steps for its first points, under a label saying 10: a curve
+    that started from single-batch values outside the range of the smoothed data."""
+    run = _run([float(k) for k in range(1, 26)], [0.0] * 25)
+    got = run.smoothed("sbo", 10)
+    assert len(got) == 16                       # steps 10..25
+    assert got[0] == pytest.approx(5.5)         # the mean of steps 1..10, not step 1 alone
+    assert got[-1] == pytest.approx(20.5)       # steps 16..25
+    assert run.smoothed("sbo", 100) == [pytest.approx(13.0)]  # a window longer than the run: one full mean
+
+
+def test_the_gap_below_the_unigram_loss_is_given_per_pass_through_the_pool():
+    run = _run([7.0] * 4 + [6.5] * 4 + [6.0] * 2, [7.0] * 10)
+    assert run.gap_by_pass(4) == [pytest.approx(0.0), pytest.approx(-0.5), pytest.approx(-1.0)]  # the last pass: 2
+    with pytest.raises(ValueError, match="at least one batch"):
+        run.gap_by_pass(0)

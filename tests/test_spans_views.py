@@ -96,3 +96,68 @@ def test_span_enumerator_counts_filters_and_explains_empty_input():
     assert w.table.value.count("class='span-row'") == count_spans(10, 2)
     w.text.value = ""
     assert "type a sentence" in w.message.value
+
+
+def _sbo_run(steps=96):
+    from course_lib.spans.sbo_run import SpanBertRun
+
+    return SpanBertRun(base="x", steps=steps, train_layers=0, losses=[
+        {"step": k + 1, "mlm": 5.2, "sbo": 7.0 - 0.01 * k, "unigram": 7.0} for k in range(steps)])
+
+
+def test_the_sbo_training_figure_marks_the_pool_repeats_and_draws_full_windows_only():
+    """The training curve cycles through 32 fixed batches: the figure marks where they repeat (an expert reader:
+    most of the gap below the unigram loss came after step 32), and each curve, a mean of 10 steps, starts at
+    step 10 (the first 9 points once averaged fewer steps)."""
+    from course_lib.views.spans import POOL_COLOUR, draw_sbo_training
+
+    fig = draw_sbo_training(_sbo_run(), pool=32)
+    ax = fig.axes[0]
+    pool_lines = [ln for ln in ax.lines if ln.get_color() == POOL_COLOUR]
+    assert sorted(ln.get_xdata()[0] for ln in pool_lines) == [32, 64]       # not at 96, the end of the run
+    assert [t.get_text() for t in ax.texts] == ["pool repeats", "pool repeats"]
+    assert "pool repeats (every 32 steps)" in [t.get_text() for t in ax.get_legend().get_texts()]
+    curves = [ln for ln in ax.lines if ln.get_color() != POOL_COLOUR]
+    assert len(curves) == 3
+    for ln in curves:
+        assert list(ln.get_xdata()) == list(range(10, 97))                  # full windows only
+    sbo = next(ln for ln in curves if ln.get_label() == "L_SBO")
+    assert sbo.get_ydata()[0] == pytest.approx(sum(7.0 - 0.01 * k for k in range(10)) / 10)
+    assert ax.get_xlabel() == "training step" and "mean of the last 10 steps" in ax.get_ylabel()
+    assert "running mean of 10" not in ax.get_ylabel()
+    assert not [ln for ln in draw_sbo_training(_sbo_run()).axes[0].lines if ln.get_color() == POOL_COLOUR]
+
+
+def test_the_position_figure_shows_always_guessing_the_most_frequent_token():
+    """An expert reader: without a context-free baseline, SBO bars of 6-8% looked like something learned."""
+    from course_lib.spans.sbo_eval import PositionAccuracy
+    from course_lib.views.spans import BASELINE_COLOUR, draw_position_accuracy
+
+    acc = PositionAccuracy([1, 2, 3], [], [], [], mlm_long=[0.23, 0.11, 0.08], sbo_long=[0.08, 0.06, 0.06],
+                           unigram_long=[0.06, 0.05, 0.05])
+    ax = draw_position_accuracy(acc, top_token="'the'").axes[0]
+    assert [round(p.get_height(), 2) for p in ax.patches] == [0.23, 0.11, 0.08, 0.08, 0.06, 0.06]
+    base = [c for c in ax.collections if c.get_label() == "always guessing 'the' (no context)"]
+    assert len(base) == 1 and tuple(base[0].get_color()[0][:3]) == (0.0, 0.0, 0.0) and BASELINE_COLOUR == "#000000"
+    ys = sorted(round(float(seg[0][1]), 2) for seg in base[0].get_segments())
+    assert ys == [0.05, 0.05, 0.06]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1 (edge)", "2", "3+ (middle)"]
+    assert ax.get_xlabel() and ax.get_ylabel() == "top-1 accuracy"
+    with pytest.raises(ValueError, match="for every distance"):
+        draw_position_accuracy(PositionAccuracy([1, 2, 3], [], [], [], mlm_long=[0.1] * 3, sbo_long=[0.1] * 3))
+
+
+@pytest.mark.parametrize("text", ["😀 😀 😀", "x" * 3000, "🦜"])
+def test_span_mask_sampler_says_why_a_text_of_unknown_tokens_has_no_span(tokenizer, text):
+    """Emoji or one 3,000-character word: every token is [UNK], never masked. The sampler said "type a longer text",
+    which would not help."""
+    u = torch.full((tokenizer.vocab_size,), 1.0 / tokenizer.vocab_size)
+    w = SpanMaskSampler(tokenizer, u)
+    w.text.value = text
+    msg = w.message.value
+    assert msg.startswith("0 span(s), 0 of 0 tokens"), msg
+    assert ("every token is [UNK] (emoji, unknown characters, words over 100 characters), and [UNK] is never "
+            "masked: type ordinary words") in msg
+    assert "longer text" not in msg
+    w.text.value = "thanks"  # a short text of ordinary words still gets the advice to type more
+    assert "rounds to no span" in w.message.value and "[UNK]" not in w.message.value

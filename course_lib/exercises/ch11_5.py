@@ -31,6 +31,7 @@ from .hints import close
 DRAWS = 60_000
 LENGTH_RUNS = [(0.2, 10, 11), (0.5, 4, 12)]  # (p, max_len, seed); the first is passed as the defaults
 ALPHA = 1e-6  # a correct sampler fails the chi-square test at a fixed seed with this probability
+OTHER_SEED = 1000  # added to a run's seed: a sampler that ignores `generator` draws the same lengths again
 
 
 # ----------------------------------------------------------------------------- span_lengths
@@ -66,6 +67,11 @@ def check_span_lengths(sample_span_lengths):
         again = _lengths(sample_span_lengths, p, max_len, seed, defaults)
         if not torch.equal(got, again):
             raise Wrong("the same generator seed gave different lengths: pass `generator` to every random call")
+        other = _lengths(sample_span_lengths, p, max_len, seed + OTHER_SEED, defaults)
+        if torch.equal(got, other):
+            raise Wrong(f"{where}: generators seeded {seed} and {seed + OTHER_SEED} gave the same {DRAWS:,} lengths, "
+                        "so your draws do not come from the generator you are given. Draw every random number from "
+                        "`generator`, and do not make or seed a generator (torch's or numpy's) of your own")
         probs = span_length_distribution(p, max_len)
         observed = torch.bincount(got, minlength=max_len + 1)[1:].double()
         expected = probs * DRAWS
@@ -232,6 +238,22 @@ def _close_call_scorer():
     return scorer
 
 
+def _low_confidence_scorer():
+    """A type wins every span whose representation sums to 0 or more, but only just (logits like [0, 0.1, 0, 0]:
+    p ≈ 0.27); NULL wins the others clearly. A rule "the argmax, if its probability reaches a threshold" drops the
+    close wins that argmax decoding keeps."""
+    def scorer(rep):
+        rep = torch.as_tensor(rep)
+        if rep.shape[-1] != 12:
+            raise ValueError(f"the scorer reads span representations of 3d = 12 numbers, got shape {tuple(rep.shape)}")
+        null_wins = torch.tensor([2.0, 0.0, 0.0, 0.0])
+        k = 1 + int((rep.abs().sum() * 10).floor()) % 3  # which type wins: LOC, ORG or PER
+        type_wins = torch.zeros(4)
+        type_wins[k] = 0.1
+        return torch.where(rep.sum(-1, keepdim=True) < 0, null_wins, type_wins)
+    return scorer
+
+
 def reference_entities(z, max_len, scorer, names):
     out = []
     for i, j in reference_enumerate(z.size(0), max_len):
@@ -245,7 +267,8 @@ def reference_entities(z, max_len, scorer, names):
 @exercise("span_ner_decode", needs=["predict_entities"])
 def check_span_ner_decode(predict_entities):
     z = _z(7, 4, seed=9)
-    for max_len, make in ((3, _scorer), (None, _scorer), (1, _scorer), (3, _close_call_scorer)):
+    for max_len, make in ((3, _scorer), (None, _scorer), (1, _scorer), (3, _close_call_scorer),
+                          (3, _low_confidence_scorer)):
         want = reference_entities(z, max_len, make(), NAMES)
         got = predict_entities(z.clone(), max_len, make(), NAMES)
         try:
@@ -270,6 +293,15 @@ def check_span_ner_decode(predict_entities):
             raise Wrong(f"span ({i}, {j}): NULL has the highest score and {t} comes close, and you tag it {t}. "
                         "A span is an entity only when its best class (the argmax over all classes, NULL included) "
                         "is not NULL; how close another class comes does not matter")
+        def narrow_win(span):
+            return float(make()(boundary_representation(z, [span[:2]])[0]).softmax(-1).max()) < 0.5
+
+        if missing and not extra and all(narrow_win(x) for x in missing):
+            i, j, t = missing[0]
+            p = float(make()(boundary_representation(z, [(i, j)])[0]).softmax(-1).max())
+            raise Wrong(f"span ({i}, {j}): {t} has the highest score (p = {p:.2f}), and you leave it out. Argmax "
+                        "decoding keeps every span whose best class is not NULL, however small its probability; a "
+                        "threshold on the probability is another decoding rule, not the one asked for here")
         s = (missing or extra)[0]
         raise Wrong(f"with max_len = {max_len}: expected {len(want)} entities, got {len(got)}; "
                     + (f"({s[0]}, {s[1]}) should be {s[2]}" if missing else f"({s[0]}, {s[1]}, {s[2]}) is not one")

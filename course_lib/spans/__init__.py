@@ -8,8 +8,10 @@ predicted from the two tokens just outside it and a relative position embedding,
 attention pooling over the span. ``ner`` -- span-based NER, eq. 11.27-11.28: enumerate the T(T+1)/2 spans (or those
 up to a length limit L), classify each as a type or NULL, decode (nested, or greedy without overlaps for flat NER),
 span-level precision/recall/F1, and why BIO cannot hold nested entities. ``experiments`` -- the notebook's runs:
-span NER vs a BIO tagger on GUM's nested entities, and a short SpanBERT (MLM + SBO) run.
+span NER vs a BIO tagger on GUM's nested entities, and a short SpanBERT (MLM + SBO) run. ``calibration`` -- undoing
+the NULL spans' sampled share in the span classifier's probabilities (:func:`correct_null_prior`).
 """
+from .calibration import correct_null_prior
 from .masking import (MASK_BUDGET, MAX_SPAN_WORDS, P_GEOMETRIC, SpanMasking, choose_spans, clipped_mean_span_length,
                       mean_span_length, sample_span_lengths, span_length_distribution, span_mask, word_units)
 from .ner import (NULL, Scores, SpanLabels, SpanNERClassifier, SpanSentence, bio_sequences_containing, bio_tags,
@@ -19,6 +21,7 @@ from .representations import AttentionPooling, SpanRepresentation, StartEndFFN, 
 from .sbo import SBOTargets, SpanBertForPreTraining, SpanBoundaryHead, sbo_input, sbo_inputs, sbo_targets
 
 __all__ = [
+    "correct_null_prior",
     "MASK_BUDGET", "MAX_SPAN_WORDS", "P_GEOMETRIC", "SpanMasking", "choose_spans", "clipped_mean_span_length",
     "mean_span_length", "sample_span_lengths", "span_length_distribution", "span_mask", "word_units",
     "NULL", "Scores", "SpanLabels", "SpanNERClassifier", "SpanSentence", "bio_sequences_containing", "bio_tags",

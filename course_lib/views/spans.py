@@ -4,7 +4,11 @@
   its fate (the 11.2 palette and markers: [MASK], random token, unchanged);
 * :func:`length_histogram_svg` -- span lengths drawn so far (bars) against the exact distribution (dots);
 * :func:`nested_spans_svg` -- words with their (possibly nested) spans drawn as stacked brackets and labels;
-* :func:`span_table_html` -- every enumerated span with its best label and probability.
+* :func:`span_table_html` -- every enumerated span with its best label and probability;
+* two matplotlib figures of the notebook's SpanBERT run (matplotlib imported only when they are drawn):
+  :func:`draw_sbo_training` (the losses along the run, full running-mean windows, the passes through the pool of
+  batches marked) and :func:`draw_position_accuracy` (top-1 by distance from the span boundary, against always
+  guessing the most frequent token).
 
 Colours are Okabe-Ito (safe with the common colour-vision deficiencies), and text or markers always say the
 same as the colour.
@@ -162,3 +166,61 @@ def span_table_html(words: Sequence[str], rows: Sequence[tuple[int, int, str, fl
     return ("<div style='max-height:260px;overflow-y:auto'><table class='span-table' style='border-collapse:collapse;"
             "font-size:12px'><tr><th>(i, j)</th><th>span</th><th>label</th><th>P</th></tr>" + "".join(body)
             + "</table>" + more + "</div>")
+
+
+POOL_COLOUR, BASELINE_COLOUR = "#999999", "#000000"
+
+
+def draw_sbo_training(run, pool: int | None = None, window: int = 10):
+    """The SpanBERT run's training curve: L_SBO, the unigram loss of the same tokens and L_MLM, each a mean of
+    ``window`` steps drawn only where a full window exists (from step ``window`` on). With ``pool`` (the run cycled
+    through that many fixed batches), a vertical line where the pool starts again: from there on the head is
+    scored on batches it has trained on."""
+    from matplotlib.figure import Figure
+
+    steps = [r["step"] for r in run.losses]
+    if not steps:
+        raise ValueError("the run has no steps to draw")
+    window = max(1, min(window, len(steps)))
+    fig = Figure(figsize=(7, 3.4), dpi=100)
+    ax = fig.subplots()
+    for key, colour, ls, label in (("unigram", "#D55E00", ":", "unigram loss of the same tokens"),
+                                   ("sbo", "#0072B2", "-", "L_SBO"), ("mlm", "#E69F00", "--", "L_MLM (frozen model)")):
+        ax.plot(steps[window - 1:], run.smoothed(key, window), color=colour, ls=ls, label=label)
+    repeats = [k for k in range(pool, steps[-1], pool)] if pool else []
+    for n, k in enumerate(repeats):
+        ax.axvline(k, color=POOL_COLOUR, ls="-.", lw=1, label=f"pool repeats (every {pool} steps)" if n == 0 else None)
+        ax.text(k + 1, 0.98, "pool repeats", transform=ax.get_xaxis_transform(), fontsize=7, va="top", color="#555555")
+    ax.set_xlim(0, steps[-1] + 1)
+    ax.set(xlabel="training step", ylabel=f"cross-entropy (nats),\nmean of the last {window} steps",
+           title="SpanBERT's boundary objective, trained on GUM")
+    ax.legend(fontsize=8, loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+def draw_position_accuracy(acc, top_token: str = "the most frequent token"):
+    """Top-1 accuracy of the MLM and the SBO head on held-out masked tokens of spans of 5+ tokens, by distance from
+    the nearer span boundary (``acc``: a :class:`~course_lib.spans.sbo_eval.PositionAccuracy`), and a black bar
+    across each group for always guessing ``top_token`` on the same tokens (``acc.unigram_long``)."""
+    from matplotlib.figure import Figure
+
+    n = len(acc.distance)
+    if not (len(acc.mlm_long) == len(acc.sbo_long) == len(acc.unigram_long) == n):
+        raise ValueError("give the MLM, SBO and most-frequent-token accuracies for every distance")
+    fig = Figure(figsize=(6, 3.2), dpi=100)
+    ax = fig.subplots()
+    xs = list(range(n))
+    ax.bar([x - 0.2 for x in xs], acc.mlm_long, width=0.4, color="#E69F00", label="MLM (from z_i)")
+    ax.bar([x + 0.2 for x in xs], acc.sbo_long, width=0.4, color="#0072B2", hatch="//", edgecolor="white",
+           label="SBO (from z_(s-1), z_(e+1), p)")
+    ax.hlines(acc.unigram_long, [x - 0.45 for x in xs], [x + 0.45 for x in xs], colors=BASELINE_COLOUR, lw=2,
+              linestyles="--", label=f"always guessing {top_token} (no context)")
+    ticks = [str(d) for d in acc.distance]
+    ticks[0], ticks[-1] = f"{ticks[0]} (edge)", f"{ticks[-1]}+ (middle)"
+    ax.set_xticks(xs, ticks)
+    ax.set(xlabel="distance from the nearer span boundary", ylabel="top-1 accuracy",
+           title="held-out masked tokens, spans of 5 or more tokens")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

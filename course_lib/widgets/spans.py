@@ -99,9 +99,15 @@ class SpanMaskSampler(W.VBox):
         n_spans = len(m.spans[0])
         covered = int(m.batch.selected.sum())
         eligible = int(m.batch.eligible.sum())
+        if n_spans:
+            advice = ""
+        elif not eligible and any(w is not None for w in enc.word_ids[0]):  # words, but each became [UNK]
+            advice = (": every token is [UNK] (emoji, unknown characters, words over 100 characters), and [UNK] is "
+                      "never masked: type ordinary words")
+        else:
+            advice = f": 15% of {eligible} token(s) rounds to no span; type a longer text to see spans"
         self.message.value = (f"{n_spans} span(s), {covered} of {eligible} tokens ({covered / max(eligible, 1):.0%}; "
-                              "target 15%)" + ("" if n_spans else f": 15% of {eligible} token(s) rounds to no span; "
-                                                                "type a longer text to see spans"))
+                              "target 15%)" + advice)
         self.tokens.value = span_mask_html(original, shown, m.spans[0], m.fates[0])
 
 

@@ -59,6 +59,15 @@ WRONG_ANSWERS = {
          "probability of stopping"),
         (edit(LENGTHS, "probs = p * (1 - p) ** (lengths - 1)", "probs = torch.ones(max_len)"), "look uniform"),
         (edit(LENGTHS, "generator=generator) + 1", "generator=None) + 1"), "pass `generator`"),
+        # a generator of its own, seeded once: the same seed gives the same draws, but so does every other seed
+        (edit(LENGTHS, "generator=generator) + 1", "generator=torch.Generator().manual_seed(0)) + 1"),
+         "do not make or seed a generator (torch's or numpy's) of your own"),
+        ("import numpy as np\n\n\n" + edit(LENGTHS, "    return torch.multinomial(probs / probs.sum(), n, replacement=True, "
+                                                   "generator=generator) + 1",
+                                           "    rng = np.random.default_rng(123)\n"
+                                           "    return torch.as_tensor(rng.choice(lengths.numpy(), size=n, "
+                                           "p=(probs / probs.sum()).numpy())).long()"),
+         "Draw every random number from `generator`"),
         (edit(LENGTHS, "lengths = torch.arange(1, max_len + 1, dtype=torch.float64)",
               "lengths = torch.arange(1, 11, dtype=torch.float64)"), "above the bound of 4"),
     ],
@@ -97,6 +106,11 @@ WRONG_ANSWERS = {
               "        p = scorer(span_representation(z, i, j)).softmax(-1)\n"
               "        k = int(p[1:].argmax()) + 1\n        if p[k] > 0.0076:"),
          "how close another class comes does not matter"),
+        # argmax, then a threshold on the winner (the cell before taught one): right on confident spans only
+        *[(edit(COMPOSE, "        k = int(scorer(span_representation(z, i, j)).argmax())\n        if k != 0:",
+                "        p = scorer(span_representation(z, i, j)).softmax(-1)\n"
+                f"        k = int(p.argmax())\n        if k != 0 and p[k] >= {t}:"),
+           "however small its probability") for t in (0.3, 0.4)],
     ],
     "mean_span_length": [('mean_length_guess = "5.0"', "unbounded geometric")],
     "bio_both_orgs": [('bio_sequences_with_both = "1"', "carry two different tags")],
