@@ -237,3 +237,71 @@ def test_the_students_figure_puts_runs_of_other_epoch_lengths_on_one_step_axis_a
     assert [ln.get_ydata()[-1] for ln in ax_loss.get_lines()][:2] == [3.0, 0.55]
     assert {t.get_text() for t in ax_acc.texts} == {"teacher", "majority class"}
     assert "steps" in ax_acc.get_xlabel() and "cross-entropy" in ax_loss.get_ylabel()
+
+
+def test_head_only_disables_the_learning_rate_and_says_the_heads(panel):
+    """An expert reader: for "head only" the slider's rate trained nothing (the head always trains at HEAD_LR), yet
+    every start added a "different" run, labelled with the slider's rate in the legend and the table."""
+    from course_lib.widgets.finetuning import FROZEN_LR, HEAD_LR
+
+    assert panel.strategy.value == "full" and panel.lr.disabled is False
+    panel.strategy.value = "head"
+    assert panel.lr.disabled is True and f"the head trains at lr {HEAD_LR:g}" in panel.status.value
+    configs = set()
+    for lr in (1e-5, 1e-3):   # whatever the (disabled) slider says, the same run: the same config, the same key
+        panel.lr.value = lr
+        configs.add(panel.config())
+    (cfg,) = configs
+    assert cfg.lr == FROZEN_LR and cfg.lr_for("classifier.weight") == HEAD_LR
+    panel.strategy.value = "last-2"
+    assert panel.lr.disabled is False and panel.config().lr == 1e-3 and panel.status.value == ""
+
+
+def test_a_head_only_run_is_labelled_with_the_rate_its_head_trained_at():
+    from course_lib.views.finetuning import run_label
+
+    cfg = TrainConfig(lr=5e-5, epochs=1, lr_overrides=(("classifier.", 5e-3),))
+    head, full = fake_run("head-cls", [0.6], strategy="head"), fake_run("full-cls", [0.8])
+    head.config = full.config = cfg
+    assert run_label(head) == "head-cls (head lr 0.005)" and run_label(full) == "full-cls (lr 5e-05)"
+    rows = comparison_rows([head, full])
+    assert (rows[0]["lr"], rows[0]["head lr"]) == (None, 5e-3) and (rows[1]["lr"], rows[1]["head lr"]) == (5e-5, 5e-3)
+    html = table_html(rows)
+    assert ">head lr<" in html and html.count(">0.005<") == 2 and html.count(">5e-05<") == 1
+    _, acc_ax = curves_figure([head, full]).axes
+    assert {t.get_text() for t in acc_ax.get_legend().get_texts()} == {"head-cls (head lr 0.005)", "full-cls (lr 5e-05)"}
+
+
+@pytest.mark.slow  # loads the embedded model and two shipped runs: a few seconds
+def test_the_panel_finds_the_notebooks_runs_by_their_key_without_training(monkeypatch):
+    """An expert reader: the panel named its runs "<pooling>-<strategy>-lr<lr>" and a run's folder is <name>-<key>, so
+    with 11.4a's settings it trained again (12 s head only, minutes full) what the notebook had shipped."""
+    from course_lib.finetuning import classify, training
+    from course_lib.finetuning.classify import pretrained_classifier, pretrained_encoder
+    from course_lib.finetuning.data import load_sentiment, majority_baseline
+    from course_lib.widgets.finetuning import HEAD_LR, FineTuningPanel
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("the panel trained a run that ships with the course")
+
+    monkeypatch.setattr(training, "batches", no_training)          # every training epoch starts here
+    monkeypatch.setattr(classify, "state_examples", no_training)   # the frozen pass, run only to train
+    _, tok = pretrained_encoder()
+    train, test = load_sentiment("train", n=500), load_sentiment("test", n=400)   # 11.4a's data and settings
+    panel = FineTuningPanel(lambda p: pretrained_classifier(SENTIMENT_LABELS, pooling=p), train, test,
+                            SentenceCollator(tok, SENTIMENT_LABELS, max_length=64),
+                            baseline=majority_baseline(train, test), head_lr=HEAD_LR)
+    panel.pooling.value, panel.epochs.value, panel.lr.value = "cls", 3, 5e-5
+    for strategy, name in (("head", "head-cls"), ("full", "full-cls")):
+        panel.strategy.value = strategy
+        panel.start()
+        panel.wait(120)
+        assert "shipped with the course" in panel.status.value, panel.status.value
+        run = panel.runs[-1]
+        assert run.shipped and run.name == name and run.origin == "shipped with the course"
+    panel.strategy.value, panel.lr.value = "head", 1e-3   # the slider is not the head's: the same run again
+    panel.start()
+    panel.wait(120)
+    assert [r.name for r in panel.runs] == ["full-cls", "head-cls"], [r.name for r in panel.runs]
+    head_row = comparison_rows(panel.runs)[-1]
+    assert (head_row["lr"], head_row["head lr"], head_row["source"]) == (None, HEAD_LR, "shipped")

@@ -35,7 +35,7 @@ from ..finetuning.freezing import count_parameters, freeze
 from ..finetuning.sbert import sbert_features as reference_features
 from ..model.bert import BertConfig, BertModel
 from ..model.classification import BertForSequenceClassification, pool
-from .core import Wrong, exercise, question, seeded
+from .core import Stopped, Wrong, exercise, question, seeded
 from .hints import close, expect_shape, expect_tensor, fmt_shape, same_gradient
 
 # ----------------------------------------------------------------------------- cls_head (composed)
@@ -126,7 +126,13 @@ def check_cls_head(cls_head):
         lengths = tok(sentences)["attention_mask"].sum(1).tolist()
         case = (f" ({B} sentences of {', '.join(map(str, lengths))} tokens, W {fmt_shape(W.shape)}, "
                 f"{C} classes)")
-        out = cls_head(encoder, tok, list(sentences), W.clone(), b.clone(), labels.clone())
+        try:
+            out = cls_head(encoder, tok, list(sentences), W.clone(), b.clone(), labels.clone())
+        except Wrong as e:
+            if not isinstance(e, Stopped) and "unexpected keyword argument" in str(e) and any(
+                    f"'{k}'" in str(e) for k in HF_TOKENIZER_ARGUMENTS):
+                raise Wrong(TOKENIZER_HINT + f" ({e})") from None
+            raise
         if not isinstance(out, tuple) or len(out) != 2:
             raise Wrong("return a pair (probs, loss): the class probabilities and the loss")
         probs, loss = expect_tensor(out[0], "probs"), expect_tensor(out[1], "the loss")
@@ -170,6 +176,11 @@ def check_cls_head(cls_head):
     same_gradient(grad, want, "W")
     return "eq. 11.13 on a padded batch of sentences, and its cross-entropy, gradient included"
 
+
+HF_TOKENIZER_ARGUMENTS = ("padding", "return_tensors", "return_attention_mask", "return_token_type_ids")
+TOKENIZER_HINT = ("the course's tokenizer is called as tokenizer(sentences): given a list, it pads the batch to its "
+                  "longest sentence itself and returns tensors (input_ids, attention_mask, token_type_ids), so it takes "
+                  "no padding= or return_tensors= as a Hugging Face tokenizer does; leave them out")
 
 NO_GRADIENT = ("your loss has the right value but carries no gradient back to {what}: was it computed under "
                "torch.no_grad(), or through .detach() or .item()? Training runs backward() from this loss, so it must "
@@ -304,7 +315,8 @@ def check_bi_encoder_logits(bi_encoder_logits):
     expect_shape(got, (3, 3), "the logits, one row of class scores per pair" + case)
     want = bi_reference(za, ma, zb, mb, W, b)
     if close(got, want):
-        return "mean pooling over real tokens, [u; v; |u − v|], then W and b"
+        check_bi_gradients(bi_encoder_logits)
+        return "mean pooling over real tokens, [u; v; |u − v|], then W and b, gradients included"
     if close(got, bi_reference(za, torch.ones_like(ma), zb, torch.ones_like(mb), W, b)):
         raise Wrong("your mean includes the padding positions: average only where the mask is 1" + case)
     if close(got, bi_reference(za, ma, zb, mb, W, b, how="cls")):
@@ -317,6 +329,37 @@ def check_bi_encoder_logits(bi_encoder_logits):
     if close(got, (reference_features(u, v) @ W.T + b).softmax(-1)):
         raise Wrong("return the logits (scores), not the softmax" + case)
     raise Wrong("the logits differ from W [u; v; |u − v|] + b with u, v the masked means" + case)
+
+
+BI_NO_GRADIENT = ("your logits have the right values but carry no gradient back to {what}: was something computed "
+                  "under torch.no_grad(), or through .detach() -- here or in the sbert_features it calls? Training runs "
+                  "backward() through these scores into W and the encoder, so they must come from W, z_a and z_b by "
+                  "tensor operations all the way")
+
+
+def check_bi_gradients(bi_encoder_logits):
+    """The gradient of one pair's one score (B = C = 1, so the answer is a single number) with respect to W, z_a and
+    z_b, against the reference's: logits computed under no_grad or detached have the right values and train nothing."""
+    from .remote import value_and_grad   # the check's side only: the sandbox never imports it
+
+    za, ma, zb, mb, W, b = (x[:1] for x in bi_inputs(1))   # one pair: z_a without padding, z_b with (below)
+    za, zb, ma, mb = za.clone(), zb.clone(), ma.clone(), torch.tensor([[1, 1, 1, 0, 0]])
+    W, b = W[:1].clone(), b[:1].clone()   # one class: the score is one number
+    args = [za, ma, zb, mb, W, b]
+    for wrt, what in ((4, "W"), (0, "z_a"), (2, "z_b")):
+        given = [a.clone() for a in args]
+        given[wrt].requires_grad_(True)
+        with torch.enable_grad():
+            _, grad = value_and_grad(bi_encoder_logits, tuple(given), wrt=wrt)
+            if grad is None:
+                raise Wrong(BI_NO_GRADIENT.format(what=what))
+            mine = [a.clone() for a in args]
+            mine[wrt].requires_grad_(True)
+            (want,) = torch.autograd.grad(bi_reference(*mine).sum(), mine[wrt])
+        if tuple(grad.shape) != tuple(want.shape) or not torch.allclose(grad.float(), want, atol=1e-6, rtol=1e-4):
+            raise Wrong(f"your logits have the right values, but their gradient with respect to {what} is not that of "
+                        "W [u; v; |u − v|] + b: part of the computation was detached or done under torch.no_grad() "
+                        "(here or in sbert_features), so backward() would train with the wrong numbers")
 
 
 # ----------------------------------------------------------------------------- distillation_loss (composed)
@@ -429,7 +472,7 @@ question(
     hint="think about which vector the embedded model's own training objective made into a sentence summary: "
          "its model card says how it turns token vectors into a sentence vector.",
     giveaways=["pooled its token vectors into one sentence vector", "fine-tuned with mean pooling",
-               "trained with mean pooling"],
+               "trained with mean pooling", "a SentenceBERT, section 5"],  # the last: a pointer to where it is said
 )
 
 question(

@@ -50,6 +50,20 @@ def find_finished(name: str, key: str) -> Path | None:
     return found
 
 
+def name_filed_under(key: str) -> str | None:
+    """The name of a run filed under ``key``, whatever its caller called it, else None: a run's folder is
+    ``<name>-<key[:16]>``, and the same run may be asked for under another name (11.4a's panel names its runs by
+    their settings, the notebook's cells by what they show). Shipped runs with weights first, then finished runs in
+    the cache, then interrupted ones (to resume them); the key alone decides, the name only says where it lies."""
+    suffix = "-" + key[:16]
+    shipped_root, cache = paths.data_dir("runs", SHIPPED_KIND), cache_root() / SHIPPED_KIND
+    found = [f for f in (sorted(shipped_root.glob("*" + suffix)) if shipped_root.is_dir() else [])
+             if (f / "run.json").is_file() and not history_only(f)]
+    for marker in ("run.json", "partial.pt"):
+        found += [f for f in (sorted(cache.glob("*" + suffix)) if cache.is_dir() else []) if (f / marker).is_file()]
+    return found[0].name[:-len(suffix)] if found else None
+
+
 HISTORY_ONLY = "history_only"  # the shipped.json flag of a run shipped without its weights
 
 

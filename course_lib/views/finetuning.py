@@ -23,9 +23,19 @@ def style(i: int) -> dict:
             "linestyle": LINESTYLES[(i // len(OKABE_ITO)) % len(LINESTYLES)]}
 
 
+def head_only(run) -> bool:
+    """Did the run train the head alone (the encoder frozen, so its learning rate unused)?"""
+    return (run.info or {}).get("strategy") == "head"
+
+
+def head_lr(run) -> float:
+    """The learning rate the run's head (``classifier.``) trained at: its own override, else the run's rate."""
+    return run.config.lr_for("classifier.weight")
+
+
 def run_label(run) -> str:
-    """A short legend label: the run's name, its learning rate, and (cached) when loaded from the cache."""
-    return f"{run.name} (lr {run.config.lr:g})"
+    """A short legend label: the run's name and the learning rate it trained at (a head-only run's: the head's)."""
+    return f"{run.name} (head lr {head_lr(run):g})" if head_only(run) else f"{run.name} (lr {run.config.lr:g})"
 
 
 def smooth(values: Sequence[float], window: int) -> np.ndarray:
@@ -105,13 +115,14 @@ def confusion_figure(cm: np.ndarray, labels: Sequence[str], title: str = "confus
 
 
 def comparison_rows(runs: Sequence) -> list[dict]:
-    """One row per run: what was trained, how, how long it took, how well it did."""
+    """One row per run: what was trained, how (the encoder's learning rate, none when only the head trained, and the
+    head's), how long it took, how well it did."""
     rows = []
     for run in runs:
         info = run.info or {}
         rows.append({
             "run": run.name, "strategy": info.get("strategy", "?"), "pooling": info.get("pooling") or "-",
-            "lr": run.config.lr, "epochs": len(run.epochs), "trainable": run.trainable_parameters,
+            "lr": None if head_only(run) else run.config.lr, "head lr": head_lr(run), "epochs": len(run.epochs), "trainable": run.trainable_parameters,
             "share": run.trainable_parameters / max(run.total_parameters, 1), "s/epoch": run.seconds_per_epoch,
             "one-off frozen pass (s)": info.get("frozen_pass_seconds"), "held-out accuracy": run.final(),
             "source": "shipped" if getattr(run, "shipped", False) else "cache" if run.cached else "trained now",
@@ -127,7 +138,7 @@ def _fmt(key: str, v) -> str:
     if key in ("share", "held-out accuracy"):
         return f"{v:.1%}"
     if isinstance(v, float):
-        return f"{v:.1f}" if key != "lr" else f"{v:g}"
+        return f"{v:.1f}" if key not in ("lr", "head lr") else f"{v:g}"
     return html.escape(str(v))
 
 

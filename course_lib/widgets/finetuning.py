@@ -4,7 +4,12 @@ Training runs in a background thread: the kernel keeps answering the other widge
 lock while it computes), the curves are redrawn from the thread after every epoch and about once a second in
 between, and the stop button ends the run after the current step, keeping its finished epochs. Finished runs
 stay on the chart, overlaid, and in the table under it. Runs are cached (``finetuning.training``), so asking
-for a run that was trained before shows it at once.
+for a run that was trained before shows it at once: a run is found by its key (its settings, data and starting
+weights), whatever name it was trained under, so the notebook's runs and the shipped ones are found too.
+
+Head only trains nothing but the head, at ``head_lr``: the learning-rate slider (the encoder's) is disabled then,
+and the run's config carries ``frozen_lr`` as the encoder's rate, which changes nothing but its key (the
+notebook's value, so that its head-only runs are found).
 """
 from __future__ import annotations
 
@@ -13,13 +18,16 @@ import time
 
 import ipywidgets as W
 
-from ..finetuning.classify import train_classifier
+from ..finetuning.classify import classifier_run_key, train_classifier
 from ..finetuning.runs import TrainConfig
+from ..finetuning.shipped import name_filed_under
 from ..views.common import error_html, figure_png
 from ..views.finetuning import comparison_rows, curves_figure, table_html
 
 LEARNING_RATES = (1e-5, 2e-5, 3e-5, 5e-5, 1e-4, 1e-3)
 HEAD_LR = 5e-3
+HEAD_NOTE = "<i>head only:"  # the status line that says at which rate the head trains
+FROZEN_LR = 5e-5   # the encoder's rate in a head-only run's config: unused (nothing of it trains), 11.4a's value
 
 
 class FineTuningPanel(W.VBox):
@@ -31,9 +39,10 @@ class FineTuningPanel(W.VBox):
     """
 
     def __init__(self, make_model, train, test, collate, baseline: float | None = None, n_layers: int = 6,
-                 batch_size: int = 16, head_lr: float = HEAD_LR, redraw_seconds: float = 1.0, name: str = "panel"):
+                 batch_size: int = 16, head_lr: float = HEAD_LR, redraw_seconds: float = 1.0, name: str = "panel",
+                 frozen_lr: float = FROZEN_LR):
         self.make_model, self.train, self.test, self.collate = make_model, train, test, collate
-        self.baseline, self.batch_size, self.head_lr = baseline, batch_size, head_lr
+        self.baseline, self.batch_size, self.head_lr, self.frozen_lr = baseline, batch_size, head_lr, frozen_lr
         self._empty_chart: bytes | None = None
         self.redraw_seconds, self.name = redraw_seconds, name
         self.runs: list = []          # finished or stopped runs, overlaid
@@ -73,6 +82,8 @@ class FineTuningPanel(W.VBox):
         super().__init__([W.HBox([controls, self.chart], layout=W.Layout(align_items="flex-start", width="100%")),
                           self.table])
         self.add_class("finetuning-panel")
+        self.strategy.observe(lambda _: self._strategy_changed(), "value")
+        self._strategy_changed()
         self.start_button.on_click(lambda _: self.start())
         self.stop_button.on_click(lambda _: self.stop())
         self.clear_button.on_click(lambda _: self.clear())
@@ -80,8 +91,20 @@ class FineTuningPanel(W.VBox):
 
     # ------------------------------------------------------------------ controls
     def config(self) -> TrainConfig:
-        return TrainConfig(lr=self.lr.value, epochs=self.epochs.value, batch_size=self.batch_size,
+        lr = self.frozen_lr if self.strategy.value == "head" else self.lr.value  # head only: the slider's lr is unused
+        return TrainConfig(lr=lr, epochs=self.epochs.value, batch_size=self.batch_size,
                            lr_overrides=(("classifier.", self.head_lr),))
+
+    def _strategy_changed(self) -> None:
+        """Head only: the encoder is frozen, so its learning rate (the slider) is disabled and the status says at
+        which rate the head trains."""
+        head = self.strategy.value == "head"
+        self.lr.disabled = head
+        if head and not self.running:
+            self.status.value = (f"{HEAD_NOTE} the encoder is frozen and the head trains at lr {self.head_lr:g}; "
+                                 "the learning-rate slider is the encoder's</i>")
+        elif not self.running and self.status.value.startswith(HEAD_NOTE):
+            self.status.value = ""
 
     @property
     def running(self) -> bool:
@@ -117,20 +140,23 @@ class FineTuningPanel(W.VBox):
         self._draw()
 
     # ------------------------------------------------------------------ the thread
-    @staticmethod
-    def _describe(strategy, pooling, cfg) -> str:
-        return f"{strategy}, {pooling} pooling, lr {cfg.lr:g}, {cfg.epochs} epoch(s)"
+    def _describe(self, strategy, pooling, cfg) -> str:
+        lr = f"head lr {self.head_lr:g}" if strategy == "head" else f"lr {cfg.lr:g}"
+        return f"{strategy}, {pooling} pooling, {lr}, {cfg.epochs} epoch(s)"
 
     def _train(self, strategy, pooling, cfg) -> None:
         self.status.value = f"<i>starting: {self._describe(strategy, pooling, cfg)}…</i>"
         try:
             model = self.make_model(pooling)
-            name = f"{pooling}-{strategy}-lr{cfg.lr:g}"
+            # a run trained before under another name (the notebook's cells name theirs) is found by its key
+            _, key = classifier_run_key(model, self.train, self.test, self.collate, strategy, cfg)
+            name = name_filed_under(key) or (f"{pooling}-head-headlr{self.head_lr:g}" if strategy == "head"
+                                             else f"{pooling}-{strategy}-lr{cfg.lr:g}")
             self.status.value = f"<i>training: {self._describe(strategy, pooling, cfg)}…</i>"
             run = train_classifier(model, self.train, self.test, self.collate, strategy, cfg, name=name,
                                    progress=False, callback=self._on_event, stop=self._stop)
             if run.epochs:  # a run stopped before its first epoch ended has nothing to compare
-                self.runs.append(run)
+                self.runs = [r for r in self.runs if r.key != run.key] + [run]  # the same run once, the latest
             state = ("shipped with the course" if run.shipped else "from the cache" if run.cached
                      else ("stopped" if run.interrupted else "finished"))
             acc = run.final()

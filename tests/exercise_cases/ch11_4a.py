@@ -67,6 +67,12 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
                          "    return logits.softmax(-1), F.cross_entropy(logits, labels, reduction='none')",
                          "the loss should be one number"),
     "logits only": ("cls_head", HEAD + ENCODE + "    return hidden[:, 0] @ W.T + b", "return a pair (probs, loss)"),
+    "Hugging Face's tokenizer arguments": ("cls_head", HEAD + "    enc = tokenizer(sentences, padding=True, "
+                                           "return_tensors='pt')\n"
+                                           "    logits = encoder(**enc).last_hidden_state[:, 0] @ W.T + b\n"
+                                           "    return logits.softmax(-1), F.cross_entropy(logits, labels)",
+                                           "given a list, it pads the batch to its longest sentence itself and returns "
+                                           "tensors"),  # right in intent; was a bare TypeError
     # ------------------------------------------------------------------ freeze_last_k
     "first k blocks": ("freeze_last_k", FREEZE + "    model.requires_grad_(False)\n"
                        "    model.classifier.requires_grad_(True)\n"
@@ -115,6 +121,22 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
                     "    return torch.cat([u, v, (u - v).abs()], -1) @ W.T + b", "you used z_CLS (position 0)"),
     "signed difference (composed)": ("bi_encoder_logits", BI + MEAN + "    u, v = mean(z_a, mask_a), mean(z_b, mask_b)\n"
                                      "    return torch.cat([u, v, u - v], -1) @ W.T + b", "|u − v|"),
+    "logits under no_grad": ("bi_encoder_logits", BI + MEAN + "    with torch.no_grad():\n"
+                             "        u, v = mean(z_a, mask_a), mean(z_b, mask_b)\n"
+                             "        return torch.cat([u, v, (u - v).abs()], -1) @ W.T + b",
+                             "your logits have the right values but carry no gradient back to W"),
+    "logits detached": ("bi_encoder_logits", BI + MEAN + "    u, v = mean(z_a, mask_a), mean(z_b, mask_b)\n"
+                        "    return (torch.cat([u, v, (u - v).abs()], -1) @ W.T + b).detach()",
+                        "your logits have the right values but carry no gradient back to W"),
+    "pooled under no_grad": ("bi_encoder_logits", BI + MEAN + "    with torch.no_grad():\n"
+                             "        u, v = mean(z_a, mask_a), mean(z_b, mask_b)\n"
+                             "    return torch.cat([u, v, (u - v).abs()], -1) @ W.T + b",
+                             "carry no gradient back to z_a"),
+    # sbert_features returns a (B, 3d) tensor, whose gradient the grader cannot ask for (only a single number's):
+    # detached features are caught where they are used, in bi_encoder_logits
+    "sbert_features detached": ("bi_encoder_logits", FEAT + "    return torch.cat([u, v, (u - v).abs()], -1).detach()\n"
+                                "\n\n" + BI + MEAN + "    return sbert_features(mean(z_a, mask_a), mean(z_b, mask_b)) "
+                                "@ W.T + b", "here or in the sbert_features it calls"),
     "softmaxed": ("bi_encoder_logits", BI + MEAN + "    u, v = mean(z_a, mask_a), mean(z_b, mask_b)\n"
                   "    return (torch.cat([u, v, (u - v).abs()], -1) @ W.T + b).softmax(-1)",
                   "return the logits (scores), not the softmax"),
@@ -159,6 +181,7 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
                 "the loss"),
     # ------------------------------------------------------------------ questions
     "cls guess": ("pooling_prediction", "pooling_guess = '[CLS]'", "which vector the embedded model's own training"),
+    "CLS without brackets": ("pooling_prediction", "pooling_guess = 'CLS'", "not '[CLS]'. think about which vector"),
     "not a choice": ("pooling_prediction", "pooling_guess = 'max'", "choose one of"),
     "scratch as good as pretrained": ("from_scratch", "from_scratch = 'near the pretrained model'",
                                       "how much of that can 500 labelled sentences teach?"),
