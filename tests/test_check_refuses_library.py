@@ -86,3 +86,12 @@ def test_an_answer_of_its_own_that_merely_sits_beside_the_library_is_not_refused
         assert reference_called(EXERCISES[name], namespace) is None, name
     assert run_exercise("causal_mask", namespace).correct
     assert run_exercise("param_count", namespace).correct
+
+
+def test_check_refuses_the_librarys_function_handed_in_under_the_exercises_name():
+    """`from course_lib.pretraining.masking import masked_lm_loss` in the answer cell: no code of one's own at all
+    (the grader says the same, from the function's module)."""
+    result = _result("mlm_loss", "from course_lib.pretraining.masking import masked_lm_loss")
+    assert result.status == WRONG and result.message == (
+        "`masked_lm_loss` is course_lib's own `course_lib.pretraining.masking.masked_lm_loss`, not your code: write "
+        "the function yourself"), result
