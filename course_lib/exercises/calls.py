@@ -31,15 +31,16 @@ def part(value, out: int | None):
 
 
 def gradient(value, x):
-    """d ``value`` / d ``x`` by autograd, for a scalar tensor ``value`` on a graph that reaches the tensor ``x``; None
-    where there is nothing to differentiate (not a tensor, not a scalar, no graph). Where the student's function ran:
-    in the sandbox for a graded notebook, in the kernel for ``check()``."""
+    """d ``value`` / d ``x`` by autograd, for a tensor ``value`` on a graph that reaches the tensor ``x`` (of a
+    larger one, the gradient of its sum: a vector of features is checked for the graph it carries too); None where
+    there is nothing to differentiate (not a tensor, no graph). Where the student's function ran: in the sandbox
+    for a graded notebook, in the kernel for ``check()``."""
     import torch
 
     if not (isinstance(value, torch.Tensor) and isinstance(x, torch.Tensor) and value.requires_grad
-            and x.requires_grad and value.numel() == 1):
+            and x.requires_grad and value.is_floating_point()):
         return None
-    (g,) = torch.autograd.grad(value.reshape(()), x, allow_unused=True)
+    (g,) = torch.autograd.grad(value.sum(), x, allow_unused=True)
     return g
 
 

@@ -285,7 +285,25 @@ def check_sbert_features(sbert_features):
         if not close(got, want):
             raise Wrong(f"the features differ from [u; v; |u − v|]: each row holds the {d} numbers of u, then the {d} "
                         f"of v, then the {d} absolute differences |u − v|, one block after the other" + case)
-    return "[u; v; |u − v|]"
+        _sbert_gradient(sbert_features, u, v, case)
+    return "[u; v; |u − v|], gradient included"
+
+
+def _sbert_gradient(sbert_features, u, v, case: str) -> None:
+    """The features must carry the gradient back to u and v: the classifier trains the encoder through them."""
+    from .remote import value_and_grad   # the check's side only: the sandbox never imports it
+
+    for wrt, name in ((0, "u"), (1, "v")):
+        given, x = [u.clone(), v.clone()], [u.clone(), v.clone()]
+        given[wrt].requires_grad_(True)
+        x[wrt].requires_grad_(True)
+        with torch.enable_grad():  # (the checks run under no_grad)
+            _, grad = value_and_grad(sbert_features, tuple(given), wrt=wrt)
+            (want,) = torch.autograd.grad(reference_features(*x).sum(), x[wrt])
+        if grad is None or not close(grad, want):
+            raise Wrong(f"your features have the right values but do not carry the gradient back to {name} "
+                        "(computed under torch.no_grad(), detached, or rebuilt from numbers): the classifier on "
+                        "top trains the encoder through them, and here it could not" + case)
 
 
 # ----------------------------------------------------------------------------- bi_encoder_logits (composed)

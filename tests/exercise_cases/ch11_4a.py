@@ -132,8 +132,14 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
                              "        u, v = mean(z_a, mask_a), mean(z_b, mask_b)\n"
                              "    return torch.cat([u, v, (u - v).abs()], -1) @ W.T + b",
                              "carry no gradient back to z_a"),
-    # sbert_features returns a (B, 3d) tensor, whose gradient the grader cannot ask for (only a single number's):
-    # detached features are caught where they are used, in bi_encoder_logits
+    # detached features are caught on their own (the gradient of their sum) and where they are used
+    "features detached": ("sbert_features", FEAT + "    return torch.cat([u, v, (u - v).abs()], -1).detach()",
+                          "your features have the right values but do not carry the gradient back to u"),
+    "features under no_grad": ("sbert_features", FEAT + "    with torch.no_grad():\n"
+                               "        return torch.cat([u, v, (u - v).abs()], -1)",
+                               "do not carry the gradient back to u"),
+    "features rebuilt from numbers": ("sbert_features", FEAT + "    return torch.tensor(torch.cat([u, v, (u - v).abs()], "
+                                      "-1).tolist())", "(computed under torch.no_grad(), detached, or rebuilt from numbers)"),
     "sbert_features detached": ("bi_encoder_logits", FEAT + "    return torch.cat([u, v, (u - v).abs()], -1).detach()\n"
                                 "\n\n" + BI + MEAN + "    return sbert_features(mean(z_a, mask_a), mean(z_b, mask_b)) "
                                 "@ W.T + b", "here or in the sbert_features it calls"),
