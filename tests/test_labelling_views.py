@@ -182,3 +182,26 @@ def test_qa_caption_sits_below_the_span_and_the_cls_box():
     bottom = max(int(y) + int(h) for y, h in boxes)
     caption_y = float(re.findall(r"<text x='\d+' y='([\d.]+)'>bars scaled", svg)[0])
     assert caption_y - 11 >= bottom and caption_y <= height  # 11 px font: its top clears the boxes, it stays inside
+
+
+def test_value_bars_label_every_bar_a_zero_included():
+    """The per-type F1 chart of 11.4b: the dictionary's PER F1 is 0, and an unlabelled bar of height 0 looked like
+    a bar left out (an expert reader's finding); every bar now carries its value."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from course_lib.views.labelling import value_bars
+
+    fig, ax = plt.subplots()
+    try:
+        series = {"entity dictionary": [0.31, 0.0, 0.23], "probe": [0.47, 0.42, 0.35]}
+        labels = value_bars(ax, ["LOC", "PER", "micro avg"], series, ("#009E73", "#D55E00"))
+        assert [t.get_text() for t in labels] == ["0.31", "0.00", "0.23", "0.47", "0.42", "0.35"]
+        assert [t.get_text() for t in ax.texts] == [t.get_text() for t in labels]  # drawn on the axis
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["LOC", "PER", "micro avg"]
+        assert [p.get_height() for p in ax.patches][1] == 0.0 and len(ax.patches) == 6
+        assert ax.get_legend_handles_labels()[1] == list(series)
+    finally:
+        plt.close(fig)

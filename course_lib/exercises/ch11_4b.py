@@ -178,7 +178,8 @@ EDGE = [
                                                                      "prediction one person with the wrong span"),
     ([["O", "B-ORG", "I-ORG"]], [["O", "B-ORG", "I-ORG"]], "an entity that ends the sentence must be closed"),
     ([["B-ORG", "I-ORG", "I-ORG"]], [["B-ORG", "I-LOC", "I-ORG"]], "a change of type ends an entity"),
-    ([["B-LOC", "O"], ["B-LOC", "O"]], [["B-LOC", "O"], ["O", "B-LOC"]], "entities are matched within their sentence"),
+    ([["B-LOC", "O"], ["O", "O"]], [["O", "O"], ["B-LOC", "O"]], "entities are matched within their sentence: "
+     "the same span in another sentence is another entity"),
     ([["B-LOC", "O"]], [["B-LOC", "I-LOC"]], "only exact spans count"),
     ([["O", "O"]], [["O", "O"]], "no entities at all: precision, recall and F1 are 0"),
     ([["B-PER", "O"], ["B-LOC", "B-ORG", "B-PER"]], [["B-PER", "O"], ["B-LOC", "O", "O"]],
@@ -252,10 +253,32 @@ def _per_sentence_mean(gold, pred) -> tuple[float, float, float]:
     return tuple(sum(getattr(r, k) for r in rows) / len(rows) for k in ("precision", "recall", "f1"))
 
 
+def _token_scores(gold, pred, typed: bool) -> tuple[float, float, float]:
+    """Token-level micro P/R/F1 over the tokens that are not O: a token is a hit when its tags agree (``typed``:
+    their types agree, the B-/I- prefix dropped)."""
+    def key(t):
+        return t[2:] if typed and t != "O" else t
+    pairs = [(key(a), key(b)) for gs, ps in zip(gold, pred) for a, b in zip(gs, ps)]
+    hit = sum(a == b != "O" for a, b in pairs)
+    n_pred, n_gold = sum(b != "O" for _, b in pairs), sum(a != "O" for a, _ in pairs)
+    p, r = (hit / n_pred if n_pred else 0.0), (hit / n_gold if n_gold else 0.0)
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+
+
 def _diagnose_f1(got, gold, pred, want):
     """Raise Wrong naming the averaging or matching an answer used, when it is a known one and not the right one."""
     def same(a, b):
         return all(abs(x - y) < 1e-9 for x, y in zip(a, b))
+    if same(got[:2], want[:2]) and not same(got[2:], want[2:]):
+        mean = " (you took their average, the arithmetic mean)" if abs(got[2] - (got[0] + got[1]) / 2) < 1e-9 else ""
+        raise Wrong(f"your precision and recall are right ({want[0]:.3f}, {want[1]:.3f}), your F1 is not: "
+                    f"{want[2]:.3f}, not {got[2]:.3f}. F1 is the *harmonic* mean of P and R{mean}, which stays "
+                    "close to the smaller of the two (and is 0 when both are 0)")
+    for typed, how in ((False, "with the B-/I- prefix"), (True, "comparing types, the B-/I- prefix dropped")):
+        if same(got, _token_scores(gold, pred, typed)) and not same(got, want):
+            raise Wrong(f"that is token-level F1 ({how}): you counted tokens whose tags agree. Entity F1 counts "
+                        "whole entities: read the (type, first, last) spans from the tags, and a predicted entity "
+                        "is a match only when its type and both ends equal a gold entity's")
     macro = entity_scores(gold, pred).macro
     if same(got, (macro.precision, macro.recall, macro.f1)) and not same(got, want):
         raise Wrong("that is the macro average, the mean of the per-type scores: this exercise's entity F1 (conlleval's) is micro — "

@@ -32,7 +32,7 @@ class QAReader:
     max_length: int = 192
     stride: int = 64
     max_answer_len: int = 30  # an answer holds at most this many tokens (j - i < it: the chapter's limit L)
-    null_threshold: float = 0.0  # "no answer" when s_0 + e_0 > best span score + this (chosen on training data)
+    null_threshold: float = 0.0  # "no answer" when s_0 + e_0 > best span score + this (0 unless tuned: the shipped reader's was chosen on training questions)
     _seen: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # answer()'s forward passes
 
     SEEN = 16  # answer() keeps the scores of this many (question, context) pairs: a new L or a pair seen again

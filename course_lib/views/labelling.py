@@ -4,6 +4,8 @@
   chapter's every-subword alignment and under first-subword alignment (-100 shown), the predicted tag, and the
   word's decoded tag at its first subword; wrong cells marked (✗ and a dashed border, not colour alone);
   the decoded entities below.
+* :func:`value_bars` -- grouped bars on a matplotlib axis, each bar labelled with its value (a bar of 0 shows
+  "0.00" rather than looking missing).
 * :func:`qa_strips` / :func:`qa_svg` -- P(start = i) and P(end = j) over the context tokens as two aligned bar
   strips, the best span shaded, [CLS] (no answer) drawn apart.
 
@@ -187,3 +189,15 @@ def qa_answer_html(view: dict) -> str:
                 f"{view['span_score']:.2f}{plus} (“{html.escape(view['text'])}”)</div>")
     return (f"<div class='qa-answer'><b>answer:</b> “{html.escape(view['text'])}” (tokens {i}–{j}, score "
             f"{view['span_score']:.2f}; [CLS] {view['null_score']:.2f}{', threshold ' + format(t, '.2f') if t else ''})</div>")
+
+
+def value_bars(ax, groups, series: dict, colours, fmt: str = "{:.2f}", width: float = 0.27) -> list:
+    """One bar per group and series (``series``: name -> one value per group) with the value printed on each bar,
+    so that a zero is read as 0, not as a bar left out. Returns the text labels drawn."""
+    n, labels = len(series), []
+    for k, ((name, values), colour) in enumerate(zip(series.items(), colours)):
+        xs = [g + (k - (n - 1) / 2) * width for g in range(len(groups))]
+        bars = ax.bar(xs, values, width=width, color=colour, label=name)
+        labels += ax.bar_label(bars, labels=[fmt.format(v) for v in values], fontsize=6, padding=1)
+    ax.set_xticks(range(len(groups)), groups)
+    return labels

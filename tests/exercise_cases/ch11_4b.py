@@ -81,6 +81,28 @@ def decode_first_subword(subword_tags, word_ids):
     return [max(ts, key=ts.count) for w, ts in sorted(pieces.items())]
 """
 
+TOKEN_F1 = """\
+def entity_f1(y_true, y_pred):
+    key = lambda t: t
+    pairs = [(key(a), key(b)) for g, p in zip(y_true, y_pred) for a, b in zip(g, p)]
+    hit = sum(a == b and a != "O" for a, b in pairs)
+    n_pred, n_gold = sum(b != "O" for a, b in pairs), sum(a != "O" for a, b in pairs)
+    p = hit / n_pred if n_pred else 0.0
+    r = hit / n_gold if n_gold else 0.0
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+"""
+POOLED = F1.split("def entity_f1")[0] + """\
+from collections import Counter
+
+def entity_f1(y_true, y_pred):
+    gold = Counter(e for s in y_true for e in read_entities(s))
+    pred = Counter(e for s in y_pred for e in read_entities(s))
+    hit = sum((gold & pred).values())
+    p = hit / sum(pred.values()) if pred else 0.0
+    r = hit / sum(gold.values()) if gold else 0.0
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+"""
+
 
 def edit(source: str, old: str, new: str) -> str:
     """The reference answer with one mistake: ``old`` (which must be there) replaced by ``new``."""
@@ -141,6 +163,14 @@ WRONG_ANSWERS = {
         (F1 + "\n_f1 = entity_f1\n\ndef entity_f1(y_true, y_pred):\n"
          "    return _f1([[t for s in y_true for t in s]], [[t for s in y_pred for t in s]])\n",
          "you read the sentences as one sequence"),
+        (TOKEN_F1, "that is token-level F1 (with the B-/I- prefix)"),  # was told "an I- tag after O … starts an entity"
+        (edit(TOKEN_F1, "key = lambda t: t", "key = lambda t: t[2:] if t != 'O' else t"),
+         "that is token-level F1 (comparing types, the B-/I- prefix dropped)"),
+        (edit(F1, "(2 * p * r / (p + r) if p + r else 0.0)", "(p + r) / 2"),
+         "your precision and recall are right (1.000, 0.500), your F1 is not: 0.667, not 0.750. F1 is the *harmonic* "
+         "mean of P and R (you took their average, the arithmetic mean)"),  # was told "every entity … counts once"
+        (POOLED, "expected P/R/F1 = 0.000/0.000/0.000, got 1.000/1.000/1.000 (entities are matched within their "
+                 "sentence"),  # a Counter of (type, first, last) without the sentence: passed the edge cases
     ],
     "best_span": [
         (edit(SPAN, "range(i, min(T, i + max_len))", "range(T)"), "an answer cannot end before it starts"),
