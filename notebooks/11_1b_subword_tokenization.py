@@ -244,7 +244,7 @@ greedy_facts
 # `vocab` holds the vocabulary's strings (`piece in vocab` is all you need). Greedy longest match
 # first, `##` before every piece but the first, `['[UNK]']` for the whole word when some position has
 # no match or when the word is longer than 100 characters. It is graded against the embedded model's
-# real tokenizer on 258 words, most of which this notebook never shows.
+# real tokenizer on 259 words, most of which this notebook never shows.
 
 # %% tags=["exercise"]
 def wordpiece_tokenize(word, vocab, unk="[UNK]", max_chars=100):

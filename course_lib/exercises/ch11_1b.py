@@ -62,6 +62,9 @@ def _diagnose_wordpiece(word: str, got: list[str], expected: list[str]) -> str:
     if len(word) > 100 and expected == [UNK]:
         return (f"a word of {len(word)} characters should give ['[UNK]']: BERT does not even try words longer than "
                 f"100 characters; you returned {len(got)} pieces")
+    if got == [UNK] and expected != [UNK] and len(word) <= 100 < len(word.encode("utf-8")):
+        return (f"a word of {len(word)} characters ({len(word.encode('utf-8'))} bytes in UTF-8) should still be cut "
+                "into pieces; you returned ['[UNK]']: the limit of 100 counts characters, not bytes")
     if got == [UNK] and expected != [UNK] and len(word) == 100:
         return (f"a word of exactly 100 characters should still be cut into pieces (the real tokenizer gives "
                 f"{len(expected)}); you returned ['[UNK]']: only words *longer* than 100 characters become '[UNK]'")
@@ -87,7 +90,8 @@ def _diagnose_wordpiece(word: str, got: list[str], expected: list[str]) -> str:
 
 # mistrust, obstruct, balinski: where the fewest pieces differ from greedy longest-first (mis ##trust, not
 # mist ##rus ##t), so a shortest-segmentation search does not pass for the greedy rule
-WORDPIECE_SHOWN = ["sanitas", "unaffable", "snow☃man", "a" * 101, "b" * 100, "mistrust", "obstruct", "balinski"]
+WORDPIECE_SHOWN = ["sanitas", "unaffable", "snow☃man", "a" * 101, "b" * 100, "mistrust", "obstruct", "balinski",
+                   "α" * 60]  # 60 characters but 120 bytes: the limit counts characters
 
 
 def wordpiece_words() -> list[str]:
@@ -122,6 +126,7 @@ MERGE_CASES = [
     {("t", "h", "e</w>"): 7, ("b", "o", "t", "h</w>"): 3, ("w", "i", "t", "h</w>"): 2, ("t", "h", "a", "t</w>"): 4},
     {("ne", "w", "</w>"): 5, ("f", "e", "w", "</w>"): 6, ("e", "w"): 9},     # (e, w) is not in ('ne', 'w', '</w>')
     {(".",): 6, ("a", "b"): 2},   # a word of one symbol ('.', ','): it has no pair, and none runs into the next word
+    {("a", "bc"): 2, ("ab", "a"): 2},  # a tie where the smallest pair (a, bc) is not the smallest joined string (aba)
 ]
 
 

@@ -93,6 +93,8 @@ WRONG_ANSWERS = {
         (WORDPIECE + "    return word.split()\n", "for 'sanitas' you returned ['sanitas']"),
         (GOOD_WORDPIECE.replace("len(word) > max_chars", "len(word) >= max_chars"),
          "only words *longer* than 100 characters become '[UNK]'"),
+        (GOOD_WORDPIECE.replace("len(word) > max_chars", "len(word.encode('utf-8')) > max_chars"),
+         "the limit of 100 counts characters, not bytes"),
     ],
     "bpe_merge_step": [
         (MERGE + """\
@@ -107,6 +109,14 @@ WRONG_ANSWERS = {
         for p in zip(w, w[1:]):
             pairs[p] += n
     best = max(pairs, key=pairs.get)
+""" + APPLY, "on a tie take the smallest pair"),
+        (MERGE + """\
+    from collections import Counter
+    pairs = Counter()
+    for w, n in words.items():
+        for p in zip(w, w[1:]):
+            pairs[p] += n
+    best = min(pairs, key=lambda p: (-pairs[p], p[0] + p[1]))
 """ + APPLY, "on a tie take the smallest pair"),
         (MERGE + """\
     from collections import Counter
