@@ -175,6 +175,17 @@ def _imports(nodes, aliases: dict[str, str]) -> None:
                 aliases[a.asname or a.name] = f"{node.module}.{a.name}"
 
 
+def uses_library(name: str, dotted: str) -> str:
+    """The refusal of a function ``name`` whose code calls the library's answer ``dotted`` (grader and check())."""
+    return (f"`{name}` uses `{dotted}`, the library's own implementation of what this exercise asks you to write: "
+            "write it yourself (no credit while it calls the library's answer)")
+
+
+def is_library(name: str, module: str, qualname: str) -> str:
+    """The refusal of a function ``name`` that is the library's own ``module.qualname`` (grader and check())."""
+    return f"`{name}` is course_lib's own `{module}.{qualname}`, not your code: write the function yourself"
+
+
 def reference_used(ex, cells: list[Cell]) -> str | None:
     """The message for a submission whose function for exercise ``ex`` calls the library's own implementation of
     it (:mod:`.references`), read from the code of its graded cells (directly, through an import alias, or through
@@ -218,8 +229,7 @@ def reference_used(ex, cells: list[Cell]) -> str | None:
             if full.startswith("course_lib"):
                 obj = _resolve(full)
                 if obj is not None and id(obj) in refs:
-                    return (f"`{ex.needs[0]}` uses `{full}`, the library's own implementation of what this exercise "
-                            "asks you to write: write it yourself (no credit while it calls the library's answer)")
+                    return uses_library(ex.needs[0], full)
     return None
 
 
@@ -245,8 +255,7 @@ def reference_called(ex, fns: dict) -> str | None:
     for n in ex.needs:  # the library's function itself, handed in under the exercise's name
         module = str(getattr(fns.get(n), "__module__", None) or "")
         if module == "course_lib" or module.startswith("course_lib."):
-            return (f"`{n}` is course_lib's own `{module}.{getattr(fns[n], '__qualname__', n)}`, not your code: "
-                    "write the function yourself")
+            return is_library(n, module, getattr(fns[n], "__qualname__", n))
     todo, seen = [fns[n] for n in ex.needs if n in fns], set()
     while todo:
         f = todo.pop()
@@ -277,8 +286,7 @@ def reference_called(ex, fns: dict) -> str | None:
         for obj in found:
             dotted = hit(obj)
             if dotted is not None:
-                return (f"`{ex.needs[0]}` uses `{dotted}`, the library's own implementation of what this exercise "
-                        "asks you to write: write it yourself (no credit while it calls the library's answer)")
+                return uses_library(ex.needs[0], dotted)
             if isinstance(obj, types.FunctionType) and getattr(obj, "__globals__", None) is where:
                 todo.append(obj)  # a helper the notebook defines
     return None

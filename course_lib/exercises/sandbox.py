@@ -38,7 +38,7 @@ from .core import EXERCISES, NOT_ATTEMPTED, WRONG, Result, Stopped, guarded, run
 from .grading import Grade, SubmissionError, check_gradable, checked, code_of, defines, exercises_in, notebook_chapter, read_cells
 from .isolation import Sandbox, SandboxUnavailable, choose
 from .limits import MAX_TASKS, Limits, cell_death_phrase, death_phrase
-from .references import reference_used
+from .references import is_library, reference_used
 from .channel import Broken, Worker
 from .remote import Exercise, Remote
 from .untrusted import clean_grade
@@ -169,8 +169,7 @@ def _pre_check(run: _Run, ex, found: dict) -> Result | None:
             return Result(ex.name, WRONG, f"`{n}` should be a function, but it is a {str(info[n].get('type'))[:60]}")
         module = str(info[n].get("module", ""))
         if module == "course_lib" or module.startswith("course_lib."):
-            return Result(ex.name, WRONG, f"`{n}` is course_lib's own `{module}.{str(info[n].get('qualname', n))}`, "
-                                          "not your code: write the function yourself")
+            return Result(ex.name, WRONG, is_library(n, module, str(info[n].get("qualname", n))))
     used = reference_used(ex, run.cells)
     if used is not None:
         return Result(ex.name, WRONG, used)
