@@ -361,15 +361,14 @@ trainer_facts = {
                                                             if len(t.removeprefix("##")) > 1 and t != "[UNK]"][:3],
     "the most frequent pair (count)": max(((p.token, p.count) for p in toy_scores), key=lambda tc: tc[1]),
     "the highest ratio (count)": max(((p.token, p.count, p.ratio) for p in toy_scores), key=lambda t: t[2])[:2],
-    "train_wordpiece (the ratio), first 3 merges": [m.token for m in train_wordpiece(toy_words, 3)],
+    "train_wordpiece (the ratio), first 3 merges": [m.token for m in train_wordpiece(toy_words, 3, score="ratio")],
 }
 trainer_facts
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # `tokenizers`' first merge is the most frequent pair, `##ug`; the ratio's is `##gs`, seen 5 times but made of
-# a rare `##s`. The trainer here trains by the likelihood gain, as the heading says, when asked to:
-# `train_wordpiece(words, n, score="gain")`; its default is the course's shortcut, `score="ratio"` (the tiny BERT
-# of notebook 11.2 uses neither: its vocabulary comes from `tokenizers`' trainer, by count). After each merge it rescores only the pairs that the merge changed (those containing
+# a rare `##s`. The trainer here trains by the likelihood gain, as the heading says: `train_wordpiece(words, n)`;
+# `score="ratio"` asks for the shortcut instead (the tiny BERT of notebook 11.2 uses neither: its vocabulary comes from `tokenizers`' trainer, by count). After each merge it rescores only the pairs that the merge changed (those containing
 # a merged symbol; nearly every other pair's gain can only fall as the corpus shrinks, so a lazy heap rescores it
 # when it reaches the top — a merge that makes a string another pair would also make is the rare exception), and
 # `tests/test_tokenization_wordpiece.py` checks it merge for merge against a brute-force recount. BPE and both WordPiece
@@ -444,18 +443,28 @@ training_facts
 # pieces (every character and the most frequent substrings), then alternate EM (expected piece
 # counts over *all* segmentations of every word, by forward-backward) and pruning (drop the pieces
 # whose removal costs the corpus least likelihood) until 2,000 pieces are left. As SentencePiece does,
-# the space belongs to the word that follows it, written `▁`. Vocabulary size and log-likelihood per
-# word after each EM step:
+# the space belongs to the word that follows it, written `▁`. Each round runs two EM steps, then prunes. The
+# history has one row per E-step: the vocabulary it starts from and the log-likelihood per word under the
+# probabilities it starts from, before its update:
 
 # %%
+# claim: unigram-history
 unigram_training = train_unigram(corpora.word_counts(train, split=str.split), 2000)
 uni = unigram_training.model
-[(size, round(ll, 2)) for size, ll in unigram_training.history], list(uni.scores)[:10]
+history_facts = {
+    "vocabulary size, log-likelihood per word, at each E-step": [(size, round(ll, 2))
+                                                                   for size, ll in unigram_training.history],
+    "first 10 pieces": list(uni.scores)[:10],
+}
+history_facts
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# Read the history with two facts in mind: the log-likelihood printed is the one EM maximises, summed over
-# every segmentation of each word; and the first row's probabilities are still the seed's substring counts,
-# before EM has fitted them, so a larger vocabulary can show a lower likelihood there.
+# Read the history with three facts in mind. The log-likelihood printed is the one EM maximises, summed over
+# every segmentation of each word. Each row scores the probabilities its E-step starts from, and the step's
+# M-update also drops the pieces used less than half a time, so the next row can have fewer pieces. And two EM
+# steps do not reach the best probabilities for a vocabulary: the first row scores the seed's raw substring
+# counts and the second has had one EM step, so both show a larger vocabulary with a lower likelihood than the
+# row after them. From there on, the likelihood rises within a round and falls when pruning removes pieces.
 #
 # To encode, take the most probable segmentation: **Viterbi**, dynamic programming over the word's
 # lattice, best[i] = max over j of best[j] + log p(word[j:i]).
@@ -611,6 +620,11 @@ why_facts = {
     "BPE's pieces that are only spaces": sum(not p.strip() for p in bpe_pieces),
     "German, pieces per word: BPE, byte-level BPE": (round(table["German"][bpe_name], 2),
                                                      round(table["German"][byte_name], 2)),
+    "BPE's unknown pieces per word": {s: round(sum(p == "[UNK]" for line in t for p in tokenize[bpe_name](line))
+                                               / sum(len(x.split()) for x in t), 3) for s, t in samples.items()},
+    "words that occur in the news BPE learnt from": {s: round(sum(w in counts for x in t for w in x.split())
+                                                              / sum(len(x.split()) for x in t), 2)
+                                                     for s, t in samples.items()},
 }
 why_facts
 
@@ -623,6 +637,11 @@ why_facts
 # 3.69, a handful of pieces on 163 words: too close to call either way): where character-level BPE writes one
 # unknown token it needs two pieces, one per byte, and elsewhere the two differ a little either way.
 #
+# And German costs BPE the most pieces of all, though not for its unknown characters: the code has more of them
+# per word (its `_ = # { } \\ %` are not in the news either), and an unknown character costs one piece, as does
+# a letter no merge joined. What sets German apart is how few of its words the news holds: about one in ten
+# occurs in the news BPE learnt from, against about half of the code's (its keywords and names are English).
+#
 # **Rare words fragment.** Words of the training text grouped by how often they occur there, and the
 # mean number of pieces each tokenizer gives them:
 
@@ -631,15 +650,21 @@ why_facts
 bins = {"BPE (news, 2,000 merges)": compare.pieces_by_frequency(bpe.encode_word, counts),
         "BERT WordPiece": compare.pieces_by_frequency(lambda w: wp.encode_word(normalize(w)), counts)}
 fragment_facts = {name: [round(b.mean_pieces, 2) for b in bs] for name, bs in bins.items()}
+fragment_facts["characters per word (one piece per character)"] = [
+    round(b.mean_pieces, 2) for b in compare.pieces_by_frequency(list, counts)]
 fragment_facts
 
 # %%
 Image(figure_png(draw_fragmentation(bins, title="rare words fragment (Lee news, words by frequency)")))
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
-# For both, the rarer the word, the more pieces: BPE's merges were made for the words that occur
-# often in its corpus, so these are whole pieces while words seen once are cut into several. This is
-# what subwords buy: almost no word is unknown (none in byte-level BPE), and frequent words cost one position.
+# For both, the rarer the word, the more pieces. BPE's merges were made for the words that occur often in
+# its corpus, so these are whole pieces while words seen once are cut into several. BERT's WordPiece never saw
+# this news, so its curve needs another reason: the words rare here are longer (7.35 characters on average for
+# words seen once, against 3.38 for words seen 100 times or more), and the frequent ones are the short words of
+# any English text, which a vocabulary learnt from far more text holds whole too. With fourteen times the
+# pieces, it cuts rare words far less (1.41 pieces against BPE's 3.28 for words seen once); only the words seen
+# 20 times or more, the ones BPE's merges were made for, does BPE keep whole more often. This is what subwords buy: almost no word is unknown (none in byte-level BPE), and frequent words cost one position.
 #
 # **Where next.** Notebook 11.4b uses `word_ids` to align word labels with pieces (named entities in
 # BIO tags, §11.4.3).

@@ -13,6 +13,7 @@ import pytest
 from conftest import ROOT
 from course_lib.checkpoints import embedded_model_dir
 from course_lib.exercises import EXERCISES
+from course_lib.exercises.core import Wrong
 from course_lib.exercises.ch11_1b import TOY, composing_sentences, wordpiece_words
 from course_lib.paths import gensim_test_data
 from course_lib.tokenization.pretokenize import basic_tokenize
@@ -20,8 +21,8 @@ from course_lib.tokenization.unigram import Unigram
 from course_lib.tokenization.wordpiece import WordPiece
 
 SOURCE = ROOT / "notebooks" / "11_1b_subword_tokenization.py"
-CLAIMS = ("bpe-trainer", "encode", "greedy", "wordpiece-gain", "wordpiece-trainer", "wordpiece-training", "alpha",
-          "fertility", "fertility-why", "fragmentation")
+CLAIMS = ("bpe-trainer", "encode", "greedy", "wordpiece-gain", "wordpiece-trainer", "wordpiece-training",
+          "unigram-history", "alpha", "fertility", "fertility-why", "fragmentation")
 
 pytestmark = pytest.mark.slow
 
@@ -184,6 +185,44 @@ def test_rarer_words_get_more_pieces(facts):
     for name in ("BPE (news, 2,000 merges)", "BERT WordPiece"):
         means = facts[name]
         assert all(a >= b for a, b in zip(means, means[1:])) and means[0] > means[-1], (name, means)
+    # BERT never saw the news: "the words rare here are longer (7.35 ... against 3.38 ...)"; "never needs more"
+    chars = facts["characters per word (one piece per character)"]
+    assert all(a > b for a, b in zip(chars, chars[1:])), chars
+    flat = " ".join(SOURCE.read_text().replace("# ", "").split())
+    assert f"({chars[0]:.2f} characters on average for words seen once, against {chars[-1]:.2f} for words seen 100" in flat
+    bpe, bert = facts["BPE (news, 2,000 merges)"], facts["BERT WordPiece"]
+    assert f"({bert[0]:.2f} pieces against BPE's {bpe[0]:.2f} for words seen once)" in flat and bert[0] < bpe[0]
+    # "only the words seen 20 times or more ... does BPE keep whole more often": bins (20, 99) and (100, None)
+    assert all(b < a for a, b in zip(bpe[:3], bert[:3])) and all(a <= b for a, b in zip(bpe[3:], bert[3:]))
+    assert any(a < b for a, b in zip(bpe[3:], bert[3:]))
+
+
+def test_german_costs_most_for_its_unseen_words_not_its_unknown_characters(facts):
+    """An expert reader: the hint blamed ä, ö, ü, ß, but the code has more unknown characters per word."""
+    unknown, seen = facts["BPE's unknown pieces per word"], facts["words that occur in the news BPE learnt from"]
+    assert unknown["Python code"] > unknown["German"] > 0                  # "the code has more of them per word"
+    assert 0.05 <= seen["German"] <= 0.15                                  # "about one in ten"
+    assert 0.35 <= seen["Python code"] <= 0.6                              # "about half of the code's"
+    assert seen["German"] == min(seen.values())                            # "what sets German apart"
+    question = EXERCISES["fertility_prediction"]
+    with pytest.raises(Wrong) as wrong:
+        question.run(most_pieces="Python code")
+    for text in (question.why, str(wrong.value)):
+        assert "an unknown character costs one piece" in text and "becomes an unknown token" not in text
+    assert "one word in ten" in question.why
+
+
+def test_unigram_history_is_read_as_the_notebook_says(facts):
+    rows = facts["vocabulary size, log-likelihood per word, at each E-step"]
+    assert len(rows) % 2 == 0                                               # "two EM steps" per round
+    # "the first row ... and the second ...: both show a larger vocabulary with a lower likelihood than the row after"
+    for (size, ll), (next_size, next_ll) in zip(rows[:2], rows[1:3]):
+        assert size > next_size and ll < next_ll
+    # "From there on, the likelihood rises within a round and falls when pruning removes pieces"
+    for i in range(2, len(rows), 2):
+        assert rows[i + 1][1] >= rows[i][1]
+        if i + 2 < len(rows):
+            assert rows[i + 2][1] < rows[i + 1][1] and rows[i + 2][0] < rows[i + 1][0]
 
 
 def test_claims_recomputed_from_the_library():

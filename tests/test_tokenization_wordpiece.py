@@ -110,9 +110,11 @@ def test_bad_input_gives_clear_results_or_errors(ours, reference):
         WordPiece(["[UNK]"], max_chars_per_word=0)
 
 
-def test_training_by_likelihood_score_differs_from_bpe_count():
+def test_training_by_the_ratio_differs_from_bpe_count_and_is_not_the_default():
     corpus = {"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5}
-    merges = train_wordpiece(corpus, 3)
+    merges = train_wordpiece(corpus, 3, score="ratio")
+    # the default is WordPiece's own criterion, the likelihood gain; the ratio is asked for by name
+    assert train_wordpiece(corpus, 3) == train_wordpiece(corpus, 3, score="gain") != merges
     # ##g ##s: 5 / (20 · 5) = 0.05 beats every pair with the frequent ##u (at most 17 / (17 · 36))
     assert (merges[0].left, merges[0].right, merges[0].token) == ("##g", "##s", "##gs")
     assert merges[0].score == pytest.approx(5 / (20 * 5))
@@ -123,7 +125,7 @@ def test_training_by_likelihood_score_differs_from_bpe_count():
 
 def test_training_scores_are_those_of_a_full_recount():
     counts = corpora.word_counts(corpora.lee("test"), split=pretokenize.basic_tokenize)
-    merges = train_wordpiece(counts, 40)
+    merges = train_wordpiece(counts, 40, score="ratio")
     words = {w: wordpiece.wordpiece_symbols(w) for w in counts}
     for m in merges:  # replay each merge and recompute its score from scratch
         pairs, symbols = {}, {}

@@ -353,12 +353,14 @@ def check_wordpiece_word_ids(wordpiece_word_ids):
 question(
     "fertility_prediction", variable="most_pieces",
     choices=["news (held out)", "Python code", "numbers & dates", "German"], answer="German",
-    why="the merges were made for the words of English news; German shares few of them, its long compounds "
-        "(Rechtsschutzversicherungsgesellschaften) fall apart into many short pieces, and ä, ö, ü, ß are not even "
-        "in the alphabet learnt from the news, so each becomes an unknown token",
-    hint="a word costs one piece when the merges built it whole, and more the less of it they built: up to one "
-         "piece per character, and an unknown token for a character the news alphabet lacks. For each text, ask how "
-         "many of its words the news contains, how long its words are, and whether its characters are in the news.")
+    why="the merges were made for the words of English news, and German shares few of them: about one word in ten "
+        "occurs in the news, against about half of the code's, so its words, long compounds "
+        "(Rechtsschutzversicherungsgesellschaften) among them, fall apart into short pieces. Not for ä, ö, ü, ß: "
+        "the code has more characters outside the news alphabet per word, and an unknown character costs one "
+        "piece, as a letter no merge joined does",
+    hint="a word costs one piece when the merges built it whole, and more the less of it they built, up to one "
+         "piece per character (an unknown character costs one piece, as a letter no merge joined does). For each "
+         "text, ask how many of its words occur in the news, and how long its words are.")
 
 question(
     "alpha_prediction", variable="viterbi_share", choices=["goes up", "goes down", "stays the same"],

@@ -90,7 +90,8 @@ class Lattices:
 
 @dataclass
 class UnigramTraining:
-    """The trained model and what happened on the way: (vocabulary size, log-likelihood per word) per EM step."""
+    """The trained model and what happened on the way, one row per E-step: (the vocabulary size it starts from,
+    the log-likelihood per word under the probabilities it starts from, i.e. before the step's update)."""
 
     model: Unigram
     history: list[tuple[int, float]] = field(default_factory=list)

@@ -161,12 +161,12 @@ class _SymbolTotals(PairCounts):
 
 
 def train_wordpiece(word_counts: dict[str, int], num_merges: int, prefix: str = PREFIX,
-                    score: str = "ratio") -> list[WordPieceMerge]:
+                    score: str = "gain") -> list[WordPieceMerge]:
     """Learn ``num_merges`` WordPiece merges, greedily, by one of two scores:
 
-    * ``score="gain"``: the pair whose merge raises the corpus log-likelihood most under a unigram model of
-      its symbols (:func:`likelihood_gain`, exact; the gain may turn negative late in training, the best pair
-      is still taken);
+    * ``score="gain"`` (the default, WordPiece's own criterion): the pair whose merge raises the corpus
+      log-likelihood most under a unigram model of its symbols (:func:`likelihood_gain`, exact; the gain may
+      turn negative late in training, the best pair is still taken);
     * ``score="ratio"``: the shortcut Hugging Face's course uses, count(ab) / (count(a) count(b)).
 
     Ties: the larger pair count, then vocabulary order. Only the pairs a merge changes are rescored (a lazy
@@ -175,9 +175,9 @@ def train_wordpiece(word_counts: dict[str, int], num_merges: int, prefix: str = 
     it reaches the top.
 
     >>> [m.token for m in train_wordpiece({"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5}, 2)]
-    ['##gs', 'pu']
-    >>> [m.token for m in train_wordpiece({"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5}, 2, score="gain")]
     ['##ug', '##un']
+    >>> [m.token for m in train_wordpiece({"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5}, 2, score="ratio")]
+    ['##gs', 'pu']
     """
     if score not in ("ratio", "gain"):
         raise ValueError(f"score must be 'ratio' or 'gain', not {score!r}")

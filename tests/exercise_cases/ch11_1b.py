@@ -252,7 +252,7 @@ def wordpiece_word_ids(text, vocab):
 """, "return a pair (tokens, word_ids)"),
     ],
     "fertility_prediction": [
-        ('most_pieces = "Python code"', "how many of its words the news contains, how long its words are"),
+        ('most_pieces = "Python code"', "an unknown character costs one piece, as a letter no merge joined does"),
         ('most_pieces = "code"', "choose one of"),
     ],
     "alpha_prediction": [
