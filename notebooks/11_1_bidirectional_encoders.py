@@ -226,7 +226,7 @@ causal.weights
 from course_lib.views.attention import attention_maps
 
 sentence = "So long and thanks for all the fish"
-fig, axes = plt.subplots(1, 2, figsize=(10, 4.4))
+fig, axes = plt.subplots(1, 2, figsize=(10, 4.4), sharey=True)   # one row of query labels, on the left
 for ax, is_causal in zip(axes, (False, True)):
     maps = attention_maps(model, tokenizer, sentence, causal=is_causal)
     w = maps.weights[1, 4]                               # block 2 (index 1), head 4: (T, T)
@@ -234,8 +234,8 @@ for ax, is_causal in zip(axes, (False, True)):
     ax.set_xticks(range(len(maps.tokens)), maps.tokens, rotation=90)
     ax.set_yticks(range(len(maps.tokens)), maps.tokens)
     ax.set_xlabel("key (attended to)")
-    ax.set_ylabel("query (attending)")
     ax.set_title(("causal" if is_causal else "bidirectional") + ": block 2, head 4")
+axes[0].set_ylabel("query (attending)")
 fig.colorbar(im, ax=axes, label="attention weight", shrink=0.8)
 
 # %% [markdown] slideshow={"slide_type": "fragment"}

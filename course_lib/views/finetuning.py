@@ -184,7 +184,8 @@ def cosine_by_label_figure(cosines: dict[str, Sequence[float]], labels: Sequence
     for i, name in enumerate(models):
         per_label = [np.asarray(cosines[name][lab]) for lab in labels]
         pos = np.arange(len(labels)) + (i - (len(models) - 1) / 2) * width
-        bp = ax.boxplot(per_label, positions=pos, widths=width * 0.9, patch_artist=True, showfliers=False)
+        bp = ax.boxplot(per_label, positions=pos, widths=width * 0.9, patch_artist=True, showfliers=False,
+                        medianprops=dict(color="black", linewidth=1.5))    # not orange on an orange box
         for box in bp["boxes"]:
             box.set(facecolor=OKABE_ITO[i], alpha=0.6, hatch=("", "//", "..", "xx")[i % 4])
         ax.plot([], [], color=OKABE_ITO[i], linewidth=8, alpha=0.6, label=name)
@@ -255,6 +256,8 @@ def labelled_data_figure(curves: dict[str, dict[int, float]], baseline: float | 
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0%}"))
     ax.set(xlabel="labelled training sentences (log scale)", ylabel="held-out accuracy",
            xlim=(sizes[0] / 1.4, sizes[-1] * 1.6) if sizes else None)
+    low, high = ax.get_ylim()
+    ax.set_ylim(low, high + 0.05 * (high - low))   # room for the labels of the top points, inside the frame
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
     if title:

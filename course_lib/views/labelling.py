@@ -198,6 +198,6 @@ def value_bars(ax, groups, series: dict, colours, fmt: str = "{:.2f}", width: fl
     for k, ((name, values), colour) in enumerate(zip(series.items(), colours)):
         xs = [g + (k - (n - 1) / 2) * width for g in range(len(groups))]
         bars = ax.bar(xs, values, width=width, color=colour, label=name)
-        labels += ax.bar_label(bars, labels=[fmt.format(v) for v in values], fontsize=6, padding=1)
+        labels += ax.bar_label(bars, labels=[fmt.format(v) for v in values], fontsize=7.5, padding=1)
     ax.set_xticks(range(len(groups)), groups)
     return labels

@@ -190,7 +190,10 @@ def draw_sbo_training(run, pool: int | None = None, window: int = 10):
     repeats = [k for k in range(pool, steps[-1], pool)] if pool else []
     for n, k in enumerate(repeats):
         ax.axvline(k, color=POOL_COLOUR, ls="-.", lw=1, label=f"pool repeats (every {pool} steps)" if n == 0 else None)
-        ax.text(k + 1, 0.98, "pool repeats", transform=ax.get_xaxis_transform(), fontsize=7, va="top", color="#555555")
+        ax.text(k + 1, 0.98, "pool repeats", transform=ax.get_xaxis_transform(), fontsize=8, va="top", color="#333333")
+    if repeats:  # headroom above the curves for those labels
+        low, high = ax.get_ylim()
+        ax.set_ylim(low, high + 0.12 * (high - low))
     ax.set_xlim(0, steps[-1] + 1)
     ax.set(xlabel="training step", ylabel=f"cross-entropy (nats),\nmean of the last {window} steps",
            title="SpanBERT's boundary objective, trained on GUM")
