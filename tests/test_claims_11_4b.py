@@ -195,9 +195,20 @@ def test_probe_layers(run):
     p = " ".join(prose(run).split())
     assert "the probe on L4 finds entities far better than on the last layer, and even L2 beats L6" in p
     assert "The last layer is not the best for every task" in p  # said after the question, not before it
-    # the layer is picked on the test sentences it is scored on: said, not hidden (an expert reader's finding)
-    assert "Note that L4 was chosen on the test sentences themselves: the best of three scores on the sentences it" \
-           " is then scored on, a choice that can only flatter it" in p
+    # the layer is chosen on held-out training documents, before the test sentences (an expert reader found it
+    # picked on the test sentences it was scored on): "chose L4 too, and in the same order"
+    out = output(run, "probe-layers")
+    dev = {int(k): float(v) for k, v in re.findall(r"L(\d) ([\d.]+)", out.split("held-out training documents")[1]
+                                                   .split("\n")[0])}
+    assert sorted(dev) == [2, 4, 6] and re.search(r"-> L4\n", out)
+    assert sorted(dev, key=dev.get) == sorted(f1, key=f1.get)
+    assert "the head alone on L4: entity F1 %.2f   (the layer chosen)" % f1[4] in out
+    n_dev, n_docs = (int(x) for x in re.search(r"chosen on (\d+) held-out training documents \((\d+) sentences",
+                                                  out).groups()[::-1])
+    assert n_docs == 24 and 300 < n_dev < 450
+    assert "The held-out training documents chose L4 too, and in the same order, so the test sentences confirm" in p
+    for layer in (2, 4, 6):   # shipped: a fresh clone trains none of them
+        assert re.search(rf"TrainRun\('wikigold-ner-dev-L{layer}': 8/8 epochs finished.*shipped with the course\)", out)
 
 def test_full_tagger(run):
     """The tagger whose six blocks learn too, against the probe: "nearly doubles entity F1", precision and recall
@@ -239,9 +250,7 @@ def test_full_tagger(run):
                  "finds *Sunshine Canyon* whole, but it splits *Mt. Sanitas* in two: B-LOC B-LOC"):
         assert said in p, said
     assert "would take most of a lecture" not in p
-    # L4, chosen on the test sentences, is a flattered baseline: the gain over it is, if anything, understated
-    assert ("L4 was chosen on the test sentences, so its score is, if anything, flattered, and those fifteen points, "
-            "if anything, an underestimate") in p
+    assert "(L4 chosen on held-out training documents, not on these test sentences)" in p
     # the column of `report` is named after the tagger it comes from (TAGGER), not a fixed 'probe'
     header = next(line for line in text.splitlines() if line.startswith("entity F1"))
     assert header.split()[2:] == ["head", "only", "(probe)", "full"], header

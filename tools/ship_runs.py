@@ -151,7 +151,8 @@ def _deltas(cache: Path, wanted) -> list[tuple[str, Path, dict]]:
 
 LABELLING_NOTEBOOKS = ["11_4b_sequence_labelling", "11_5_span_based"]
 LABELLING_RUNS = {"wikigold-ner-first", "wikigold-ner-every", "wikigold-ner-full", "wikigold-ner-probe-L2",
-                  "wikigold-ner-probe-L4", "squad-sample-head-only", "span-ner-learned",
+                  "wikigold-ner-probe-L4", "wikigold-ner-dev-L2", "wikigold-ner-dev-L4", "wikigold-ner-dev-L6",
+                  "squad-sample-head-only", "span-ner-learned",
                   "gum-bio-outermost"}  # fine-tuning runs of these notebooks, by name
 
 
@@ -232,6 +233,9 @@ for _run, _what, _call in [
          "frozen encoder (cut after block 2)", "layer_probe.fit(..., name=\"wikigold-ner-probe-L2\")"),
         ("wikigold-ner-probe-L4", "BIO tagger, first-subword labels, wikigold NER: W_K alone on layer L4 of the "
          "frozen encoder (cut after block 4)", "layer_probe.fit(..., name=\"wikigold-ner-probe-L4\")"),
+        *[(f"wikigold-ner-dev-L{k}", f"BIO tagger, first-subword labels, wikigold NER: W_K alone on layer L{k} of "
+           "the frozen encoder, trained on 4 of every 5 training documents (the layer is chosen on the fifth)",
+           f"choose_read_layer(train_sents, config) (its probe on L{k})") for k in (2, 4, 6)],
         ("wikigold-ner-full", "BIO tagger, first-subword labels, wikigold NER: W_K and all six encoder blocks "
          "(embeddings frozen), lr 5e-5, 4 epochs", "full_tagger.fit(..., name=\"wikigold-ner-full\")"),
         ("squad-sample-head-only", "extractive QA, the start/end head on the frozen encoder, SQuAD 2.0 sample",
