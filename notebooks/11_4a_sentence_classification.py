@@ -129,7 +129,8 @@ out.logits.shape, out.logits.softmax(-1)      # (B, C): untrained, near 50/50
 #
 # Return `(probs, loss)`: the probabilities of eq. 11.13 (B, C) and the mean cross-entropy over the batch.
 # The sentences have very different lengths: a short sentence must get the answer it would get alone. Training
-# will call `loss.backward()`, so the loss must carry its gradient back to `W`.
+# will call `loss.backward()`, so the loss must carry its gradient back to `W` and, since fine-tuning updates the
+# encoder too, into the encoder's weights.
 
 # %% tags=["exercise"]
 def cls_head(encoder, tokenizer, sentences, W, b, labels):

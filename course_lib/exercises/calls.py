@@ -30,6 +30,20 @@ def part(value, out: int | None):
     return None
 
 
+def target(args: tuple, wrt):
+    """What a check differentiates by: ``args[wrt]`` for an index, or for ``(i, name)`` the parameter ``name`` of the
+    module ``args[i]`` (the encoder's weights, which a loss must reach for fine-tuning); None when there is none."""
+    import torch
+
+    if type(wrt) is int:
+        return args[wrt] if 0 <= wrt < len(args) else None
+    if isinstance(wrt, (tuple, list)) and len(wrt) == 2 and type(wrt[0]) is int and type(wrt[1]) is str:
+        module = args[wrt[0]] if 0 <= wrt[0] < len(args) else None
+        if isinstance(module, torch.nn.Module):
+            return dict(module.named_parameters()).get(wrt[1])
+    return None
+
+
 def gradient(value, x):
     """d ``value`` / d ``x`` by autograd, for a tensor ``value`` on a graph that reaches the tensor ``x`` (of a
     larger one, the gradient of its sum: a vector of features is checked for the graph it carries too); None where

@@ -266,6 +266,16 @@ def _check_mlm_masking(mask_tokens):
     if torch.equal(other[1], labels):
         raise Wrong(f"generators seeded {seed} and {seed + 1} gave the same selection: draw every random number "
                     "from the generator you are given, and do not reseed torch's global one")
+    # ... and other fates: where both seeds selected a token, its fates agree about 66% of the time (0.8² + 0.1² +
+    # 0.1²) when drawn from the generator; fates from torch's global generator, reseeded, agree far more often
+    both = (labels != IGNORE_INDEX) & (other[1] != IGNORE_INDEX)
+    fate = lambda c: torch.where(c == MASK, 0, torch.where(c == input_ids, 1, 2))  # noqa: E731
+    agree = float((fate(corrupted)[both] == fate(other[0])[both]).float().mean())
+    if agree > 0.85:
+        raise Wrong(f"generators seeded {seed} and {seed + 1} gave the same fate ([MASK], random, unchanged) to "
+                    f"{agree:.0%} of the tokens both selected, where independent draws agree about 66% of the "
+                    "time: draw the fates (and the random tokens) from the generator you are given too, not from "
+                    "torch's global one")
     # without a generator (the default): it runs and returns a pair
     small = input_ids[:2, :20].clone()
     _unpack_masking(mask_tokens(small, set(SPECIAL_IDS), MASK, unigram.clone()), small)
@@ -324,7 +334,7 @@ def _loss_variants(logits, labels) -> list[tuple[torch.Tensor, str]]:
     ]
 
 
-def _check_loss_case(masked_lm_loss, logits, labels, case):
+def _check_loss_case(masked_lm_loss, logits, labels, case, confident: bool = False):
     ref = reference_mlm_loss(logits, labels)
     n = int((labels != IGNORE_INDEX).sum())
     B, T, _ = logits.shape
@@ -355,6 +365,10 @@ def _check_loss_case(masked_lm_loss, logits, labels, case):
         raise Wrong(f"masked_lm_loss should return a scalar (shape ()), got shape {shape} ({case})")
     if not got.is_floating_point():
         raise Wrong(f"the loss has dtype {got.dtype} ({case}); it should be a float")
+    if not torch.isfinite(got) and confident:
+        raise Wrong(f"your loss is {float(got)} ({case}): the softmax of a score 120 below the best underflows to 0, "
+                    "and its log to -inf; compute log-probabilities with F.log_softmax (or the loss with "
+                    "F.cross_entropy), which subtract the largest score before exponentiating")
     if torch.isnan(got):
         raise Wrong(f"your loss is NaN ({case}): are the unselected positions (label -100) left out?")
     if close(got, ref):
@@ -372,6 +386,12 @@ def check_mlm_loss(masked_lm_loss):
         logits, labels = loss_inputs(B, T, V, seed)
         n = int((labels != IGNORE_INDEX).sum())
         _check_loss_case(masked_lm_loss, logits, labels, f"logits {fmt_shape(logits.shape)}, {n} selected tokens")
+    # a confident model: one selected token's score 120 below the best (its loss is 120, not inf)
+    logits, labels = loss_inputs(*LOSS_CASES[0])
+    b, t = (labels != IGNORE_INDEX).nonzero()[0].tolist()
+    logits[b, t, labels[b, t]] = logits[b, t].max() - 120
+    _check_loss_case(masked_lm_loss, logits, labels, f"logits {fmt_shape(logits.shape)}, the score of the label at "
+                     f"({b}, {t}) 120 below the best", confident=True)
     from .remote import value_and_grad   # the check's side only: the sandbox never imports it
 
     logits, labels = loss_inputs(*LOSS_CASES[0])

@@ -222,6 +222,7 @@ CENTROID_CASES = [
     (["bank.n.02", "bank.n.01", "bank.n.02", "bank.n.09", "bank.n.01", "bank.n.02", "bank.n.09", "bank.n.01",
       "bank.n.02"], 4),
     (["interest.n.04", "interest.n.01", "interest.n.01", "interest.n.04", "interest.n.04"], 7),
+    (["die.v.01", "die.n.01", "die.v.01"], 5),  # a sense seen once: its centroid is that one vector, shape (d,)
 ]
 
 
@@ -312,13 +313,15 @@ def check_sense_centroids(sense_centroids):
 
 # ----------------------------------------------------------------------------- nearest_sense
 
-# 2-D configurations (the vector, then the centroids), rotated into d dimensions. In each, the highest cosine,
-# the highest dot product and the smallest Euclidean distance pick three different senses.
+# 2-D configurations (the vector, then the centroids), rotated into d dimensions. In the first two, the highest
+# cosine, the highest dot product and the smallest Euclidean distance pick three different senses; in the third,
+# the cosine nearest -1 (the opposite direction) is larger in absolute value than the highest one.
 NEAREST_CASES = [
     ((2.0, 0.0), {"bank.n.01": (0.6, 0.6), "bank.n.02": (10.0, 1.0), "bank.n.03": (20.0, 30.0),
                   "bank.n.04": (-40.0, 5.0)}, 8),
     ((0.0, 3.0), {"interest.n.05": (30.0, 10.0), "interest.n.01": (1.0, 2.5), "interest.n.03": (-3.0, -4.0),
                   "interest.n.04": (0.5, 8.0)}, 6),
+    ((1.0, 0.0), {"die.n.01": (1.0, 1.0), "die.v.01": (-1.0, 0.01), "die.n.02": (0.0, 1.0)}, 5),
 ]
 
 
@@ -379,6 +382,9 @@ def check_nearest_sense(nearest_sense):
         if label == senses[int(dist.argmin())]:
             raise Wrong(f"you chose {label!r}, the centroid nearest by Euclidean distance; eq. 11.9 takes the "
                         f"highest cosine, {best!r} ({case})")
+        if label == senses[int(cos.abs().argmax())] and float(cos[senses.index(label)]) < 0:
+            raise Wrong(f"you chose {label!r}, whose cosine is the largest in absolute value but negative: it points "
+                        f"the opposite way; eq. 11.9 takes the highest cosine, {best!r} ({case})")
         if label == senses[int(cos.argmin())]:
             raise Wrong(f"you chose {label!r}, the centroid with the lowest cosine: take the highest (max, not min), "
                         f"{best!r} ({case})")
@@ -476,12 +482,13 @@ def check_wsd_predict(wsd_predict):
 
 # ----------------------------------------------------------------------------- z_score
 
-# (N, M, d, eps or None for the default, constant dims, tiny dims): N small, so that σ (÷N) and the sample std
-# (÷N-1) differ by far more than the tolerance; X != corpus
-Z_CASES = [(5, 3, 6, None, [3], []), (7, 2, 4, 1e-2, [2], [1])]
+# (N, M, d, eps or None for the default, constant dims, tiny dims, small dims): N small, so that σ (÷N) and the
+# sample std (÷N-1) differ by far more than the tolerance; X != corpus. A small dimension has eps < σ < √eps: it
+# is standardized, but a threshold on the variance (σ² <= eps) would set it to 0
+Z_CASES = [(5, 3, 6, None, [3], [], []), (7, 2, 4, 1e-2, [2], [1], []), (6, 3, 5, 1e-2, [0], [], [3])]
 
 
-def z_inputs(N, M, d, const, tiny, seed) -> tuple[torch.Tensor, torch.Tensor]:
+def z_inputs(N, M, d, const, tiny, seed, small=()) -> tuple[torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(300 + seed)
     scale, shift = 0.5 + 2 * torch.rand(d, generator=g), 3 * torch.randn(d, generator=g)
     corpus = torch.randn(N, d, generator=g) * scale + shift
@@ -492,6 +499,10 @@ def z_inputs(N, M, d, const, tiny, seed) -> tuple[torch.Tensor, torch.Tensor]:
     for j in tiny:
         corpus[:, j] = 1e-3 * torch.randn(N, generator=g)
         X[:, j] = 1e-3 * torch.randn(M, generator=g)
+    for j in small:  # σ = 0.05 exactly: above eps = 0.01, its square below it
+        c = torch.randn(N, generator=g, dtype=torch.float64)
+        corpus[:, j] = (0.05 * (c - c.mean()) / c.std(unbiased=False) + 1.0).float()
+        X[:, j] = 1.0 + 0.1 * torch.randn(M, generator=g)
     return X, corpus
 
 
@@ -535,6 +546,13 @@ def _check_z_case(z_score, X, corpus, eps, const, tiny, case):
     if bad.any():
         i, j = (int(v) for v in bad.nonzero()[0])
         raise Wrong(f"z[{i}, {j}] is {float(got[i, j])} ({case})")
+    zeroed = [j for j in ok.nonzero().flatten().tolist() if not got[:, j].any() and expected[:, j].any()]
+    if zeroed:
+        j, sigma, e = zeroed[0], float(ref.sigma[zeroed[0]]), ref.eps
+        raise Wrong(f"dimension {j} is all 0, but its σ = {sigma:.3g} is above eps = {e:g}, so it is standardized "
+                    f"({case}): compare σ itself with eps, not its square (σ² = {sigma ** 2:.2g} is below eps)"
+                    if sigma ** 2 <= e else f"dimension {j} is all 0, but its σ = {sigma:.3g} is above eps = {e:g}: "
+                    f"only the dimensions with σ <= eps are set to 0 ({case})")
     if not close(got[:, ok], expected[:, ok]):
         for value, hint in _z_variants(X, corpus):
             if close(got[:, ok], value[:, ok]):
@@ -563,8 +581,8 @@ def _check_z_case(z_score, X, corpus, eps, const, tiny, case):
 
 @exercise("z_score", needs=["z_score"])
 def check_z_score(z_score):
-    for seed, (N, M, d, eps, const, tiny) in enumerate(Z_CASES):
-        X, corpus = z_inputs(N, M, d, const, tiny, seed)
+    for seed, (N, M, d, eps, const, tiny, small) in enumerate(Z_CASES):
+        X, corpus = z_inputs(N, M, d, const, tiny, seed, small)
         case = (f"X {fmt_shape(X.shape)}, corpus {fmt_shape(corpus.shape)}, "
                 + ("default eps" if eps is None else f"eps = {eps}") + f", dimension {const[0]} constant")
         _check_z_case(z_score, X, corpus, eps, const, tiny, case)
@@ -609,6 +627,14 @@ def sampling_rows(N: int = 6, seed: int = 0) -> torch.Tensor:
     Q, _ = torch.linalg.qr(torch.randn(N + 1, N + 1, generator=g, dtype=torch.float64))
     norms = torch.linspace(0.3, 6.0, N, dtype=torch.float64)[torch.randperm(N, generator=g)]
     return (X @ Q * norms[:, None]).float()
+
+
+def twin_rows() -> torch.Tensor:
+    """Four rows u, 2v, 3u, v/2 with u ⟂ v: of the 12 ordered pairs of different rows, 4 have cosine 1 and the rest
+    0, so the expected cosine is exactly 1/3, and any sampler that favours some pairs lands far from it (stepping
+    to the next row when the two collide: 1/4; never pairing neighbours: 1/2)."""
+    u, v = torch.tensor([0.6, 0.8, 0.0]), torch.tensor([0.8, -0.6, 0.0])
+    return torch.stack([u, 2 * v, 3 * u, v / 2])
 
 
 def pair_stats(X: torch.Tensor, cosine: bool = True, distinct: bool = True) -> tuple[float, float]:
@@ -743,6 +769,16 @@ def check_anisotropy(anisotropy_estimate):
     X = anisotropic_rows(N, d, 0)
     case = f"X {fmt_shape(X.shape)} with rows of different norms, the default n_pairs"
     got = _check_estimate(anisotropy_estimate, X, case, gen(), names=("dot", "one minus"))
+    # 3b. four rows u, 2v, 3u, v/2: every pair of different rows equally likely gives exactly 1/3
+    T = twin_rows()
+    twin = _call_anisotropy(anisotropy_estimate, T, "X = u, 2v, 3u, v/2 with u ⟂ v, the default n_pairs",
+                            generator=gen())
+    if not _within(twin, 1 / 3, math.sqrt(2) / 3, 10000):
+        raise Wrong(f"on the four rows u, 2v, 3u, v/2 (u ⟂ v) the estimate is {twin:.4f}; one pair of different rows "
+                    "in three is (u, 3u) or (2v, v/2), cosine 1, the others cosine 0, so it should be close to 0.3333: "
+                    "given the first row, each of the N − 1 others must be equally likely as the second (a collision "
+                    "moved to the next row makes neighbours twice as likely; a draw that skips a neighbour never "
+                    "pairs them)")
     # 4. the generator: the same seed gives the same estimate
     again = _call_anisotropy(anisotropy_estimate, X, case, generator=gen())
     if again != got:
@@ -763,7 +799,14 @@ def check_anisotropy(anisotropy_estimate):
                         "exercise asks for an estimate from n_pairs random pairs, drawn with generator")
         raise Wrong(f"with n_pairs=1 the estimate should be the cosine of one pair of different rows; yours, "
                     f"{one:.4f}, is not ({case}): average the cosines of n_pairs random pairs")
-    # 6. without a generator (the default)
+    # 6. another seed, another estimate (the generator is used, not torch's global one, reseeded)
+    case = f"X {fmt_shape(X.shape)} with rows of different norms, the default n_pairs"
+    other = _call_anisotropy(anisotropy_estimate, X, case, generator=gen(ANISOTROPY_SEED + 2))
+    if other == got:
+        raise Wrong(f"generators seeded {ANISOTROPY_SEED} and {ANISOTROPY_SEED + 2} gave the same estimate, "
+                    f"{got:.6f}: draw every pair from the generator you are given, and do not reseed torch's global "
+                    "one")
+    # 7. without a generator (the default)
     _call_anisotropy(anisotropy_estimate, X, f"X {fmt_shape(X.shape)}, no generator", n_pairs=100)
     return (f"within {SIGMAS} standard errors of the exact expected cosine over distinct pairs on two matrices, "
             "every row drawn; 0 for orthogonal rows; reproducible with a generator")

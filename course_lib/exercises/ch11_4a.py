@@ -174,7 +174,24 @@ def check_cls_head(cls_head):
         Wx = W.clone().requires_grad_(True)
         (want,) = torch.autograd.grad(cls_reference(encoder, tok, sentences, Wx, b, labels)[1], Wx)
     same_gradient(grad, want, "W")
-    return "eq. 11.13 on a padded batch of sentences, and its cross-entropy, gradient included"
+    # fine-tuning trains the encoder too (§11.4.1): the loss must reach its weights, not only W
+    with torch.enable_grad():
+        _, grad = value_and_grad(cls_head, (encoder, tok, sentences, W.clone(), b.clone(), labels.clone()),
+                                 wrt=(0, ENCODER_WEIGHT), out=1)
+        if grad is None:
+            raise Wrong(ENCODER_NO_GRADIENT)
+        weight = dict(encoder.named_parameters())[ENCODER_WEIGHT]
+        out = encoder(**tok(sentences))
+        (want,) = torch.autograd.grad(F.cross_entropy(pool(out.last_hidden_state, how="cls") @ W.T + b, labels), weight)
+    same_gradient(grad, want, "the encoder's weights")
+    return "eq. 11.13 on a padded batch of sentences, and its cross-entropy, gradient included (to W and the encoder)"
+
+
+ENCODER_WEIGHT = "encoder.layer.0.intermediate.dense.weight"  # a weight of the first block: the whole way back
+ENCODER_NO_GRADIENT = ("your loss carries a gradient to W but none into the encoder: was the encoder run under "
+                       "torch.no_grad(), or z_CLS detached? Fine-tuning updates the encoder's weights as well as the "
+                       "head's (§11.4.1), so the loss must reach them; to train the head alone, freeze the encoder's "
+                       "parameters (requires_grad_(False)) instead of cutting the graph in cls_head")
 
 
 HF_TOKENIZER_ARGUMENTS = ("padding", "return_tensors", "return_attention_mask", "return_token_type_ids")
@@ -462,6 +479,19 @@ def check_distillation_loss(distillation_loss):
                 raise Wrong(why + case)
         raise Wrong(f"loss {float(got):.4f}, expected {float(want):.4f}: T² · KL(softmax(t/T) ‖ softmax(s/T)), "
                     "summed over the classes and averaged over the batch" + case)
+    # a teacher certain of one class: its other probabilities underflow to 0, and 0 · log 0 counts as 0
+    sc, tc, _ = distill_inputs(0)
+    tc[0] = 0.0
+    tc[0, 0] = 150.0
+    case = f" (scores {fmt_shape(sc.shape)}, T = 1, the teacher's first row {tc[0].tolist()})"
+    got = expect_tensor(distillation_loss(sc.clone(), tc.clone(), 1.0), "the loss")
+    if got.dim() == 0 and not torch.isfinite(got):
+        raise Wrong(f"your loss is {float(got)} where the teacher is certain: its probabilities of the other classes "
+                    "are 0 in floating point, and the KL counts 0 · log 0 as 0; written as p * p.log() it gives NaN. "
+                    "F.kl_div (or torch.xlogy) handles it" + case)
+    want = reference_distillation(sc, tc, 1.0)
+    if not close(got, want):
+        raise Wrong(f"loss {float(got):.4f}, expected {float(want):.4f} where the teacher is certain" + case)
     with torch.no_grad():
         same = distillation_loss(t.clone(), t.clone(), 2.0)
     if not close(torch.as_tensor(same, dtype=torch.float32), torch.tensor(0.0)):

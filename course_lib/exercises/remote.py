@@ -77,9 +77,10 @@ class Exercise:
         idle = self.limits.wall_factor * self.seconds
         return Stopped(death_phrase(how, self.seconds, idle, self.limits.memory_text, where))
 
-    def call(self, fn: str, args: tuple, kwargs: dict, grad_of: int | None = None, grad_out: int | None = None):
+    def call(self, fn: str, args: tuple, kwargs: dict, grad_of=None, grad_out: int | None = None):
         """Call the student's ``fn`` in the sandbox; with ``grad_of=i``, return ``(value, d value / d args[i])``,
         the gradient computed there by autograd on the graph the student's function built (None without one); with
+        ``grad_of=(i, name)``, by the parameter ``name`` of the module ``args[i]`` (:func:`calls.target`); with
         ``grad_out=k`` too, the gradient of ``value[k]`` (a function returning several things)."""
         if self.broken is not None or self.over:
             raise self.stopped(self.broken if self.broken is not None else self.ended, fn)
@@ -96,7 +97,7 @@ class Exercise:
         callbacks: list = []
         request = {"op": "call", "fn": fn, "grad": torch.is_grad_enabled()}
         if grad_of is not None:
-            request["grad_of"] = int(grad_of)
+            request["grad_of"] = int(grad_of) if type(grad_of) is int else [int(grad_of[0]), str(grad_of[1])]
             if grad_out is not None:
                 request["grad_out"] = int(grad_out)
         self.worker.send(request, calls.dump_args(args, kwargs, callbacks, self.stored))
@@ -216,14 +217,14 @@ class Remote:
     def __call__(self, *args, **kwargs):
         return self.exercise.call(self.__name__, args, kwargs)
 
-    def value_and_grad(self, args: tuple, wrt: int, out: int | None = None):
+    def value_and_grad(self, args: tuple, wrt, out: int | None = None):
         """``(fn(*args), d fn(*args) / d args[wrt])``, both computed in the sandbox (see :func:`value_and_grad`)."""
         return self.exercise.call(self.__name__, args, {}, grad_of=wrt, grad_out=out)
 
 
-def value_and_grad(fn, args: tuple, wrt: int, out: int | None = None):
-    """What ``fn(*args)`` returns and its gradient with respect to the tensor ``args[wrt]`` (None when the answer is
-    not a scalar tensor on a graph reaching it). A check asks for both at once because, for a student's function
+def value_and_grad(fn, args: tuple, wrt, out: int | None = None):
+    """What ``fn(*args)`` returns and its gradient with respect to the tensor ``args[wrt]`` (or, for ``wrt=(i, name)``,
+    the parameter ``name`` of the module ``args[i]``; None when the answer is not a tensor on a graph reaching it). A check asks for both at once because, for a student's function
     graded in the sandbox, the graph exists only there: a flag saying "requires grad" is the sandbox's word, a
     gradient that equals the right one is not. With ``out=k``, the gradient is that of ``fn(*args)[k]`` (for a
     function that returns, say, ``(probs, loss)``)."""
@@ -231,4 +232,4 @@ def value_and_grad(fn, args: tuple, wrt: int, out: int | None = None):
     if isinstance(target, Remote):
         return guarded(lambda *a: target.value_and_grad(a, wrt, out), target.__name__)(*args)
     value = fn(*args)
-    return value, calls.gradient(calls.part(value, out), args[wrt])
+    return value, calls.gradient(calls.part(value, out), calls.target(args, wrt))

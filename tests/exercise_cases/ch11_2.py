@@ -118,6 +118,10 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
         "    eligible =", "    torch.manual_seed(0)\n    generator = None\n    eligible ="),
         'generators seeded 0 and 1 gave the same selection: draw every random number from the generator you '
         "are given, and do not reseed torch's global one"),
+    "the fates from torch's global generator, reseeded": ("mlm_masking", masking(
+        "    fate = torch.rand(input_ids.shape, generator=generator)",
+        "    torch.manual_seed(42)\n    fate = torch.rand(input_ids.shape)"),
+        "gave the same fate ([MASK], random, unchanged) to"),
     "input modified in place": ("mlm_masking", masking("corrupted = input_ids.clone()", "corrupted = input_ids"),
         'mask_tokens changed input_ids in place: corrupt a copy, so that the caller keeps the original ids '
         '(the labels are taken from them) (with the default select_prob=0.15)'),
@@ -147,6 +151,10 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
         'set (as tokenizer.special_ids is); tensor operations need the ids as a tensor or a list first (with '
         'the default select_prob=0.15)'),
     # ------------------------------------------------------------------ mlm_loss
+    "-log of the softmax (underflows)": ("mlm_loss", LOSS + """\
+    p = logits[keep].softmax(-1)
+    return -p[torch.arange(len(p)), labels[keep]].log().mean()""",
+        "the softmax of a score 120 below the best underflows to 0, and its log to -inf"),
     "loss summed": ("mlm_loss", LOSS + "    return F.cross_entropy(logits[keep], labels[keep], reduction='sum')",
         "your loss is the sum over the 10 selected tokens: L_MLM is their mean (divide by |M| = 10)" + LOSS_CASE),
     "loss averaged over all positions": ("mlm_loss", LOSS + """\

@@ -111,6 +111,9 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
         acc += h
     return (acc / 4)[idx].mean(0)""", "word_vector changed its inputs in place" + WV_CASE),
     # ------------------------------------------------------------------ sense_centroids
+    "squeezed before the mean (a sense seen once)": ("sense_centroids", SC
+                                                      + f"    return {{s: {MEMBERS}.squeeze().mean(0) for s in senses}}",
+        "(vectors (3, 5), 2 senses)"),
     "sum instead of mean": ("sense_centroids", SC + f"    return {{s: {MEMBERS}.sum(0) for s in senses}}",
         "the centroid of 'bank.n.02' is the sum of its 4 vectors" + SC_CASE + ": eq. 11.8 averages them (divide by "
         "the number of vectors, 4)"),
@@ -158,6 +161,9 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
     "lowest cosine": ("nearest_sense", NS + f"    return min(centroids, key=lambda s: {COS})",
         "you chose 'bank.n.04', the centroid with the lowest cosine: take the highest (max, not min), 'bank.n.02'"
         + NS_CASE),
+    "largest cosine in absolute value": ("nearest_sense", NS + f"    return max(centroids, key=lambda s: abs({COS}))",
+        "you chose 'die.v.01', whose cosine is the largest in absolute value but negative: it points the opposite "
+        "way; eq. 11.9 takes the highest cosine, 'die.n.01'"),
     "the index": ("nearest_sense", NS + """\
     C = torch.stack(list(centroids.values()))
     return int(F.cosine_similarity(vector[None], C).argmax())""",
@@ -176,6 +182,12 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
     return max(centroids, key=lambda s: {COS})""",
         "nearest_sense changed its inputs in place (normalising with /= ?)" + NS_CASE),
     # ------------------------------------------------------------------ z_score
+    "the threshold on the variance, not on sigma": ("z_score", """\
+def z_score(X, corpus, eps=1e-6):
+    mu, sigma = corpus.mean(0), corpus.std(0, unbiased=False)
+    return torch.where(sigma ** 2 > eps, (X - mu) / sigma, torch.zeros_like(X))""",
+        "dimension 3 is all 0, but its σ = 0.05 is above eps = 0.01, so it is standardized (X (3, 5), corpus (6, 5), "
+        "eps = 0.01, dimension 0 constant): compare σ itself with eps, not its square"),
     "fitted on X": ("z_score", """\
 def z_score(X, corpus, eps=1e-6):
     mu, sigma = X.mean(0), X.std(0, unbiased=False)
@@ -255,6 +267,21 @@ def z_score(X, corpus, eps=1e-6):
     "generator ignored": ("anisotropy", AN + DISTINCT.replace(", generator=generator", "")
                           + "    return F.cosine_similarity(X[i], X[j]).mean().item()",
         "two calls with generators seeded alike (seed 11) gave"),
+    "a collision moved to the next row": ("anisotropy", AN + """\
+    i = torch.randint(len(X), (n_pairs,), generator=generator)
+    j = torch.randint(len(X), (n_pairs,), generator=generator)
+    j = torch.where(j == i, (j + 1) % len(X), j)
+    return F.cosine_similarity(X[i], X[j], dim=-1).mean().item()""",
+        "on the four rows u, 2v, 3u, v/2 (u ⟂ v) the estimate is 0.2"),
+    "a neighbour never drawn (offsets 2 to N - 1)": ("anisotropy", AN + """\
+    i = torch.randint(len(X), (n_pairs,), generator=generator)
+    j = (i + torch.randint(2, len(X), (n_pairs,), generator=generator)) % len(X)
+    return F.cosine_similarity(X[i], X[j], dim=-1).mean().item()""",
+        "it should be close to 0.3333: given the first row, each of the N − 1 others must be equally likely"),
+    "the global generator reseeded, generator ignored": ("anisotropy", AN + """\
+    torch.manual_seed(0)
+""" + DISTINCT.replace(", generator=generator", "") + "    return F.cosine_similarity(X[i], X[j]).mean().item()",
+        "gave the same estimate, 0.3"),
     "the cosines, not their mean": ("anisotropy", AN + DISTINCT + "    return F.cosine_similarity(X[i], X[j])",
         "anisotropy_estimate returned a tensor of shape (2000,)" + ORTHO_CASE + ": return the mean of the cosines"),
     "X normalised in place": ("anisotropy", AN + DISTINCT + """\

@@ -29,6 +29,14 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
                                  "        logits = z @ W.T + b\n"
                                  "        return logits.softmax(-1), F.cross_entropy(logits, labels)",
                                  "your loss has the right value but carries no gradient back to W"),
+    "the encoder under no_grad, the head trained": ("cls_head", HEAD + "    with torch.no_grad():\n"
+                                                    "        z = encoder(**tokenizer(sentences)).last_hidden_state[:, 0]\n"
+                                                    "    logits = z @ W.T + b\n"
+                                                    "    return logits.softmax(-1), F.cross_entropy(logits, labels)",
+                                                    "your loss carries a gradient to W but none into the encoder"),
+    "z_CLS detached": ("cls_head", HEAD + ENCODE + "    logits = hidden[:, 0].detach() @ W.T + b\n"
+                       "    return logits.softmax(-1), F.cross_entropy(logits, labels)",
+                       "was the encoder run under torch.no_grad(), or z_CLS detached?"),
     "a loss rebuilt from a number": ("cls_head", HEAD + ENCODE + "    logits = hidden[:, 0] @ W.T + b\n"
                                      "    return logits.softmax(-1), torch.tensor(F.cross_entropy(logits, labels).item())",
                                      "your loss has the right value but carries no gradient back to W"),
@@ -147,6 +155,9 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
                   "    return (torch.cat([u, v, (u - v).abs()], -1) @ W.T + b).softmax(-1)",
                   "return the logits (scores), not the softmax"),
     # ------------------------------------------------------------------ distillation_loss
+    "the KL written out (0 log 0 is NaN)": ("distillation_loss", KD + LOGS
+                                            + "    return (pt * (pt.log() - log_ps)).sum(-1).mean() * T * T",
+                                            "where the teacher is certain: its probabilities of the other classes are 0"),
     "KD under no_grad": ("distillation_loss", KD + "    with torch.no_grad():\n" + LOGS.replace("    ", "        ")
                          + "        return F.kl_div(log_ps, pt, reduction='batchmean') * T * T",
                          "your loss has the right value but carries no gradient back to the student's scores"),
