@@ -95,3 +95,65 @@ def test_check_refuses_the_librarys_function_handed_in_under_the_exercises_name(
     assert result.status == WRONG and result.message == (
         "`masked_lm_loss` is course_lib's own `course_lib.pretraining.masking.masked_lm_loss`, not your code: write "
         "the function yourself"), result
+
+
+OTHER_PACKAGES = {  # another package that implements the exercise's answer whole (library_answers.PACKAGES)
+    "tokenizers' WordPiece": ("wordpiece_encode", """\
+        from tokenizers import Tokenizer
+        from tokenizers.models import WordPiece as HFWordPiece
+        def wordpiece_tokenize(word, vocab, unk="[UNK]", max_chars=100):
+            return Tokenizer(HFWordPiece(vocab, unk_token=unk, max_input_chars_per_word=max_chars)).encode(word).tokens
+        """, "tokenizers.Tokenizer"),
+    "the embedded tokenizer.json read by tokenizers": ("wordpiece_word_ids", """\
+        import tokenizers
+        from course_lib.checkpoints import embedded_model_dir
+        def wordpiece_word_ids(text, vocab):
+            tok = tokenizers.Tokenizer.from_file(str(embedded_model_dir() / "tokenizer.json"))
+            tok.no_padding()
+            enc = tok.encode(text, add_special_tokens=False)
+            return enc.tokens, enc.word_ids
+        """, "tokenizers"),
+    "tokenizers' Unigram, imported inside": ("viterbi", """\
+        def viterbi_segment(word, log_probs):
+            from tokenizers import Tokenizer, models
+            return Tokenizer(models.Unigram(list(log_probs.items()))).encode(word).tokens
+        """, "tokenizers"),
+    "seqeval's scores": ("entity_f1", """\
+        from seqeval.metrics import f1_score, precision_score, recall_score
+        def entity_f1(y_true, y_pred):
+            return precision_score(y_true, y_pred), recall_score(y_true, y_pred), f1_score(y_true, y_pred)
+        """, "seqeval.metrics"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OTHER_PACKAGES))
+def test_check_refuses_an_answer_that_another_package_computes_whole(case):
+    """An independent reader passed wordpiece_encode, wordpiece_word_ids and viterbi with `tokenizers` (the very
+    library the checks compare with) and entity_f1 with seqeval: each is refused by check() and by the grader."""
+    import course_lib.exercises.ch11_1b  # noqa: F401
+    import course_lib.exercises.ch11_4b  # noqa: F401
+    from course_lib.exercises.grading import Cell
+    from course_lib.exercises.references import reference_used
+
+    name, source, prefix = OTHER_PACKAGES[case]
+    ex = EXERCISES[name]
+    result = _result(name, source)
+    assert result.status == WRONG and f"uses `{prefix}" in result.message, result
+    assert "the library's own implementation of what this exercise asks you to write" in result.message
+    message = reference_used(ex, [Cell(0, textwrap.dedent(source), True, True)])
+    assert message is not None and f"uses `{prefix}" in message, message
+
+
+def test_a_package_listed_for_one_exercise_is_not_refused_in_another():
+    """tokenizers is refused only where it computes the answer: a check of 11.4a's NLI pairs may tokenize with it."""
+    import course_lib.exercises.ch11_4a  # noqa: F401
+
+    namespace = {"__name__": "__main__"}
+    exec(textwrap.dedent("""\
+        import tokenizers
+        import torch
+        def sbert_features(u, v):
+            assert tokenizers is not None
+            return torch.cat([u, v, (u - v).abs()], dim=-1)
+        """), namespace)
+    assert reference_called(EXERCISES["sbert_features"], namespace) is None

@@ -229,8 +229,37 @@ def check_self_attention(single_head_self_attention):
             _check_self_attention_case(answer, X, (W_Q, W_K, W_V), causal, pad, ref)
         except Wrong as e:
             raise Wrong(f"{e} (with {case})") from None
+    for causal, pad in ((True, None), (False, torch.tensor([[1, 0]]))):
+        _check_self_attention_large(single_head_self_attention, causal, pad)
     return (f"matches course_lib.model.attention.self_attention on {len(SELF_ATTENTION_CASES)} batches, "
-            "with and without the causal and the padding mask")
+            "with and without the causal and the padding mask, and with large scores")
+
+
+# two tokens of one dimension, x = 200 and -300, W_Q = 1, W_K = -1: query 0 scores its own key -40,000 and the
+# hidden key +60,000, so a finite fill such as -1e4 lets the hidden key win, and exp() without the max overflows
+LARGE_X = ([[[200.0], [-300.0]]], [[1.0]], [[-1.0]], [[1.0]])
+
+
+def _check_self_attention_large(single_head_self_attention, causal: bool, pad):
+    X, W_Q, W_K, W_V = (torch.tensor(t) for t in LARGE_X)
+    case = ("X [[200], [-300]], W_Q [[1]], W_K [[-1]], W_V [[1]], "
+            + ("causal=True" if causal else "the second token padding") + ": large scores")
+    ref = A.self_attention(X, W_Q, W_K, W_V, causal=causal, attention_mask=pad)
+    answer = single_head_self_attention(X.clone(), W_Q.clone(), W_K.clone(), W_V.clone(), causal=causal,
+                                        attention_mask=None if pad is None else pad.clone())
+    try:
+        _check_self_attention_case(answer, X, (W_Q, W_K, W_V), causal, pad, ref)
+    except Wrong as e:
+        w = answer[1] if isinstance(answer, (tuple, list)) and len(answer) == 2 else None
+        if isinstance(w, torch.Tensor) and w.shape == (1, 2, 2):
+            if torch.isnan(w[0, 0]).any():
+                raise Wrong(f"the weights of query 0 are NaN when its scores are -40000 and +60000: exp() overflows; "
+                            f"the softmax subtracts each row's largest score first (use .softmax(-1)) ({case})") from None
+            if abs(float(w[0, 0, 1])) > ATOL:
+                raise Wrong(f"the hidden key gets weight {fmt_num(float(w[0, 0, 1]))} when the only visible key "
+                            "scores -40000: a finite fill such as -10000 is not below every score. Fill the hidden "
+                            f"scores with -inf (or the dtype's lowest value) ({case})") from None
+        raise Wrong(f"{e} (with {case})") from None
 
 
 def _check_self_attention_case(answer, X, Ws, causal, pad, ref):

@@ -108,6 +108,16 @@ def check_wordpiece_encode(wordpiece_tokenize):
         got = _as_pieces(wordpiece_tokenize(word, vocab), "wordpiece_tokenize")
         if got != expected:
             raise Wrong(_diagnose_wordpiece(word, got, expected))
+    # the stub's two parameters are used, not their defaults written into the body
+    for word, kwargs, want in (("☃", {"unk": "<unk>"}, ["<unk>"]), ("ab" * 30, {"max_chars": 50}, ["[UNK]"]),
+                               ("ab" * 30, {"max_chars": 60}, None)):
+        got = _as_pieces(wordpiece_tokenize(word, vocab, **kwargs), "wordpiece_tokenize")
+        want = want or tok.encode(word, add_special_tokens=False).tokens
+        if got != want:
+            given = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+            raise Wrong(f"wordpiece_tokenize({word!r}, vocab, {given}) gave {got[:6]}, expected {want[:6]}: use the "
+                        "unk and max_chars arguments (a word is unknown when it is longer than max_chars characters, "
+                        "and unk is what it becomes), not the defaults written into the body")
     return (f"equal to the embedded model's tokenizer on {len(words)} words, among them "
             f"{len(words) - len(WORDPIECE_SHOWN)} you never saw")
 
@@ -127,6 +137,7 @@ MERGE_CASES = [
     {("ne", "w", "</w>"): 5, ("f", "e", "w", "</w>"): 6, ("e", "w"): 9},     # (e, w) is not in ('ne', 'w', '</w>')
     {(".",): 6, ("a", "b"): 2},   # a word of one symbol ('.', ','): it has no pair, and none runs into the next word
     {("a", "bc"): 2, ("ab", "a"): 2},  # a tie where the smallest pair (a, bc) is not the smallest joined string (aba)
+    {("a", "b", "c"): 3, ("ab", "c"): 1},  # two spellings of one word become one: their counts add up (3 + 1)
 ]
 
 
@@ -212,6 +223,11 @@ def check_bpe_merge_step(bpe_merge_step):
         if not isinstance(new_words, dict):
             raise Wrong(f"new_words should be a dict from symbol tuples to counts, got {type(new_words).__name__}")
         new_words = {tuple(k): v for k, v in new_words.items()}
+        if new_words != merged and set(new_words) == set(merged):
+            k = next(k for k in merged if new_words[k] != merged[k])
+            raise Wrong(f"after merging {best}, {k} should occur {merged[k]} times, yours {new_words[k]}: when two "
+                        "words are spelt alike after the merge, their counts add up (do not overwrite one with the "
+                        "other)")
         if new_words != merged:
             if sorted(new_words.values()) != sorted(merged.values()):
                 raise Wrong("keep each word's count: merging changes how a word is spelt, not how often it occurs")
@@ -319,8 +335,11 @@ def check_viterbi(viterbi_segment):
 
 def composing_sentences() -> list[str]:
     rng = random.Random(3)
-    return (["Mt. Sanitas is in Sunshine Canyon.", "Björk's café isn't in Zürich!", "Unaffable tokenizers, 2,000 of them."]
-            + rng.sample(list(corpora.wikipedia()), 6) + rng.sample(list(corpora.lee("test")), 6))
+    # the fourth: an underscore (punctuation to BERT, a word character to a regex's \w) and CJK characters (each a
+    # word of its own), which a home-made pre-tokenizer gets wrong
+    return (["Mt. Sanitas is in Sunshine Canyon.", "Björk's café isn't in Zürich!", "Unaffable tokenizers, 2,000 of them.",
+             "snake_case names, 東京 and 北京."]
+            + rng.sample(list(corpora.wikipedia()), 6) + rng.sample(list(corpora.lee("test")), 5))
 
 
 @exercise("wordpiece_word_ids", needs=["wordpiece_word_ids"])
@@ -339,7 +358,9 @@ def check_wordpiece_word_ids(wordpiece_word_ids):
                 raise Wrong(f"for {text!r} your tokens are {tokens[:12]}: normalise and split the text first "
                             "(lower case, no accents, punctuation as words of its own) -- basic_tokenize(text) "
                             "does both")
-            raise Wrong(f"for {text!r} your tokens are {tokens}, the real tokenizer gives {enc.tokens}")
+            extra = (": BERT's pre-tokenizer makes every punctuation character a word of its own, the underscore "
+                     "too, and every CJK character as well -- basic_tokenize(text) does" if "_" in text else "")
+            raise Wrong(f"for {text!r} your tokens are {tokens}, the real tokenizer gives {enc.tokens}{extra}")
         if word_ids != enc.word_ids:
             if word_ids == list(range(len(tokens))):
                 raise Wrong(f"for {text!r} your word ids count the pieces: every piece of a word gets the index of "

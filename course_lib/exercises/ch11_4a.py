@@ -303,7 +303,10 @@ def check_sbert_features(sbert_features):
             raise Wrong(f"the features differ from [u; v; |u − v|]: each row holds the {d} numbers of u, then the {d} "
                         f"of v, then the {d} absolute differences |u − v|, one block after the other" + case)
         _sbert_gradient(sbert_features, u, v, case)
-    return "[u; v; |u − v|], gradient included"
+    u = torch.randn(2, 4, generator=g)   # a pair whose two sentences are the same: u = v in the first row
+    v = torch.cat([u[:1], u[1:] + 1.0])
+    _sbert_gradient(sbert_features, u, v, " (u, v of shape (2, 4), the first rows equal: the same sentence twice)")
+    return "[u; v; |u − v|], gradient included (also where u = v)"
 
 
 def _sbert_gradient(sbert_features, u, v, case: str) -> None:
@@ -317,6 +320,10 @@ def _sbert_gradient(sbert_features, u, v, case: str) -> None:
         with torch.enable_grad():  # (the checks run under no_grad)
             _, grad = value_and_grad(sbert_features, tuple(given), wrt=wrt)
             (want,) = torch.autograd.grad(reference_features(*x).sum(), x[wrt])
+        if grad is not None and torch.isnan(grad).any():
+            raise Wrong(f"the gradient with respect to {name} is NaN where u = v: √((u − v)²) has no derivative at 0, "
+                        "and autograd computes 0/0 there, which would put NaN into every weight it trains; .abs() "
+                        "gives the gradient 0 at 0" + case)
         if grad is None or not close(grad, want):
             raise Wrong(f"your features have the right values but do not carry the gradient back to {name} "
                         "(computed under torch.no_grad(), detached, or rebuilt from numbers): the classifier on "

@@ -247,9 +247,8 @@ def _low_confidence_scorer():
         if rep.shape[-1] != 12:
             raise ValueError(f"the scorer reads span representations of 3d = 12 numbers, got shape {tuple(rep.shape)}")
         null_wins = torch.tensor([2.0, 0.0, 0.0, 0.0])
-        k = 1 + int((rep.abs().sum() * 10).floor()) % 3  # which type wins: LOC, ORG or PER
-        type_wins = torch.zeros(4)
-        type_wins[k] = 0.1
+        k = 1 + (rep.abs().sum(-1) * 10).floor().long() % 3  # which type wins, per span: LOC, ORG or PER
+        type_wins = 0.1 * torch.nn.functional.one_hot(k, 4).to(rep.dtype)   # row by row: a batch of spans works too
         return torch.where(rep.sum(-1, keepdim=True) < 0, null_wins, type_wins)
     return scorer
 

@@ -180,12 +180,24 @@ ATTEND = """\
     w = s.masked_fill(~mask, float("-inf")).softmax(-1)
     return w @ (X @ W_V), w
 """
+LARGE_SCORES = " (X [[200], [-300]], W_Q [[1]], W_K [[-1]], W_V [[1]], causal=True: large scores)"
 PLAIN = " (with X (1, 4, 6), W_Q and W_K (6, 4), W_V (6, 3), causal=False, no padding)"
 CAUSAL_ONLY = " (with X (2, 5, 6), W_Q and W_K (6, 4), W_V (6, 3), causal=True, no padding)"
 PADDED = " (with X (2, 5, 6), W_Q and W_K (6, 4), W_V (6, 3), causal=False, real lengths [5, 3])"
 BOTH = " (with X (3, 6, 6), W_Q and W_K (6, 4), W_V (6, 3), causal=True, real lengths [6, 2, 4])"
 
 CASES.update({
+    "self-attention with a finite fill": ("self_attention", SELF + MASK + KEY_MASK + ATTEND.replace(
+        'float("-inf")', "-1e4"),
+        "the hidden key gets weight 1.00 when the only visible key scores -40000: a finite fill such as -10000 is not "
+        "below every score. Fill the hidden scores with -inf (or the dtype's lowest value)" + LARGE_SCORES),
+    "self-attention by exp() without the max": ("self_attention", SELF + MASK + KEY_MASK + """\
+    s = (X @ W_Q) @ (X @ W_K).transpose(1, 2) / math.sqrt(W_K.size(1))
+    e = s.exp() * mask
+    w = e / e.sum(-1, keepdim=True)
+    return w @ (X @ W_V), w
+""", "the weights of query 0 are NaN when its scores are -40000 and +60000: exp() overflows; the softmax subtracts "
+        "each row's largest score first (use .softmax(-1))" + LARGE_SCORES),
     "self-attention ignoring causal": ("self_attention", SELF + MASK.replace("if causal:", "if False:") + KEY_MASK + ATTEND,
                                        "in text 0, query 0 attends to key 1, which comes after it: with causal=True "
                                        "each token may see only itself and the tokens before it" + CAUSAL_ONLY),

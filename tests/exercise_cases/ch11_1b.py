@@ -30,13 +30,23 @@ APPLY = """\
                 out.append(w[i] + w[i + 1]); i += 2
             else:
                 out.append(w[i]); i += 1
-        new[tuple(out)] = n
+        new[tuple(out)] = new.get(tuple(out), 0) + n
     return best, new
+"""
+BEST = """\
+    from collections import Counter
+    pairs = Counter()
+    for w, n in words.items():
+        for p in zip(w, w[1:]):
+            pairs[p] += n
+    best = min(pairs, key=lambda p: (-pairs[p], p))
 """
 VITERBI = "def viterbi_segment(word, log_probs):\n"
 
 WRONG_ANSWERS = {
     "wordpiece_encode": [
+        (GOOD_WORDPIECE.replace("len(word) > max_chars", "len(word) > 100").replace("return [unk]", 'return ["[UNK]"]'),
+         "use the unk and max_chars arguments"),
         # the fewest pieces (a shortest-path search, ties to the longest first piece) instead of greedy
         (WORDPIECE + """\
     if len(word) > max_chars:
@@ -97,6 +107,8 @@ WRONG_ANSWERS = {
          "the limit of 100 counts characters, not bytes"),
     ],
     "bpe_merge_step": [
+        (MERGE + BEST + APPLY.replace("new.get(tuple(out), 0) + n", "n"),
+         "when two words are spelt alike after the merge, their counts add up"),
         (MERGE + """\
     from collections import Counter
     pairs = Counter(p for w in words for p in zip(w, w[1:]))
@@ -250,6 +262,18 @@ def wordpiece_word_ids(text, vocab):
 def wordpiece_word_ids(text, vocab):
     return [t for w in basic_tokenize(text) for t in wordpiece_tokenize(w, vocab)]
 """, "return a pair (tokens, word_ids)"),
+        (GOOD_WORDPIECE + """
+import re, unicodedata
+def wordpiece_word_ids(text, vocab):
+    text = unicodedata.normalize("NFD", text.lower())
+    text = "".join(c for c in text if unicodedata.category(c) != "Mn")
+    tokens, ids = [], []
+    for i, w in enumerate(re.findall(r"\\w+|[^\\w\\s]", text)):
+        p = wordpiece_tokenize(w, vocab)
+        tokens += p
+        ids += [i] * len(p)
+    return tokens, ids
+""", "makes every punctuation character a word of its own, the underscore too, and every CJK character as well"),
     ],
     "fertility_prediction": [
         ('most_pieces = "Python code"', "an unknown character costs one piece, as a letter no merge joined does"),

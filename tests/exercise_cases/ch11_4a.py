@@ -109,6 +109,9 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
                               "    for block in model.bert.encoder.layer[-k:]:\n        block.requires_grad_(True)",
                               "a slice that starts at -0 starts at 0, so it is the whole list"),
     # ------------------------------------------------------------------ sbert_features
+    "the absolute difference as the root of a square": ("sbert_features", FEAT
+                                                         + "    return torch.cat([u, v, ((u - v) ** 2).sqrt()], dim=-1)",
+                                                         "the gradient with respect to u is NaN where u = v"),
     "signed difference": ("sbert_features", FEAT + "    return torch.cat([u, v, u - v], dim=-1)",
                           "the absolute difference"),
     "product": ("sbert_features", FEAT + "    return torch.cat([u, v, u * v], dim=-1)", "not the product u * v"),

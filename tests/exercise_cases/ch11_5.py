@@ -115,3 +115,19 @@ WRONG_ANSWERS = {
     "mean_span_length": [('mean_length_guess = "5.0"', "unbounded geometric")],
     "bio_both_orgs": [('bio_sequences_with_both = "1"', "carry two different tags")],
 }
+
+RIGHT_ANSWERS = {  # other correct answers than the notebook's: each must be graded correct
+    "span_ner_decode": [
+        (edit(COMPOSE, """\
+    out = []
+    for i, j in enumerate_spans(z.shape[0], max_len):
+        k = int(scorer(span_representation(z, i, j)).argmax())
+        if k != 0:
+            out.append((i, j, names[k]))
+    return out""", """\
+    spans = enumerate_spans(z.shape[0], max_len)
+    ks = scorer(torch.stack([span_representation(z, i, j) for i, j in spans])).argmax(-1)
+    return [(i, j, names[int(k)]) for (i, j), k in zip(spans, ks) if int(k) != 0]"""),
+         "every span scored in one batch: a scorer (an FFN) reads a batch of span vectors row by row"),
+    ],
+}
