@@ -54,6 +54,8 @@ def test_span_table_lists_rows_and_says_how_many_are_left_out():
     rows = [(i, j, "NULL", 0.9) for i, j in enumerate_spans(3)]
     out = span_table_html(words, rows, max_rows=4)
     assert out.count("class='span-row'") == 4 and "and 2 more" in out
+    # every cell keeps a gap to the next column (a long span ran into its label in the browser)
+    assert out.count("<td style='padding:1px 12px") == 4 * 4 and out.count("<th style='padding:1px 12px") == 4
 
 
 def test_split_words_keeps_abbreviations_and_hyphens():

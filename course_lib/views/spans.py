@@ -160,15 +160,18 @@ def span_table_html(words: Sequence[str], rows: Sequence[tuple[int, int, str, fl
     body = []
     for s, e, label, p in rows[:max_rows]:
         style = f"font-weight:bold;color:{type_colour(label)}" if label != "NULL" else "color:#555"
-        body.append(f"<tr class='span-row' style='{style}'><td>({s}, {e})</td><td>{html.escape(' '.join(words[s:e + 1]))}"
-                    f"</td><td>{html.escape(label)}</td><td style='text-align:right'>{p:.3f}</td></tr>")
+        body.append(f"<tr class='span-row' style='{style}'><td style='{CELL}'>({s}, {e})</td><td style='{CELL}'>"
+                    f"{html.escape(' '.join(words[s:e + 1]))}</td><td style='{CELL}'>{html.escape(label)}</td>"
+                    f"<td style='{CELL};text-align:right'>{p:.3f}</td></tr>")
     more = f"<p>… and {len(rows) - max_rows} more</p>" if len(rows) > max_rows else ""
     return ("<div style='max-height:260px;overflow-y:auto'><table class='span-table' style='border-collapse:collapse;"
-            "font-size:12px'><tr><th>(i, j)</th><th>span</th><th>label</th><th>P</th></tr>" + "".join(body)
+            f"font-size:12px'><tr>{''.join(f'<th style={CELL!r}>{h}</th>' for h in ('(i, j)', 'span', 'label', 'P'))}</tr>"
+            + "".join(body)
             + "</table>" + more + "</div>")
 
 
 POOL_COLOUR, BASELINE_COLOUR = "#999999", "#000000"
+CELL = "padding:1px 12px 1px 0"  # room between the span table's columns (a long span ran into its label)
 
 
 def draw_sbo_training(run, pool: int | None = None, window: int = 10):
