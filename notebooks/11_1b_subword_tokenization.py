@@ -109,7 +109,7 @@ initial_symbols("lowest")
 # frequent pair (on a tie the smallest, `min` of the tied pairs: a simpler rule than the library's learner below,
 # which prefers the pair whose symbols come first in its vocabulary), and return `(best_pair, new_words)`, where
 # `new_words` spells every word with that pair merged into one symbol (left to right, without
-# overlaps: `a a a` → `aa a`). Do not change `words`.
+# overlaps: `a a a` → `aa a`); should two words come out spelt alike, their counts add up. Do not change `words`.
 
 # %% tags=["exercise"]
 def bpe_merge_step(words):
@@ -242,8 +242,9 @@ greedy_facts
 # ### Exercise `wordpiece_encode`
 # Write `wordpiece_tokenize(word, vocab)` for one normalised word (lower case, no punctuation);
 # `vocab` holds the vocabulary's strings (`piece in vocab` is all you need). Greedy longest match
-# first, `##` before every piece but the first, `['[UNK]']` for the whole word when some position has
-# no match or when the word is longer than 100 characters. It is graded against the embedded model's
+# first, `##` before every piece but the first, `[unk]` for the whole word when some position has
+# no match or when the word is longer than `max_chars` characters (the arguments `unk` and `max_chars`, by default
+# `'[UNK]'` and 100, as BERT's). It is graded against the embedded model's
 # real tokenizer on 259 words, most of which this notebook never shows.
 
 # %% tags=["exercise"]

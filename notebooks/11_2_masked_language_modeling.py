@@ -29,7 +29,7 @@
 #    BERT-base's 110M parameters are;
 # 3. the MLM corruption: 15% of tokens, of which 80% [MASK], 10% a random token, 10% unchanged — and why;
 #    what masking one piece of a word gives away (whole-word masking);
-# 4. the loss, computed on the selected tokens only, from raw text to a number;
+# 4. the loss, from raw text to a number;
 # 5. next sentence prediction (NSP), segment embeddings and the pooler;
 # 6. pretraining a tiny BERT live, with MLM + NSP, until it predicts real words;
 # 7. MLM domain adaptation: continuing the MLM training on the Python manual;
@@ -259,8 +259,24 @@ print(f"{'an untied output matrix would add':55s} {bert_base.vocab_size * bert_b
 # `[MASK]`, 10% by a random token, and 10% are left unchanged. Random tokens are drawn from the **unigram**
 # distribution of a corpus, as the chapter describes it (BERT's released code, and Hugging Face's MLM collator,
 # draw them uniformly from the vocabulary instead; this notebook and its exercise follow the chapter).
-# `[CLS]`, `[SEP]` and padding are never selected. Here the corpus is the prose of the Python reference manual
-# (Python 3.11.7's, a copy of which ships with the course, so the text is the same whichever Python runs this):
+# `[CLS]`, `[SEP]` and padding are never selected.
+#
+# ### Prediction `share_in_loss`
+# The model is then trained to predict the original token at some of the positions. Of the tokens of a text (not
+# counting `[CLS]`, `[SEP]` and padding), what share contributes to the loss: `"1.5%"`, `"12%"`, `"15%"`, `"85%"`
+# or `"100%"`?
+
+# %% tags=["exercise"]
+### BEGIN SOLUTION
+share_in_loss = "15%"
+### END SOLUTION
+
+# %%
+check("share_in_loss")
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# Here the corpus for the random tokens is the prose of the Python reference manual (Python 3.11.7's, a copy of
+# which ships with the course, so the text is the same whichever Python runs this):
 
 # %%
 from course_lib.pretraining.masking import unigram_distribution
@@ -422,19 +438,8 @@ print(f"top-1 with the other pieces in view / with the whole word masked: "
 # ## 4. The MLM loss (§11.2.1)
 #
 # The loss is the cross-entropy of the original token, averaged over the selected set M only:
-# $L_{MLM} = -\frac{1}{|M|}\sum_{i \in M}\log P(x_i \mid \mathbf{z}_i)$.
-#
-# ### Prediction `share_in_loss`
-# Of the tokens of a text (not counting `[CLS]`, `[SEP]` and padding), what share contributes to the loss:
-# `"1.5%"`, `"12%"`, `"15%"`, `"85%"` or `"100%"`?
-
-# %% tags=["exercise"]
-### BEGIN SOLUTION
-share_in_loss = "15%"
-### END SOLUTION
-
-# %%
-check("share_in_loss")
+# $L_{MLM} = -\frac{1}{|M|}\sum_{i \in M}\log P(x_i \mid \mathbf{z}_i)$. Your prediction at the start of §3,
+# counted on 500 paragraphs of the manual:
 
 # %%
 # claim: share-in-loss
@@ -455,7 +460,8 @@ print(f"in the loss (selected): {counts['selected'] / counts['eligible']:.1%} of
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `mlm_loss`
 # Write `masked_lm_loss(logits, labels)`: logits (B, T, |V|), labels (B, T) with -100 at unselected
-# positions; return the mean cross-entropy over the selected positions only.
+# positions; return the mean cross-entropy over the selected positions only. It must stay finite for a
+# confident model (a label whose score is far below the best) and carry its gradient back to `logits`.
 
 # %% tags=["exercise"]
 def masked_lm_loss(logits, labels):

@@ -583,7 +583,8 @@ for (a, b, gold_label), p in zip(chapter_pairs, probs):
 # and u–v", abbreviates it. For similarity, SentenceBERT drops $\mathbf{W}$ and uses $\cos(u, v)$.
 #
 # ### Exercise `sbert_features`
-# Write `sbert_features(u, v)`: (B, d) and (B, d) → the (B, 3d) features $[u; v; |u - v|]$.
+# Write `sbert_features(u, v)`: (B, d) and (B, d) → the (B, 3d) features $[u; v; |u - v|]$. Training runs
+# `backward()` through them into the encoder, for every pair, a pair of identical sentences (u = v) included.
 
 # %% tags=["exercise"]
 def sbert_features(u, v):
@@ -840,9 +841,8 @@ print(f"the cross-encoder's held-out NLI accuracy: {runs['NLI cross-encoder'].fi
 # the learned part of a run must stay small enough to ship. The transfer set is the 2,500 training sentences
 # outside our 500: their gold labels are never read.
 #
-# The teacher's *scores* already tell the student how sure the teacher was, at any T. What T changes is the
-# weight of the small probabilities: a higher temperature flattens the distribution, so the classes the
-# teacher ranked low count for more (with many classes, which wrong classes are plausible). Hinton's T² keeps
+# The temperature T changes the weight of the small probabilities: a higher temperature flattens the
+# distribution, so the classes the teacher ranked low count for more. Hinton's T² keeps
 # the gradients of $\mathcal{L}_{KD}$ roughly the same size whatever T (for large T), which matters when it is added to a gold-label
 # loss; here it is used alone.
 
@@ -864,7 +864,8 @@ print(f"transfer set: {len(transfer):,} unlabelled sentences; labelled: {len(tra
 # Write `distillation_loss(student_logits, teacher_logits, T)`: both arguments are (B, C) scores; return
 # $T^2 \cdot \mathrm{KL}(\mathrm{softmax}(t/T) \,\|\, \mathrm{softmax}(s/T))$, one number, the mean over the
 # batch. `F.log_softmax`, `F.softmax` and `F.kl_div` are all you need; mind which argument `F.kl_div` expects
-# as log-probabilities, and what its `reduction` averages over.
+# as log-probabilities, and what its `reduction` averages over. The loss must stay finite when the teacher is
+# certain (some of its probabilities are 0 in floating point) and carry its gradient back to the student's scores.
 
 # %% tags=["exercise"]
 def distillation_loss(student_logits, teacher_logits, T):
@@ -890,8 +891,7 @@ check("distillation_loss")
 #
 # **Prediction.** The two students that learn from the teacher see the same sentences. With two classes,
 # which of them will be more *accurate* on the held-out sentences: the one trained on the teacher's top
-# class, the one trained on its scores, or will they be about the same (within 3 points, about what chance
-# alone moves an accuracy on 400 test sentences)?
+# class, the one trained on its scores, or will they be about the same (within 3 points)?
 
 # %% tags=["exercise"]
 ### BEGIN SOLUTION

@@ -29,8 +29,8 @@
 # 2. the span boundary objective (eq. 11.17-11.20), and a short SpanBERT run (shipped; one call trains it again on
 #    CPU);
 # 3. span representations (eq. 11.21-11.26);
-# 4. span-based NER (eq. 11.27) on real nested entities, against a BIO tagger — and the question whether BIO tags
-#    can hold *United Airlines* inside *United Airlines Holding* (§11.5.2, after eq. 11.28); the **span enumerator**.
+# 4. span-based NER (eq. 11.27) on real nested entities, against a BIO tagger — and how BIO tags write
+#    *United Airlines* inside *United Airlines Holding* (§11.5.2, after eq. 11.28); the **span enumerator**.
 #
 # Five exercises and two predictions are graded with `check("…")`.
 
@@ -444,7 +444,8 @@ check("span_enumeration")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # **Nested entities and BIO.** In the chapter's example both *United Airlines* and *United Airlines Holding*
-# are organisations, one inside the other. Span labels can hold both. Can BIO tags?
+# are organisations, one inside the other. Span labels give each span its own label. How do BIO tags, one per
+# word, write these two?
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Predict before you look

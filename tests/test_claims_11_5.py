@@ -241,7 +241,7 @@ def test_the_overview_asks_and_does_not_answer_the_predictions():
     import jupytext
 
     overview = " ".join(jupytext.read(SOURCE).cells[0].source.split())
-    assert "*United Airlines* inside *United Airlines Holding*" in overview and "whether BIO tags can hold" in overview
+    assert "*United Airlines* inside *United Airlines Holding*" in overview and "how BIO tags write" in overview
     for giveaway in ("cannot", "can't", "can not", "no BIO", "impossible", "never"):
         assert giveaway not in overview, giveaway
 

@@ -47,3 +47,32 @@ def test_the_sbo_hints_do_not_give_the_row():
                                                                                                     row(i, s, e))})
         assert not result.correct
         assert "row i - s" not in result.message and "P[i" not in result.message, result.message
+
+
+def test_a_helper_left_as_a_stub_is_named_not_the_answer_that_calls_it():
+    """An auditor: 11.4b's predicted_entities was told to replace its own NotImplementedError when only the
+    read_entities it calls was unwritten. In the kernel (check()) and through the sandbox's reply alike."""
+    import course_lib.exercises.ch11_1  # noqa: F401 (registers the exercises)
+    from course_lib.exercises import calls
+    from course_lib.exercises.core import run_exercise
+    from course_lib.exercises.remote import _rebuilt
+    from course_lib.exercises.worker import _raised
+
+    namespace: dict = {}
+    exec("def read_rows(X):\n    raise NotImplementedError('Exercise: replace this line with your code')\n"
+         "def single_head_self_attention(X, W_Q, W_K, W_V, causal=False, attention_mask=None):\n"
+         "    return read_rows(X)\n", namespace)
+    result = run_exercise("self_attention", namespace)
+    assert (result.status, result.message) == ("not attempted", "replace `raise NotImplementedError` in read_rows "
+                                                                "with your code (single_head_self_attention calls it)")
+    try:
+        namespace["single_head_self_attention"](None, None, None, None)
+    except NotImplementedError as e:
+        reply = _raised(e)
+    assert reply["kind"] == "not_implemented" and reply["where"] == "read_rows"
+    assert calls.unwritten(_rebuilt(reply), "single_head_self_attention") == (
+        "replace `raise NotImplementedError` in read_rows with your code (single_head_self_attention calls it)")
+    # its own stub: named as before
+    reply["where"] = "single_head_self_attention"
+    assert calls.unwritten(_rebuilt(reply), "single_head_self_attention") == (
+        "replace `raise NotImplementedError` in single_head_self_attention with your code")

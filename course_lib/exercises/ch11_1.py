@@ -253,8 +253,9 @@ def _check_self_attention_large(single_head_self_attention, causal: bool, pad):
         w = answer[1] if isinstance(answer, (tuple, list)) and len(answer) == 2 else None
         if isinstance(w, torch.Tensor) and w.shape == (1, 2, 2):
             if torch.isnan(w[0, 0]).any():
-                raise Wrong(f"the weights of query 0 are NaN when its scores are -40000 and +60000: exp() overflows; "
-                            f"the softmax subtracts each row's largest score first (use .softmax(-1)) ({case})") from None
+                raise Wrong(f"the weights of query 0 are NaN when its scores are -40000 and +60000: exp() of 60,000 "
+                            "overflows. A softmax is unchanged when the same number is taken off every score of a "
+                            f"row: take out the largest before exponentiating ({case})") from None
             if abs(float(w[0, 0, 1])) > ATOL:
                 raise Wrong(f"the hidden key gets weight {fmt_num(float(w[0, 0, 1]))} when the only visible key "
                             "scores -40000: a finite fill such as -10000 is not below every score. Fill the hidden "

@@ -366,9 +366,10 @@ def _check_loss_case(masked_lm_loss, logits, labels, case, confident: bool = Fal
     if not got.is_floating_point():
         raise Wrong(f"the loss has dtype {got.dtype} ({case}); it should be a float")
     if not torch.isfinite(got) and confident:
-        raise Wrong(f"your loss is {float(got)} ({case}): the softmax of a score 120 below the best underflows to 0, "
-                    "and its log to -inf; compute log-probabilities with F.log_softmax (or the loss with "
-                    "F.cross_entropy), which subtract the largest score before exponentiating")
+        raise Wrong(f"your loss is {float(got)} ({case}): a score 120 below the best gives a probability that "
+                    "rounds to 0 before its log is taken, and log 0 = -inf. A softmax is unchanged when the same "
+                    "number is taken off every score: compute the log-probabilities with the largest score taken "
+                    "out first, never the log of a probability that has already underflowed")
     if torch.isnan(got):
         raise Wrong(f"your loss is NaN ({case}): are the unselected positions (label -100) left out?")
     if close(got, ref):
@@ -843,8 +844,8 @@ question(
     why="every selected token is predicted, whatever its fate: 80% of them are [MASK]ed (12% of the text), but the "
         "10% random and the 10% unchanged ones are in the loss too; the other 85% of the tokens are only context. "
         "That is the inefficiency the chapter points out (ELECTRA learns from every position)",
-    hint="the loss runs over the set M of selected tokens. Are the selected tokens that were not replaced by "
-         "[MASK] in M?",
+    hint="which positions get a label other than -100, and what decides that: the selection, or the fate a "
+         "selected token then meets?",
     giveaways=["selects 15% of the input tokens for the loss", "15% of the tokens contribute to the loss"])
 
 question(

@@ -166,7 +166,7 @@ def _word_shape_hint(got, n_layers, word_ids, word, d) -> str:
     T, k = len(word_ids), sum(w == word for w in word_ids)
     shape = tuple(got.shape)
     if shape == (1, d):
-        return ": remove the extra axis (mean(0) without keepdim=True)"
+        return ": one vector per word, (d,): the average should not keep an axis of length 1"
     if len(shape) == 2 and shape[1] == d:
         if shape[0] == k:
             return f": one vector per subword token; average over the word's {k} tokens"
@@ -520,7 +520,7 @@ def _z_variants(X, corpus) -> list[tuple[torch.Tensor, str]]:
         (Xd / sd, "you did not subtract the mean μ: z = (x − μ) / σ"),
         (Xd - mu, "you did not divide by σ: z = (x − μ) / σ"),
         ((Xd - Cd.mean()) / Cd.std(unbiased=False), "you took one mean and one σ over all the numbers of the corpus: "
-                                                    "fit one per dimension, mean(0) and the std over axis 0"),
+                                                    "fit one μ and one σ per dimension, each over the corpus's rows"),
     ]
 
 
@@ -531,7 +531,8 @@ def _check_z_case(z_score, X, corpus, eps, const, tiny, case):
     args = (X.clone(), corpus.clone())
     got = z_score(*args) if eps is None else z_score(*args, eps=eps)
     if not torch.equal(args[0], X):
-        raise Wrong(f"z_score changed X in place (X -= … ?) ({case}): compute a new tensor, (X - mu) / sigma")
+        raise Wrong(f"z_score changed X in place (X -= … ?) ({case}): compute the z-scores as a new tensor and "
+                    "leave X as it was")
     if not torch.equal(args[1], corpus):
         raise Wrong(f"z_score changed the corpus in place ({case})")
     got = expect_tensor(got, f"the z-scores ({case})")
@@ -565,7 +566,8 @@ def _check_z_case(z_score, X, corpus, eps, const, tiny, case):
         if not torch.isfinite(got[:, j]).all():
             i = int((~torch.isfinite(got[:, j])).nonzero()[0])
             raise Wrong(f"z[{i}, {j}] is {float(got[i, j])}: dimension {j} is constant over the corpus (σ = 0) "
-                        f"({case}); set the dimensions where σ <= eps to 0 instead of dividing, e.g. with torch.where")
+                        f"({case}); a dimension whose σ <= eps has nothing to standardise: its z-score is 0 by "
+                        "definition, whatever its values")
         if not close(got[:, j], expected[:, j]):
             sigma = float(ref.sigma[j])
             i = int((got[:, j] - expected[:, j]).abs().argmax())
@@ -573,7 +575,7 @@ def _check_z_case(z_score, X, corpus, eps, const, tiny, case):
             hint = (f"z[{i}, {j}] is {float(got[i, j]):.4g}, expected 0: dimension {j} has σ = {sigma:.2g} <= eps "
                     f"({given}) ({case}); set such dimensions to 0")
             if j in tiny:
-                hint += ": compare σ with the eps argument (sigma > eps), not with 0"
+                hint += ": decide by comparing σ with the eps you were given, not with 0"
             elif abs(float(got[i, j])) > 1e3:
                 hint += " rather than dividing by eps or by σ + eps"
             raise Wrong(hint)
@@ -951,6 +953,7 @@ question(
         "The trained models' geometry is learnt: course-bert's layers stay mildly anisotropic, most in the middle "
         "layers, less at the last one; MiniLM's last layer is nearly isotropic, which fits its contrastive "
         "training (this notebook does not show that it is the cause)",
-    hint="Anisotropy is the expected cosine of two random tokens. What do the vectors of two different tokens "
-         "share, before any training, when both are in segment A of a one-sentence input?",
+    hint="Anisotropy is the expected cosine of two random tokens. What does every token of a one-sentence input "
+         "have in common in its input vector, and how much of that survives the blocks in each of the three "
+         "models?",
     giveaways=["segment's embeddings", "same segment embedding", "share the word's and the segment"])

@@ -288,7 +288,8 @@ def check_sbert_features(sbert_features):
         want = reference_features(u, v)
         case = f" (u, v of shape {fmt_shape(u.shape)})"
         if got.shape == (3 * B, d):
-            raise Wrong("you concatenated along the batch axis: concatenate along the last axis (dim=-1)" + case)
+            raise Wrong("you concatenated along the batch axis: each row (one pair) holds its three parts side "
+                        "by side, so they join along the features" + case)
         expect_shape(got, (B, 3 * d), "[u; v; |u − v|]" + case)
         if close(got, torch.cat([u, v, u - v], -1)):
             raise Wrong("the third part should be |u − v|, the absolute difference (u − v has a sign)" + case)
@@ -322,8 +323,8 @@ def _sbert_gradient(sbert_features, u, v, case: str) -> None:
             (want,) = torch.autograd.grad(reference_features(*x).sum(), x[wrt])
         if grad is not None and torch.isnan(grad).any():
             raise Wrong(f"the gradient with respect to {name} is NaN where u = v: √((u − v)²) has no derivative at 0, "
-                        "and autograd computes 0/0 there, which would put NaN into every weight it trains; .abs() "
-                        "gives the gradient 0 at 0" + case)
+                        "and autograd computes 0/0 there, which would put NaN into every weight it trains; the "
+                        "absolute value itself has a usable (sub)gradient, 0, at 0" + case)
         if grad is None or not close(grad, want):
             raise Wrong(f"your features have the right values but do not carry the gradient back to {name} "
                         "(computed under torch.no_grad(), detached, or rebuilt from numbers): the classifier on "
@@ -431,11 +432,11 @@ def _distill_alternatives(s, t, T):
          "your softmaxes run over the batch (dim=0): each sentence's scores become a distribution over its classes, "
          "the last axis (dim=-1)"),
         ("mean over classes too", ref / C,
-         "your number is the right one divided by the number of classes: F.kl_div's reduction='mean' averages over "
-         "every entry (batch × classes); the KL is a sum over the classes, averaged over the batch "
-         "(reduction='batchmean')"),
+         "your number is the right one divided by the number of classes: it averages over every entry (batch × "
+         "classes), but the KL of one sentence is a *sum* over its classes; only the batch is averaged. Which "
+         "reduction does that?"),
         ("sum over the batch", ref * B,
-         "you summed over the batch: take the mean over the sentences (reduction='batchmean')"),
+         "you summed over the batch: the loss is the mean of the sentences' KLs"),
         ("no temperature", F.kl_div(F.log_softmax(s, -1), F.softmax(t, -1), reduction="batchmean") * T * T,
          "divide both scores by T before their softmaxes: the temperature is what softens the distributions"),
         ("no temperature, no T²", F.kl_div(F.log_softmax(s, -1), F.softmax(t, -1), reduction="batchmean"),
@@ -445,18 +446,19 @@ def _distill_alternatives(s, t, T):
         ("T on the student only", F.kl_div(log_ps, F.softmax(t, -1), reduction="batchmean") * T * T,
          "the teacher's scores must be divided by T too: both distributions are softened by the same temperature"),
         ("reversed KL", F.kl_div(log_pt, ps, reduction="batchmean") * T * T,
-         "the KL goes the other way: KL(teacher ‖ student) = Σ p_teacher · (log p_teacher − log p_student); "
-         "F.kl_div(input, target) takes the *student's* log-probabilities as input and the teacher's "
-         "probabilities as target"),
+         "your number is KL(student ‖ teacher): the divergence is measured from the teacher's distribution, "
+         "KL(teacher ‖ student) = Σ p_teacher · (log p_teacher − log p_student). Which of F.kl_div's two "
+         "arguments plays which part?"),
         ("cross-entropy", ref + entropy_t * T * T,
          "you computed the cross-entropy −Σ p_teacher log p_student: it is the KL plus the teacher's entropy, a "
          "constant for the student (same gradients), but the exercise asks for the KL, which is 0 when the "
          "student gives the teacher's distribution"),
         ("probabilities as input", F.kl_div(F.softmax(s / T, -1), pt, reduction="batchmean") * T * T,
-         "F.kl_div expects its first argument as log-probabilities: pass F.log_softmax of the student's scores"),
+         "your number treats the student's probabilities as log-probabilities: read what F.kl_div expects its "
+         "first argument to be"),
         ("log-probabilities as target", F.kl_div(log_ps, F.log_softmax(t / T, -1), reduction="batchmean") * T * T,
-         "F.kl_div expects its target as probabilities (unless log_target=True): pass F.softmax of the teacher's "
-         "scores"),
+         "your number treats the teacher's log-probabilities as probabilities: read what F.kl_div expects its "
+         "target to be"),
     ]
 
 
@@ -475,9 +477,9 @@ def check_distillation_loss(distillation_loss):
         if close(got, want):
             continue
         if torch.isnan(got).any():
-            raise Wrong("your loss is NaN. torch.nn.functional.kl_div(input, target) takes the student's "
-                        "log-probabilities as input and the teacher's probabilities as target; with the two swapped "
-                        "it takes the log of negative numbers" + case)
+            raise Wrong("your loss is NaN: somewhere a logarithm met a negative number, which happens when "
+                        "F.kl_div's two arguments are given in each other's place (one expects log-probabilities, "
+                        "the other probabilities)" + case)
         for name, alt, why in _distill_alternatives(s, t, T):
             if T == 1.0 and name in ("no T²", "T, not T²", "no temperature", "no temperature, no T²",
                                      "T on the teacher only", "T on the student only"):
@@ -494,8 +496,9 @@ def check_distillation_loss(distillation_loss):
     got = expect_tensor(distillation_loss(sc.clone(), tc.clone(), 1.0), "the loss")
     if got.dim() == 0 and not torch.isfinite(got):
         raise Wrong(f"your loss is {float(got)} where the teacher is certain: its probabilities of the other classes "
-                    "are 0 in floating point, and the KL counts 0 · log 0 as 0; written as p * p.log() it gives NaN. "
-                    "F.kl_div (or torch.xlogy) handles it" + case)
+                    "are 0 in floating point, and the KL counts a term 0 · log 0 as 0, which p * log p computed "
+                    "as written turns into 0 · (−inf) = NaN: the terms where the teacher's probability is 0 must "
+                    "contribute 0" + case)
     want = reference_distillation(sc, tc, 1.0)
     if not close(got, want):
         raise Wrong(f"loss {float(got):.4f}, expected {float(want):.4f} where the teacher is certain" + case)

@@ -328,6 +328,6 @@ question(
     why="every word has one tag. 'Holding' is either I-ORG (then the entity runs to 'Holding' and 'United "
         "Airlines' alone is never closed) or something else (then 'United Airlines Holding' is never an entity). "
         "No sequence of the 5^6 = 15,625 holds both: BIO encodes one layer of entities",
-    hint="write the tags for 'United Airlines' and for 'United Airlines Holding' side by side. Which word must "
-         "carry two different tags at once?",
+    hint="write, word by word, the tags that make 'United Airlines' an entity, and those that make 'United "
+         "Airlines Holding' one. How many tags does each word get in a BIO sequence?",
     giveaways=["why BIO cannot hold", "BIO cannot hold", "no BIO tagger can output", "BIO encodes one layer"])

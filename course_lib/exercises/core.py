@@ -1,9 +1,8 @@
 """Exercises and their results: the registry, running one check, and ``check(name)`` for notebooks.
 
-An exercise is a name (``"attention"``), the names the student must define
-(``scaled_dot_product_attention``), its points and a check function. The check calls the
-student's functions on fixed inputs, compares with ``course_lib``'s reference,
-and raises :class:`Wrong` with a hint at the first difference it finds.
+An exercise is a name (``"attention"``), the names the student must define (``scaled_dot_product_attention``),
+its points and a check function. The check calls the student's functions on fixed inputs, compares with
+``course_lib``'s reference, and raises :class:`Wrong` with a hint at the first difference it finds.
 
 Points and partial credit live here and nowhere else: ``exercise(name, needs, points=2)``;
 a check with parts raises ``Wrong(hint, credit=0.5)`` (or ``NotAttempted(..., credit=0.5)``) when
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from . import calls
 NOT_ATTEMPTED, WRONG, CORRECT = "not attempted", "wrong", "correct"
 ICONS = {CORRECT: "✅", WRONG: "❌", NOT_ATTEMPTED: "⏳"}
 
@@ -241,8 +241,8 @@ def guarded(fn: Callable, name: str) -> Callable:
             return fn(*args, **kwargs)
         except Stopped:
             raise
-        except NotImplementedError:
-            raise NotAttempted(f"replace `raise NotImplementedError` in {name} with your code") from None
+        except NotImplementedError as e:
+            raise NotAttempted(calls.unwritten(e, name)) from None
         except BaseException as e:  # noqa: BLE001 - anything the student's code raises is feedback, exits too
             raise Wrong(describe_raised(e, f"your function {name}")) from e
     return call

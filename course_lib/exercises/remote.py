@@ -20,7 +20,9 @@ def _rebuilt(reply: dict) -> BaseException:
     message = str(reply.get("message", ""))[:1000]
     kind = reply.get("kind")
     if kind == "not_implemented":
-        return NotImplementedError(message)
+        e = NotImplementedError(message)
+        e.where = reply.get("where") if type(reply.get("where")) is str else None
+        return e
     if kind == "system_exit":
         return SystemExit(message)
     if kind == "keyboard":

@@ -196,8 +196,9 @@ CASES.update({
     e = s.exp() * mask
     w = e / e.sum(-1, keepdim=True)
     return w @ (X @ W_V), w
-""", "the weights of query 0 are NaN when its scores are -40000 and +60000: exp() overflows; the softmax subtracts "
-        "each row's largest score first (use .softmax(-1))" + LARGE_SCORES),
+""", "the weights of query 0 are NaN when its scores are -40000 and +60000: exp() of 60,000 overflows. A softmax is "
+        "unchanged when the same number is taken off every score of a row: take out the largest before "
+        "exponentiating" + LARGE_SCORES),
     "self-attention ignoring causal": ("self_attention", SELF + MASK.replace("if causal:", "if False:") + KEY_MASK + ATTEND,
                                        "in text 0, query 0 attends to key 1, which comes after it: with causal=True "
                                        "each token may see only itself and the tokens before it" + CAUSAL_ONLY),

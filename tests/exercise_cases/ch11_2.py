@@ -154,7 +154,7 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
     "-log of the softmax (underflows)": ("mlm_loss", LOSS + """\
     p = logits[keep].softmax(-1)
     return -p[torch.arange(len(p)), labels[keep]].log().mean()""",
-        "the softmax of a score 120 below the best underflows to 0, and its log to -inf"),
+        "a score 120 below the best gives a probability that rounds to 0 before its log is taken"),
     "loss summed": ("mlm_loss", LOSS + "    return F.cross_entropy(logits[keep], labels[keep], reduction='sum')",
         "your loss is the sum over the 10 selected tokens: L_MLM is their mean (divide by |M| = 10)" + LOSS_CASE),
     "loss averaged over all positions": ("mlm_loss", LOSS + """\
@@ -402,8 +402,8 @@ CASES.update({
     "a piece is as hard as its word": ("piece_given_away", 'piece_given_away = "about twice as often"',
         "How many candidates are left in each case?"),
     "only the [MASK]ed tokens": ("share_in_loss", 'share_in_loss = "12%"',
-        "not '12%'. the loss runs over the set M of selected tokens"),
-    "every token": ("share_in_loss", 'share_in_loss = "100%"', "Are the selected tokens that were not replaced"),
+        "not '12%'. which positions get a label other than -100"),
+    "every token": ("share_in_loss", 'share_in_loss = "100%"', "the selection, or the fate a selected token then meets?"),
     "not a choice": ("share_in_loss", 'share_in_loss = "20%"',
         "`share_in_loss` is '20%'; choose one of '1.5%', '12%', '15%', '85%', '100%'"),
     "the unigram entropy at the start": ("loss_at_start", 'loss_at_start = "the unigram entropy"',

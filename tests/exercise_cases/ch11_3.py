@@ -100,7 +100,7 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
         "expected shape (5,), got (4, 5) for the word vector" + WV_CASE + ": one vector per layer; average the last "
         "four layers"),
     "keepdim": ("word_vector", WV + LAST4 + "    return last4[idx].mean(0, keepdim=True)",
-        "expected shape (5,), got (1, 5) for the word vector" + WV_CASE + ": remove the extra axis"),
+        "expected shape (5,), got (1, 5) for the word vector" + WV_CASE + ": one vector per word, (d,): the average should not keep an axis of length 1"),
     "word_ids made a tensor": ("word_vector", WV + LAST4 + """\
     return last4[torch.tensor(word_ids) == word].mean(0)""",
         "your function word_vector raised RuntimeError: Could not infer dtype of NoneType" + WV_CASE + ": word_ids "
@@ -208,18 +208,18 @@ def z_score(X, corpus, eps=1e-6):
     "one mean and sigma for everything": ("z_score", """\
 def z_score(X, corpus, eps=1e-6):
     return (X - corpus.mean()) / corpus.std(unbiased=False)""",
-        "you took one mean and one σ over all the numbers of the corpus: fit one per dimension, mean(0) and the "
-        "std over axis 0"
+        "you took one mean and one σ over all the numbers of the corpus: fit one μ and one σ per dimension, each "
+        "over the corpus's rows"
         + Z_CASE),
     "constant dimension divided by 0": ("z_score", Z + "    return (X - mu) / sigma",
-        "z[0, 3] is inf: dimension 3 is constant over the corpus (σ = 0)" + Z_CASE + "; set the dimensions where "
-        "σ <= eps to 0 instead of dividing"),
+        "z[0, 3] is inf: dimension 3 is constant over the corpus (σ = 0)" + Z_CASE + "; a dimension whose σ <= eps has "
+        "nothing to standardise"),
     "sigma + eps": ("z_score", Z + "    return (X - mu) / (sigma + eps)",
         "z[0, 3] is 1.25e+06, expected 0: dimension 3 has σ = 0 <= eps (the default eps = 1e-6)" + Z_CASE
         + "; set such dimensions to 0 rather than dividing by eps or by σ + eps"),
     "only sigma == 0 zeroed": ("z_score", Z + "    return torch.where(sigma > 0, (X - mu) / sigma, torch.zeros_like(X))",
-        "dimension 1 has σ = 0.00083 <= eps (eps = 0.01)" + Z_CASE2 + "; set such dimensions to 0: compare σ with "
-        "the eps argument (sigma > eps), not with 0"),
+        "dimension 1 has σ = 0.00083 <= eps (eps = 0.01)" + Z_CASE2 + "; set such dimensions to 0: decide by "
+        "comparing σ with the eps you were given, not with 0"),
     "X changed in place": ("z_score", Z + "    X -= mu\n" + Z_KEEP.format("X / sigma"),
         "z_score changed X in place (X -= … ?)" + Z_CASE),
     # ------------------------------------------------------------------ anisotropy
@@ -337,7 +337,7 @@ def z_score(X, corpus, eps=1e-6):
     "course-bert most anisotropic": ("most_anisotropic", 'most_anisotropic = "course-bert"',
         "not 'course-bert'. Anisotropy is the expected cosine of two random tokens"),
     "MiniLM most anisotropic": ("most_anisotropic", 'most_anisotropic = "all-MiniLM-L6-v2"',
-        "when both are in segment A of a one-sentence input?"),
+        "and how much of that survives the blocks in each of the three models?"),
     "a misspelt model": ("most_anisotropic", 'most_anisotropic = "random"',
         "`most_anisotropic` is 'random'; choose one of 'course-bert', 'all-MiniLM-L6-v2', 'random init'"),
 }

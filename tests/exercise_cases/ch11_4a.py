@@ -169,7 +169,7 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
     "no T squared": ("distillation_loss", KD + LOGS + "    return F.kl_div(log_ps, pt, reduction='batchmean')",
                      "multiply by T²"),
     "kl_div's default mean": ("distillation_loss", KD + LOGS + "    return F.kl_div(log_ps, pt) * T * T",
-                              "reduction='mean' averages over every entry"),
+                              "it averages over every entry (batch × classes)"),
     "summed over the batch": ("distillation_loss", KD + LOGS + "    return F.kl_div(log_ps, pt, reduction='sum') * T * T",
                               "you summed over the batch"),
     "no temperature": ("distillation_loss", KD + "    return F.kl_div(F.log_softmax(student_logits, -1), "
@@ -180,13 +180,13 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
                               "the student's scores must be divided by T too"),
     "KL the other way": ("distillation_loss", KD + "    ps = F.softmax(student_logits / T, -1)\n"
                          "    log_pt = F.log_softmax(teacher_logits / T, -1)\n"
-                         "    return F.kl_div(log_pt, ps, reduction='batchmean') * T * T", "the KL goes the other way"),
+                         "    return F.kl_div(log_pt, ps, reduction='batchmean') * T * T", "your number is KL(student ‖ teacher)"),
     "soft cross-entropy": ("distillation_loss", KD + LOGS + "    return -(pt * log_ps).sum(-1).mean() * T * T",
                            "you computed the cross-entropy"),
     "probabilities into kl_div": ("distillation_loss", KD + "    ps = F.softmax(student_logits / T, -1)\n"
                                   "    pt = F.softmax(teacher_logits / T, -1)\n"
                                   "    return F.kl_div(ps, pt, reduction='batchmean') * T * T",
-                                  "expects its first argument as log-probabilities"),
+                                  "treats the student's probabilities as log-probabilities"),
     "per sentence": ("distillation_loss", KD + LOGS + "    return (pt * (pt.log() - log_ps)).sum(-1) * T * T",
                      "average the per-sentence KL over the batch"),
     "T once": ("distillation_loss", KD + LOGS + "    return F.kl_div(log_ps, pt, reduction='batchmean') * T",
@@ -196,7 +196,7 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
                                "    return F.kl_div(log_ps, pt, reduction='batchmean') * T * T",
                                "your softmaxes run over the batch (dim=0)"),
     "kl_div's arguments swapped": ("distillation_loss", KD + LOGS + "    return F.kl_div(pt, log_ps, "
-                                   "reduction='batchmean') * T * T", "your loss is NaN. torch.nn.functional.kl_div"),
+                                   "reduction='batchmean') * T * T", "your loss is NaN: somewhere a logarithm met a negative number"),
     "a float": ("distillation_loss", KD + LOGS + "    return (F.kl_div(log_ps, pt, reduction='batchmean') * T * T).item()",
                 "the loss"),
     # ------------------------------------------------------------------ questions

@@ -113,7 +113,7 @@ WRONG_ANSWERS = {
            "however small its probability") for t in (0.3, 0.4)],
     ],
     "mean_span_length": [('mean_length_guess = "5.0"', "unbounded geometric")],
-    "bio_both_orgs": [('bio_sequences_with_both = "1"', "carry two different tags")],
+    "bio_both_orgs": [('bio_sequences_with_both = "1"', "How many tags does each word get in a BIO sequence?")],
 }
 
 RIGHT_ANSWERS = {  # other correct answers than the notebook's: each must be graded correct
