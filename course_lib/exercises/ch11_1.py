@@ -572,9 +572,9 @@ def _block(block, x, attention_mask, use_mask=True, pre_ln=False, approximate="n
 
 EMBEDDING_SLIPS = {
     "your L0 has no LayerNorm: the input vector is LayerNorm(E_tok[w] + E_pos[i] + E_seg[s])": dict(norm=False),
-    "your L0 has no position embeddings: add model.embeddings.position_embeddings of 0, 1, …, T−1":
+    "your L0 has no position embeddings: each position 0, 1, …, T−1 adds a learned vector of its own":
         dict(positions=False),
-    "your L0 has no segment embeddings: add model.embeddings.token_type_embeddings(token_type_ids)":
+    "your L0 has no segment embeddings: each token's segment (token_type_ids) adds a learned vector of its own":
         dict(segments=False),
 }
 BLOCK_SLIPS = {
@@ -582,7 +582,7 @@ BLOCK_SLIPS = {
     "right, the shorter ones are not)": dict(use_mask=False),
     "that is a pre-LayerNorm block (x + Sublayer(LayerNorm(x))): BERT's is post-LayerNorm, LayerNorm(x + "
     "Sublayer(x)), after each residual sum": dict(pre_ln=True),
-    "your GELU is the tanh approximation: BERT's is the exact one (torch.nn.functional.gelu's default)":
+    "your GELU is the tanh approximation: BERT's is the exact one, x·Φ(x) with Φ the normal distribution's CDF":
         dict(approximate="tanh"),
     "BERT's feed-forward activation is the GELU, not ReLU (torch.nn.functional.gelu)": dict(relu=True),
     "scale the scores of each head by √d_h (its query size), not by √d, the model's width": dict(scale="d"),
@@ -754,8 +754,9 @@ question(
     "bert_base_size", variable="bert_base_size", choices=["10M", "110M", "340M", "1B"], answer="110M",
     why="the chapter says about 100M and the slides 110M; the count below shows where they are "
         "(340M is BERT-large: 24 layers of d = 1024)",
-    hint="One layer holds about 12·d² weights (4d² in Q, K, V and W^O, 8d² in the feed-forward with d_ff = 4d); "
-         "with d = 768 and 12 layers, add the word table of 30,522 × 768 and estimate.",
+    hint="which parts of a block hold about d × d weights each, and how many such matrices are there (count the "
+         "feed-forward's, with d_ff = 4d)? Which part holds |V| × d? Estimate both for BERT-base's d, layers and "
+         "vocabulary, to one significant figure.",
     giveaways=["110M for BERT-base", "110 million", "BERT-base has 110M", "BERT-base (110M"])
 
 question(

@@ -707,12 +707,17 @@ def _check_batch_run(masked_batch_loss, model, tok, unigram, seed, texts=BATCH_T
         raise Wrong(f"{int((sel & pad).sum())} padding positions were selected for the loss: padding is not text. "
                     "The attention mask says which positions are padding; they must never be selected")
     if (sel & special).any():
-        raise Wrong("[CLS] or [SEP] was selected for the loss: special tokens are never selected")
+        b, t = (sel & special).nonzero()[0].tolist()
+        raise Wrong(f"{tok.convert_ids_to_tokens([int(original[b, t])])[0]} at position {t} of text {b} was selected "
+                    "for the loss: special tokens ([CLS], [SEP]) are never selected")
     if (sel & (labels != original)).any():
-        raise Wrong("a label differs from the original token at its position: labels hold the original ids of "
-                    "the selected tokens (and -100 elsewhere)")
+        b, t = (sel & (labels != original)).nonzero()[0].tolist()
+        raise Wrong(f"the label at position {t} of text {b} is {int(labels[b, t])}, the original token there is "
+                    f"{int(original[b, t])}: labels hold the original ids of the selected tokens (and -100 elsewhere)")
     if ((corrupted != original) & ~sel).any():
-        raise Wrong("a position that was not selected was changed: only selected tokens are corrupted")
+        b, t = ((corrupted != original) & ~sel).nonzero()[0].tolist()
+        raise Wrong(f"position {t} of text {b} was changed to {int(corrupted[b, t])} but not selected (its label is "
+                    "-100): only selected tokens are corrupted")
     if not (corrupted == tok.mask_token_id).any():
         raise Wrong("corrupted_ids contains no [MASK] at all: the model must be given the corrupted input, in which "
                     "most selected tokens are [MASK]")
@@ -853,5 +858,5 @@ question(
     why="random weights give nearly equal scores to every token of the vocabulary, so the probability of the right "
         "one is about 1/|V| and the cross-entropy about ln|V|. Learning how frequent each token is brings it down "
         "to the unigram entropy; only the context can bring it below",
-    hint="with random, small weights, how different are the scores of the |V| tokens? What probability does that "
-         "give the right one, and what is minus its logarithm?")
+    hint="with random, small weights, how different are the scores of the |V| tokens, and so how much more likely "
+         "is the right one than any other? The loss is minus the log of that probability.")

@@ -527,8 +527,8 @@ question(
     why="all-MiniLM-L6-v2 was fine-tuned (as a SentenceBERT) with mean pooling: its mean vector was trained to "
         "summarise the sentence, while its [CLS] vector was never trained for that after pretraining, so a "
         "frozen encoder's [CLS] carries less of the sentence for a linear head to read.",
-    hint="think about which vector the embedded model's own training objective made into a sentence summary: "
-         "its model card says how it turns token vectors into a sentence vector.",
+    hint="think about which vector the embedded model's own training objective made into a sentence summary, and "
+         "which vector it never trained for that.",
     giveaways=["pooled its token vectors into one sentence vector", "fine-tuned with mean pooling",
                "trained with mean pooling", "a SentenceBERT, section 5"],  # the last: a pointer to where it is said
 )

@@ -280,7 +280,7 @@ CASES.update({
     "encoder with the tanh GELU": ("bert_encoder", encoder_edit(
         "torch.nn.functional.gelu(block.intermediate.dense(h))",
         "torch.nn.functional.gelu(block.intermediate.dense(h), approximate='tanh')"),
-        "block 1: your GELU is the tanh approximation: BERT's is the exact one (torch.nn.functional.gelu's default)"
+        "block 1: your GELU is the tanh approximation: BERT's is the exact one, x·Φ(x) with Φ the normal distribution's CDF"
         + FIRST_BERT),
     "encoder with ReLU": ("bert_encoder", encoder_edit(
         "torch.nn.functional.gelu(block.intermediate.dense(h))", "torch.relu(block.intermediate.dense(h))"),
@@ -384,9 +384,10 @@ CASES.update({
                                               "other tokens, and of the two you swapped? Nothing else in the block "
                                               "knows the index of a token"),
     "BERT-base is BERT-large's size": ("bert_base_size", 'bert_base_size = "340M"',
-                                       "not '340M'. One layer holds about 12·d² weights (4d² in Q, K, V and W^O, 8d² in "
-                                       "the feed-forward with d_ff = 4d); with d = 768 and 12 layers, add the word "
-                                       "table of 30,522 × 768 and estimate."),
+                                       "not '340M'. which parts of a block hold about d × d weights each, and how "
+                                       "many such matrices are there (count the feed-forward's, with d_ff = 4d)? "
+                                       "Which part holds |V| × d? Estimate both for BERT-base's d, layers and "
+                                       "vocabulary, to one significant figure."),
     "a number instead of a choice": ("bert_base_size", "bert_base_size = 110_000_000",
                                      "`bert_base_size` is 110000000; choose one of '10M', '110M', '340M', '1B'"),
     "a rotation changes the weights": ("rotated_parts", 'rotated_parts = "both change"',

@@ -407,7 +407,7 @@ CASES.update({
     "not a choice": ("share_in_loss", 'share_in_loss = "20%"',
         "`share_in_loss` is '20%'; choose one of '1.5%', '12%', '15%', '85%', '100%'"),
     "the unigram entropy at the start": ("loss_at_start", 'loss_at_start = "the unigram entropy"',
-        "with random, small weights, how different are the scores of the |V| tokens?"),
+        "with random, small weights, how different are the scores of the |V| tokens"),
     "zero at the start": ("loss_at_start", 'loss_at_start = "0"', "not '0'."),
 })
 
