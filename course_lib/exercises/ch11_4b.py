@@ -213,8 +213,9 @@ def check_entity_f1(entity_f1):
         if all(abs(a - b) < 1e-9 for a, b in zip((p, r, f), want)):
             continue
         if abs(p - want[1]) < 1e-9 and abs(r - want[0]) < 1e-9 and want[0] != want[1]:
-            raise Wrong("precision and recall are swapped: precision divides the exact matches by the "
-                        "*predicted* entities, recall by the *gold* ones")
+            raise Wrong(f"gold {gold}, predicted {pred}: you returned P = {p:.3f}, R = {r:.3f}; precision and recall "
+                        "are swapped: precision divides the exact matches by the *predicted* entities, recall by "
+                        "the *gold* ones")
         n_gold = sum(len(get_entities(s)) for s in gold)
         n_pred = sum(len(get_entities(s)) for s in pred)
         if n_gold == 0 and n_pred == 0:  # before token accuracy, which is 1 here too
@@ -228,7 +229,8 @@ def check_entity_f1(entity_f1):
                         f"convention (you returned R = {r:.3f})")
         tok = sum(a == b for gs, ps in zip(gold, pred) for a, b in zip(gs, ps)) / sum(len(s) for s in gold)
         if all(abs(x - tok) < 1e-9 for x in (p, r, f)):
-            raise Wrong("that is token accuracy; score whole entities: read (type, first, last) spans from the "
+            raise Wrong(f"gold {gold}, predicted {pred}: you returned {tok:.3f} three times, the share of tags "
+                        "that agree (token accuracy); score whole entities: read (type, first, last) spans from the "
                         "tags and count exact matches")
         _diagnose_f1((p, r, f), gold, pred, want)
         shown = f"gold {gold}, predicted {pred}"
@@ -437,8 +439,9 @@ def check_predicted_entities(predicted_entities):
         if len(decoded) == 1:
             raise Wrong(f"words {words}: expected {want}, got {got}: " + WRONG_DECODERS[decoded[0]][1])
         if got in (sub_level, sub_as_words):
-            raise Wrong("you read entities from the subword tags; decode to one tag per word first (each word "
-                        "takes its first subword's tag), then read entities from the word tags")
+            raise Wrong(f"words {words}: expected {want}, got {got}: you read entities from the subword tags; "
+                        "decode to one tag per word first (each word takes its first subword's tag), then read "
+                        "entities from the word tags")
         raise Wrong(f"words {words}: expected {want}, got {got} (argmax per subword, then first-subword decoding, "
                     f"then BIO entities; the entity text is its words joined by spaces)")
     return "argmax, first-subword decoding and entity reading compose correctly"
