@@ -461,7 +461,8 @@ print(f"in the loss (selected): {counts['selected'] / counts['eligible']:.1%} of
 # ### Exercise `mlm_loss`
 # Write `masked_lm_loss(logits, labels)`: logits (B, T, |V|), labels (B, T) with -100 at unselected
 # positions; return the mean cross-entropy over the selected positions only. It must stay finite for a
-# confident model (a label whose score is far below the best) and carry its gradient back to `logits`.
+# confident model (a label whose score is far below the best) and carry its gradient back to `logits`; it reads
+# `logits` and `labels` and changes neither.
 
 # %% tags=["exercise"]
 def masked_lm_loss(logits, labels):
@@ -524,7 +525,7 @@ list(zip(nsp_enc.tokens[0], nsp_enc.token_type_ids[0].tolist()))[:12]
 # ### Exercise `nsp_input`
 # Write `build_nsp_input(ids_a, ids_b, cls_id, sep_id)` that takes two lists of token ids (without
 # special tokens) and returns `(input_ids, token_type_ids)` as lists: `[CLS] A [SEP] B [SEP]`, with
-# token type 0 for `[CLS] A [SEP]` and 1 for `B [SEP]`.
+# token type 0 for `[CLS] A [SEP]` and 1 for `B [SEP]`. Leave `ids_a` and `ids_b` as they were given.
 
 # %% tags=["exercise"]
 def build_nsp_input(ids_a, ids_b, cls_id, sep_id):
@@ -804,7 +805,8 @@ print(f"{'sentence_permute':15s} {sentence_permute(['It rained.', 'We stayed in.
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `language_sampling`
 # Write `language_probs(p, alpha)`: `p` holds the probabilities or counts of the languages, as a 1-D tensor
-# (floats or integers) or a plain list; return $q$ of eq. 11.7 as a floating-point tensor.
+# (floats or integers) or a plain list; return $q$ of eq. 11.7 as a floating-point tensor, and leave `p` as it was
+# given.
 
 # %% tags=["exercise"]
 def language_probs(p, alpha):

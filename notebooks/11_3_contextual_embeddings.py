@@ -79,7 +79,8 @@ list(zip(enc.tokens[0], enc.word_ids[0]))
 # Write `word_vector(hidden_states, word_ids, word)`: `hidden_states` is a tuple of L + 1 tensors
 # (T, d) for **one** sentence (L0, the embedding output, first), `word_ids` the T word indices (None for
 # [CLS] and [SEP]). Return the (d,) vector of word number `word`: the mean of the last four layers
-# (`hidden_states[-4:]`, whatever L is: L3 … L6 here), averaged over the word's subword tokens.
+# (`hidden_states[-4:]`, whatever L is: L3 … L6 here), averaged over the word's subword tokens. (In every exercise
+# of this notebook, leave the inputs as they were given: compute new tensors rather than changing them.)
 
 # %% tags=["exercise"]
 def word_vector(hidden_states, word_ids, word):

@@ -26,7 +26,7 @@
 # 1. BIO tags on words and WordPiece subwords: the two ways to align them for training (eq. 11.16),
 #    and decoding subword predictions back to words;
 # 2. real data: wikigold (Wikipedia, PER / ORG / LOC / MISC), and why its IOB1 tags are converted to BIO;
-# 3. entity-level precision, recall and F1 — and what token accuracy says about a tagger that finds no entity;
+# 3. entity-level precision, recall and F1, and token accuracy beside them;
 # 4. a token-classification head $\mathbf{y}_i = \text{softmax}(\mathbf{W_K} \mathbf{z}_i)$ (eq. 11.14), first
 #    alone on the frozen encoder (a probe), then fine-tuned with all six blocks of the encoder, against two
 #    baselines; the **alignment viewer**;
@@ -470,7 +470,7 @@ for name, (a, b) in comparisons.items():
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Which layer should the probe read?
 # The probe reads the last layer, L6. ELMo (lecture L004) does not read one layer: it hands each task a weighted
-# sum of all its layers, with weights the task learns, because the layers hold different things. Here, the same
+# sum of all its layers, with weights the task learns. Here, the same
 # head, trained the same way, on the vectors of one lower layer instead (`NerTagger.build(read_layer=k)` cuts the
 # encoder after block k):
 #
