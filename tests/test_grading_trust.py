@@ -870,11 +870,16 @@ def test_the_watch_sees_a_grandchild_and_trips_on_either_limit():
 
     from course_lib.exercises import watch
 
+    # the grandchild says when its start-up is over: until then it opens and closes files of its own, and a count
+    # of open files read during it can be gone by the next reading (a fresh clone failed on exactly that)
     child = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time\n"
-                              "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'])\n"
+                              "p = subprocess.Popen([sys.executable, '-c', "
+                              "'import time; print(\"ready\", flush=True); time.sleep(30)'])\n"
                               "print(p.pid, flush=True)\ntime.sleep(30)"], stdout=subprocess.PIPE, text=True)
     try:
-        grandchild = int(child.stdout.readline())
+        lines = sorted(child.stdout.readline().strip() for _ in range(2))   # the pid and "ready", in either order
+        assert lines[1] == "ready", lines
+        grandchild = int(lines[0])
         pids = watch.descendants(child.pid)
         assert pids[0] == child.pid and grandchild in pids
         tasks, memory, open_files = watch.usage(pids)
