@@ -30,16 +30,19 @@ def part(value, out: int | None):
     return None
 
 
+def innermost(e: BaseException) -> str | None:
+    """The name of the function in which ``e`` was raised (the last frame of its traceback), None without one."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_name if tb is not None else None
+
+
 def unwritten(e: BaseException, name: str) -> str:
     """What to say of a ``NotImplementedError`` raised while calling the student's ``name``: the function whose body
     still raises it (the innermost frame's, or ``where`` as the sandbox reports it), which may be one that ``name``
     calls -- a composing exercise is not blamed for a helper left unwritten."""
-    where = getattr(e, "where", None)
-    tb = e.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    if where is None and tb is not None:
-        where = tb.tb_frame.f_code.co_name
+    where = getattr(e, "where", None) or innermost(e)
     if isinstance(where, str) and where.isidentifier() and where != name:
         return f"replace `raise NotImplementedError` in {where} with your code ({name} calls it)"
     return f"replace `raise NotImplementedError` in {name} with your code"

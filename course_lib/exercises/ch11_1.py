@@ -222,9 +222,7 @@ def check_self_attention(single_head_self_attention):
         pad = None if lengths is None else (torch.arange(T) < torch.tensor(lengths)[:, None]).long()  # (B, T)
         case = (f"X {fmt_shape(X.shape)}, W_Q and W_K {fmt_shape(W_Q.shape)}, W_V {fmt_shape(W_V.shape)}, "
                 f"causal={causal}, " + ("no padding" if pad is None else f"real lengths {list(lengths)}"))
-        ref = A.self_attention(X, W_Q, W_K, W_V, causal=causal, attention_mask=pad)
-        answer = single_head_self_attention(X.clone(), W_Q.clone(), W_K.clone(), W_V.clone(), causal=causal,
-                                            attention_mask=None if pad is None else pad.clone())
+        answer, ref = _self_attention_call(single_head_self_attention, X, (W_Q, W_K, W_V), causal, pad)
         try:
             _check_self_attention_case(answer, X, (W_Q, W_K, W_V), causal, pad, ref)
         except Wrong as e:
@@ -233,6 +231,14 @@ def check_self_attention(single_head_self_attention):
         _check_self_attention_large(single_head_self_attention, causal, pad)
     return (f"matches course_lib.model.attention.self_attention on {len(SELF_ATTENTION_CASES)} batches, "
             "with and without the causal and the padding mask, and with large scores")
+
+
+def _self_attention_call(single_head_self_attention, X, weights, causal: bool, pad):
+    """(the student's answer on copies of the inputs, the library's reference) for one case."""
+    ref = A.self_attention(X, *weights, causal=causal, attention_mask=pad)
+    answer = single_head_self_attention(X.clone(), *(W.clone() for W in weights), causal=causal,
+                                        attention_mask=None if pad is None else pad.clone())
+    return answer, ref
 
 
 # two tokens of one dimension, x = 200 and -300, W_Q = 1, W_K = -1: query 0 scores its own key -40,000 and the
@@ -244,9 +250,7 @@ def _check_self_attention_large(single_head_self_attention, causal: bool, pad):
     X, W_Q, W_K, W_V = (torch.tensor(t) for t in LARGE_X)
     case = ("X [[200], [-300]], W_Q [[1]], W_K [[-1]], W_V [[1]], "
             + ("causal=True" if causal else "the second token padding") + ": large scores")
-    ref = A.self_attention(X, W_Q, W_K, W_V, causal=causal, attention_mask=pad)
-    answer = single_head_self_attention(X.clone(), W_Q.clone(), W_K.clone(), W_V.clone(), causal=causal,
-                                        attention_mask=None if pad is None else pad.clone())
+    answer, ref = _self_attention_call(single_head_self_attention, X, (W_Q, W_K, W_V), causal, pad)
     try:
         _check_self_attention_case(answer, X, (W_Q, W_K, W_V), causal, pad, ref)
     except Wrong as e:

@@ -115,7 +115,9 @@ def reference_used(ex, cells: list[Cell]) -> str | None:
     """The message for a submission whose function for exercise ``ex`` calls the library's own implementation of
     it (:mod:`.references`), read from the code of its graded cells (directly, through an import alias, or through
     a helper function the notebook defines); None when it does not."""
-    refs = _references(ex.name) if ex.kind == "function" else {}
+    if ex.kind != "function":
+        return None
+    refs = _references(ex.name)
     if not refs and not PACKAGES.get(ex.name):
         return None
     aliases: dict[str, str] = {}
@@ -151,7 +153,7 @@ def reference_used(ex, cells: list[Cell]) -> str | None:
             if head in defs and head not in seen and node is not defs[name]:
                 todo.append(head)
             full = local.get(head, head) + (f".{rest}" if rest else "")
-            if _package_of(ex.name, full) and ex.kind == "function":
+            if _package_of(ex.name, full):
                 return uses_library(ex.needs[0], full)
             if full.startswith("course_lib"):
                 obj = _resolve(full)
@@ -169,8 +171,10 @@ def reference_called(ex, fns: dict) -> str | None:
     import dis
     import types
 
-    refs = _references(ex.name) if ex.kind == "function" else {}
-    if not refs and not (ex.kind == "function" and PACKAGES.get(ex.name)):
+    if ex.kind != "function":
+        return None
+    refs = _references(ex.name)
+    if not refs and not PACKAGES.get(ex.name):
         return None
 
     def hit(obj) -> str | None:

@@ -156,10 +156,8 @@ def _raised(e: BaseException) -> dict:
         text = str(e.msg if kind == "syntax" else e)
     except BaseException:  # noqa: BLE001 - a __str__ that raises is the student's
         text = ""
-    tb = e.__traceback__   # for a stub: the function whose body still raises (it may be a helper of the answer)
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    where = tb.tb_frame.f_code.co_name[:100] if kind == "not_implemented" and tb is not None else None
+    where = calls.innermost(e) if kind == "not_implemented" else None   # a stub: whose body still raises
+    where = where[:100] if where else where
     return dict(ev="raised", kind=kind, type=type(e).__name__[:60], message=text[:1000],
                 lineno=getattr(e, "lineno", None) if kind == "syntax" else None, where=where)
 
