@@ -498,8 +498,8 @@ x.shape, q.shape, A.merge_heads(q).shape
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4. The input, and the transformer block (Fig. 11.3)
 #
-# BERT and XLM-R read at most 512 subword tokens (§11.1): give a trained BERT a 513th token and it refuses the
-# input. Before this section takes the input apart, predict why (§6 gives the answer).
+# BERT and XLM-R read at most 512 subword tokens (§11.1). Before this section takes the input apart, predict what
+# sets that limit for a BERT already trained (§6 gives the answer).
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Prediction `limit_512`
@@ -796,8 +796,8 @@ check("param_count")
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6. Why 512 tokens?
 #
-# BERT and XLM-R read at most 512 subword tokens (§11.1), and a trained BERT refuses a 513th. You predicted why
-# at the start of §4 (`limit_512`); the cells below take the model apart.
+# BERT and XLM-R read at most 512 subword tokens (§11.1). You predicted what sets that limit at the start of §4
+# (`limit_512`); the cells below take the model apart.
 
 # %% [markdown]
 # **The position table.** Each input vector is the layer-normalised sum of a word embedding, a segment embedding
@@ -1050,7 +1050,8 @@ display(Image(parts_png(parts, key=best)))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Prediction `rotated_parts`
-# Are those 32 axes the model's? Turn every query and every key of this head by one and the same rotation $R$
+# The 32 parts above are read along the head's axes as its weights lay them out. Turn every query and every key
+# of this head by one and the same rotation $R$
 # ($\mathbf{q} \to \mathbf{q}R$, $\mathbf{k} \to \mathbf{k}R$). What happens to *bank*'s 32 parts and to the
 # attention weights: `"both change"`, `"the parts change, the weights do not"` or `"neither changes"`?
 

@@ -305,7 +305,8 @@ MaskSampler(tokenizer, unigram)
 # returning `(corrupted_ids, labels)`. Select each token that is not in `special_ids` with probability
 # `select_prob`; of the selected, 80% become `mask_token_id`, 10% become a token drawn from `unigram`,
 # 10% stay. `labels` holds the original id at selected positions and -100 elsewhere. Do not modify
-# `input_ids` in place. Pass `generator` to every random call.
+# `input_ids` in place. Pass `generator` to every random call, and leave torch's global generator as it was
+# (no `torch.manual_seed`).
 
 # %% tags=["exercise"]
 def mask_tokens(input_ids, special_ids, mask_token_id, unigram, select_prob=0.15, generator=None):
@@ -384,16 +385,16 @@ for name, model, tok, texts, uni in ((OTHER_MLM, other_model, other_tokenizer, g
 # vectors of the real tokens it sees later.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### Whole words: what a [MASK] on one piece gives away
+# ### Whole words: masking one piece or the whole word
 # BERT selects *tokens*, and a token is often one WordPiece of a longer word: the masked `##itas` of
 # *san ##itas* sits right beside `san`. Whole-word masking selects words instead: every piece of a selected word
 # is predicted, each on its own as before. Our version (`mlm_mask(..., whole_word=True)`, with the tokenizer's
 # `word_ids`) also gives every piece of a word the same fate: all `[MASK]`, all random tokens, or all left as they
 # are; the released whole-word BERT and Hugging Face's collator draw the 80/10/10 fate of each piece separately,
 # so one piece of a selected word can stay in view, unchanged, while another is `[MASK]` (for a two-piece word,
-# 2 × 0.8 × 0.1 = 16% of the time): a smaller
-# form of the leak whole-word masking closes, which one fate per word closes completely. On a sentence with long words, token masking and whole-word
-# masking with a selection rate of 30% (of the tokens, then of the words; doubled so that one sentence shows it):
+# 2 × 0.8 × 0.1 = 16% of the time); with one fate per word, no piece of a selected word stays in view beside a
+# masked one. On a sentence with long words, token masking and whole-word masking with a selection rate of 30% (of
+# the tokens, then of the words; doubled so that one sentence shows it):
 
 # %%
 wwm_enc = tokenizer("Unsurprisingly, the mountaineers acclimatised before the ascent.")
@@ -482,7 +483,8 @@ check("mlm_loss")
 # 1. tokenizes the list `texts` into one padded batch (the course's tokenizer pads a list by itself, as in
 #    notebook 11.1: `tokenizer(texts)`, no `padding=` argument);
 # 2. corrupts it as BERT does (15%; 80/10/10 with random tokens from `unigram`), never selecting special tokens
-#    or padding, with every random draw from `generator` (your `mask_tokens`, or `course_lib`'s `mlm_mask`);
+#    or padding, with every random draw from `generator` (your `mask_tokens`, or `course_lib`'s `mlm_mask`) and
+#    none from torch's global generator;
 # 3. runs `model` on the **corrupted** ids — remember the padding;
 # 4. returns `(loss, corrupted_ids, labels)`, the loss averaged over the selected tokens only.
 #

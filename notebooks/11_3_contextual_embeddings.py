@@ -501,7 +501,8 @@ NearestSenseExplorer(model, tokenizer, data, states={"mean": states[MINILM].sens
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise `anisotropy`
 # Write `anisotropy_estimate(X, n_pairs=10000, generator=None)`: the mean cosine of `n_pairs` random
-# pairs of **different** rows of X (N, d). Pass `generator` to every random call.
+# pairs of **different** rows of X (N, d). Pass `generator` to every random call, and leave torch's global
+# generator as it was (no `torch.manual_seed`).
 
 # %% tags=["exercise"]
 def anisotropy_estimate(X, n_pairs=10000, generator=None):

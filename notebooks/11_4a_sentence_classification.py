@@ -237,8 +237,7 @@ config(5e-5)
 # same vectors each time (frozen, and without dropout), so the library runs them once over the data and
 # trains the top layers on the stored states. The one-off pass is reported separately.
 #
-# **Prediction.** The embedded model, all-MiniLM-L6-v2, was itself fine-tuned as a sentence encoder,
-# and that training made one vector of each sentence into its summary. With the
+# **Prediction.** The embedded model, all-MiniLM-L6-v2, was itself fine-tuned as a sentence encoder. With the
 # encoder frozen, which vector gives the head more to work with: `[CLS]` or the mean of the token vectors?
 
 # %% tags=["exercise"]
@@ -351,8 +350,8 @@ for n, acc in words.items():
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # **Prediction.** Now the network from random weights, fine-tuned on the same 500 sentences. The recipe for a
 # pretrained model (3 epochs at 5e-5) is too timid for weights that start from nothing, so it gets 1e-4 for ten
-# epochs on 500 sentences (six on all 3,000), the best of the few settings we tried, chosen on the held-out
-# sentences (a favour to it). Its held-out accuracy lands: `"near the majority class"` (50%),
+# epochs on 500 sentences (six on all 3,000), the best of the few settings we tried on the held-out sentences it
+# is scored on. Its held-out accuracy lands: `"near the majority class"` (50%),
 # `"near word counts"` (the 500-sentence row above) or `"near the pretrained model"` (80%)?
 
 # %% tags=["exercise"]

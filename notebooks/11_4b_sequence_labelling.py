@@ -240,8 +240,10 @@ print(f"entities a strict BIO reader finds: {strict_iob1} in IOB1, {bio_strict} 
 # ### Exercise `entity_f1`
 # Write `read_entities(tags)` → a list of `(type, first, last)` and `entity_f1(y_true, y_pred)` →
 # `(precision, recall, f1)`, micro-averaged, for lists of tag sequences (one per sentence). Zero when there
-# is nothing to divide by. It is graded against seqeval's numbers on cases you do not see — think about an
-# I- without a B-, two adjacent entities of one type, and an entity at the very end of a sentence.
+# is nothing to divide by. Both are graded on cases you do not see: `entity_f1` against seqeval's numbers,
+# `read_entities` against the entities conlleval reads (the type first; `last` is the entity's last word,
+# included) — think about an I- without a B-, two adjacent entities of one type, and an entity at the very end
+# of a sentence.
 
 # %% tags=["exercise"]
 def read_entities(tags):
@@ -874,10 +876,9 @@ show_scores("reader, never 'none'", squad_scores(qa_test, [p.text for p in spans
 # questions of 124, too few to call it better), and pays for them
 # with unanswerable questions it answers. Made to answer every question ("never 'none'"), it finds the exact
 # answer far more often than word overlap, as above, but then it gets almost none of the unanswerable questions
-# right. Deciding *whether* the passage holds an answer is the hard part: the reader learned it from a
-# few hundred unanswerable questions, with a threshold chosen on a run trained without one of the training
-# articles. Against "never 'none'", that threshold loses answerable questions and wins unanswerable ones (the
-# rows above). A few held-out questions (the first five answerable, the first three unanswerable):
+# right. The reader learned *whether* the passage holds an answer from a few hundred unanswerable questions,
+# with a threshold chosen on a run trained without one of the training articles. Against "never 'none'", that
+# threshold loses answerable questions and wins unanswerable ones (the rows above). A few held-out questions (the first five answerable, the first three unanswerable):
 
 # %%
 picks = [k for k, e in enumerate(qa_test) if e.answers][:5] + [k for k, e in enumerate(qa_test) if not e.answers][:3]
@@ -889,8 +890,8 @@ for k in picks:
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Is it the threshold?
-# Perhaps the threshold was just badly chosen. Sweep it over the held-out article itself — with hindsight, which
-# is exactly what one must not do to *choose* it — and watch the two kinds of question trade places: a higher
+# The threshold was chosen on another run. Sweep it over the held-out article itself — with hindsight, which is
+# exactly what one must not do to *choose* it — and watch the two kinds of question trade places: a higher
 # threshold answers more questions, which helps the answerable ones and costs the unanswerable ones.
 #
 # **Predict before you look.** Choosing the threshold with hindsight on this very article, how far above
@@ -942,7 +943,7 @@ fig.tight_layout()
 # Even chosen with hindsight on the test article, the best threshold lands only a point or two above "always no
 # answer". No threshold rescues this reader, because the gap between [CLS] and the best span tells answerable
 # from unanswerable questions only a little better than chance (the ROC AUC above). The reader knows roughly
-# *where* an answer would be, not *whether* there is one. Readers trained on SQuAD 2.0's more than 100,000
+# *where* an answer would be, not *whether* there is one: deciding whether is the hard part. Readers trained on SQuAD 2.0's more than 100,000
 # questions learn that; whether this one, with about a thousand, lacks it for want of questions is not tested.
 
 # %% [markdown]

@@ -98,9 +98,9 @@ draws = sample_span_lengths(100_000, generator=0)  # (100000,) lengths 1..10
 #
 # ### Exercise `span_lengths`
 # Write `sample_span_lengths(n, p=0.2, max_len=10, generator=None)` returning a tensor of `n` lengths in
-# 1..`max_len` drawn from the renormalised geometric distribution. Pass `generator` to every random call. The
-# check is statistical: 60,000 draws at fixed seeds must pass a chi-square test against the exact
-# probabilities, at two settings.
+# 1..`max_len` drawn from the renormalised geometric distribution. Pass `generator` to every random call, and
+# leave torch's global generator as it was (no `torch.manual_seed`). The check is statistical: 60,000 draws at
+# fixed seeds must pass a chi-square test against the exact probabilities, at two settings.
 
 # %% tags=["exercise"]
 def sample_span_lengths(n, p=0.2, max_len=10, generator=None):

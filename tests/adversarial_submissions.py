@@ -208,6 +208,13 @@ def cases() -> list[Case]:
                                            "EXERCISES['mlm_loss'] = dataclasses.replace(EXERCISES['mlm_loss'], run=lambda **k: 'ok')",
                     body="return logits.sum() * 0"),
              _expect(mlm_loss=("wrong", "your loss is 0.0000"))),
+        Case("reseeds_global_generator", "mask_tokens reseeds torch's global generator from the one it is given and "
+                                         "draws from it: every number right, the state of the notebook's generator not",
+             edited("mask_tokens", body="if generator is not None:\n"
+                                        "    torch.manual_seed(int(torch.randint(2 ** 62, (1,), generator=generator)))\n"
+                                        "generator = None"),
+             _expect(mlm_masking=("wrong", "your function changed torch's global random generator (torch.manual_seed, "
+                                           "or a draw without generator=)"))),
         Case("forged_gradient", "masked_lm_loss returns the right value as a new tensor that claims to require grad",
              edited("masked_lm_loss", body="keep = labels != -100\n"
                                            "return torch.tensor(F.cross_entropy(logits[keep], labels[keep]).item(), "

@@ -6,7 +6,9 @@ handles that the sandbox calls back through the grader, random generators as the
 """
 from __future__ import annotations
 
+import contextlib
 import io
+import os
 import pickle
 import types
 
@@ -181,3 +183,39 @@ def apply_after(original, state) -> None:
     elif type(original) is dict and type(state.get("dict")) is dict:
         original.clear()
         original.update(state["dict"])
+
+
+
+GLOBAL_GENERATORS = {"torch": "torch's global random generator (torch.manual_seed, or a draw without generator=)",
+                     "numpy": "numpy's global random generator (np.random.seed, or an np.random draw)",
+                     "random": "Python's random module (random.seed, or a random.* draw)"}
+
+
+@contextlib.contextmanager
+def watched_generators():
+    """Watch the global random generators a student's function might draw from or reseed (torch's CPU one, numpy's,
+    Python's) while the block runs: it starts them from a fresh seed -- a state no earlier call can have left,
+    since a function that reseeds from the generator it is given leaves the same state at every call with the same
+    seed -- and yields a list, filled on leaving with the names (keys of :data:`GLOBAL_GENERATORS`) of those whose
+    state the block changed. On leaving, every generator is put back as it was before the block."""
+    import random
+
+    import numpy
+    import torch
+
+    saved = (torch.get_rng_state(), numpy.random.get_state(), random.getstate())
+    seed = int.from_bytes(os.urandom(8), "little") >> 2
+    torch.default_generator.manual_seed(seed)  # the CPU generator only: no CUDA state is created
+    numpy.random.seed(seed % 2**32)
+    random.seed(seed)
+    states = lambda: {"torch": torch.get_rng_state().numpy().tobytes(),  # noqa: E731
+                      "numpy": pickle.dumps(numpy.random.get_state()), "random": pickle.dumps(random.getstate())}
+    before, changed = states(), []
+    try:
+        yield changed
+        after = states()
+        changed.extend(name for name in GLOBAL_GENERATORS if before[name] != after[name])
+    finally:
+        torch.set_rng_state(saved[0])
+        numpy.random.set_state(saved[1])
+        random.setstate(saved[2])

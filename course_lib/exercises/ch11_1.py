@@ -752,7 +752,8 @@ question(
     hint="write q·k without coordinates: |q| |k| cos θ. What does turning both vectors by the same rotation do to "
          "their lengths and to the angle between them? Then ask whether one product q[d]·k[d] can be written "
          "without coordinates",
-    giveaways=["nothing in training fixes the axes", "a rotation keeps both", "about one choice of axes"])
+    giveaways=["nothing in training fixes the axes", "a rotation keeps both", "about one choice of axes",
+               "are those 32 axes the model's"])  # asked so, the question hints that they are not
 
 question(
     "bert_base_size", variable="bert_base_size", choices=["10M", "110M", "340M", "1B"], answer="110M",
@@ -773,4 +774,5 @@ question(
          "to what each layer does with it, and ask at each step what the model needs for a 513th token, and whether "
          "more memory or time could supply it or only training could",
     giveaways=["the learned position table", "512-token position table", "position table and, separately, the "
-               "quadratic cost", "limited by the position table", "the position table limits"])
+               "quadratic cost", "limited by the position table", "the position table limits",
+               "it refuses the input", "refuses a 513th"])  # a refusal is an error: the cost is only slow

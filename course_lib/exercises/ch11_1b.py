@@ -184,13 +184,23 @@ def _reference_merge(words: dict) -> tuple[tuple[str, str], dict, dict]:
     return best, merged, counts
 
 
+def _words_text(words: dict, most: int = 4) -> str:
+    """A short picture of a dictionary of words: its first entries, and how many more."""
+    shown = ", ".join(f"{w!r}: {c!r}" for w, c in list(words.items())[:most])
+    more = f", … {len(words) - most} more" if len(words) > most else ""
+    return "{" + shown + more + "}"
+
+
 @exercise("bpe_merge_step", needs=["bpe_merge_step"])
 def check_bpe_merge_step(bpe_merge_step):
     for words in MERGE_CASES:
         given = dict(words)
         answer = bpe_merge_step(given)
         if given != words:
-            raise Wrong("bpe_merge_step changed the dictionary it was given: build a new one for the merged words")
+            changed = sorted({*given, *words} - {w for w in words if given.get(w) == words[w]}, key=str)[:3]
+            raise Wrong(f"bpe_merge_step changed the dictionary it was given ({_words_text(words)}; now "
+                        f"{_words_text(given)}; {', '.join(map(repr, changed))} changed): build a new dictionary for "
+                        "the merged words and leave the given one as it was")
         if not isinstance(answer, (tuple, list)) or len(answer) != 2:
             raise Wrong(f"return a pair (best_pair, new_words), got {type(answer).__name__}")
         pair, new_words = answer

@@ -35,6 +35,7 @@ import torch.nn.functional as F
 from ..pretraining.masking import IGNORE_INDEX
 from ..pretraining.masking import masked_lm_loss as reference_mlm_loss
 from ..pretraining.multilingual import language_sampling_probs
+from .calls import GLOBAL_GENERATORS
 from .core import Wrong, exercise, question, seeded
 from .hints import close, expect_shape, expect_tensor, first_mismatch, fmt_int, fmt_num, fmt_shape, same_gradient
 
@@ -82,13 +83,21 @@ def masking_unigram() -> torch.Tensor:
     return unigram
 
 
-def _call_mask_tokens(mask_tokens, input_ids, unigram, select_prob, seed):
-    """Call the student's function (select_prob None: its default); add a hint to the errors we can explain."""
+def _call_mask_tokens(mask_tokens, input_ids, unigram, select_prob, seed, touched=None):
+    """Call the student's function (select_prob None: its default); add a hint to the errors we can explain. With a
+    list ``touched``, add to it the global generators the call changed."""
+    from .remote import value_and_generators   # the check's side only: the sandbox never imports it
+
     kwargs = {"generator": torch.Generator().manual_seed(seed)}
     if select_prob is not None:
         kwargs["select_prob"] = select_prob
     try:
-        return mask_tokens(input_ids, set(SPECIAL_IDS), MASK, unigram.clone(), **kwargs)
+        args = (input_ids, set(SPECIAL_IDS), MASK, unigram.clone())
+        if touched is None:
+            return mask_tokens(*args, **kwargs)
+        answer, changed = value_and_generators(mask_tokens, args, kwargs)
+        touched.extend(c for c in changed if c not in touched)
+        return answer
     except Wrong as e:
         msg = str(e)
         if "without replacement" in msg:
@@ -257,7 +266,8 @@ def _check_mlm_masking(mask_tokens):
     # the generator: the same seed gives the same corruption, another seed another one
     input_ids, unigram = masking_batch(), masking_unigram()
     (corrupted, labels, _), (_, seed) = runs[0], MASKING_RUNS[0]
-    again = _unpack_masking(_call_mask_tokens(mask_tokens, input_ids, unigram, None, seed), input_ids)
+    touched: list = []
+    again = _unpack_masking(_call_mask_tokens(mask_tokens, input_ids, unigram, None, seed, touched), input_ids)
     if not (torch.equal(again[0], corrupted) and torch.equal(again[1], labels)):
         raise Wrong(f"two calls with the same generator, torch.Generator().manual_seed({seed}), gave different results: "
                     "every random number (the selection, the fates, the random tokens) must come from the generator "
@@ -276,6 +286,10 @@ def _check_mlm_masking(mask_tokens):
                     f"{agree:.0%} of the tokens both selected, where independent draws agree about 66% of the "
                     "time: draw the fates (and the random tokens) from the generator you are given too, not from "
                     "torch's global one")
+    if touched:
+        raise Wrong(f"your function changed {GLOBAL_GENERATORS[touched[0]]}. The corruption looks right, but every "
+                    "random number drawn after your function in the notebook now depends on it: draw every random "
+                    "number from `generator`, the one you are given, and leave the global generators as they were")
     # without a generator (the default): it runs and returns a pair
     small = input_ids[:2, :20].clone()
     _unpack_masking(mask_tokens(small, set(SPECIAL_IDS), MASK, unigram.clone()), small)
@@ -664,9 +678,16 @@ def _batch_unigram(tok) -> torch.Tensor:
     return unigram_distribution(BATCH_TEXTS, tokenizer=tok)
 
 
-def _call_batch_loss(masked_batch_loss, model, tok, unigram, seed, texts=BATCH_TEXTS):
+def _call_batch_loss(masked_batch_loss, model, tok, unigram, seed, texts=BATCH_TEXTS, touched=None):
+    from .remote import value_and_generators   # the check's side only: the sandbox never imports it
+
     try:
-        answer = masked_batch_loss(model, tok, list(texts), unigram.clone(), torch.Generator().manual_seed(seed))
+        args = (model, tok, list(texts), unigram.clone(), torch.Generator().manual_seed(seed))
+        if touched is None:
+            answer = masked_batch_loss(*args)
+        else:  # and the global generators it changed
+            answer, changed = value_and_generators(masked_batch_loss, args, {})
+            touched.extend(c for c in changed if c not in touched)
     except Wrong as err:  # what the student's function raised, in the student's words
         if "raised IndexError: index out of range" in str(err):
             raise Wrong(f"{err}: the model was given an id outside the vocabulary of the tokenizer you were given, "
@@ -808,10 +829,16 @@ def check_masked_batch(masked_batch_loss):
         counts += _check_batch_run(masked_batch_loss, model, tok, unigram, seed, loss_too=False)
     n_eligible, n_sel, n_mask, n_rnd, n_kept = counts.tolist()
     _check_batch_shares(n_eligible, n_sel, n_mask, n_rnd, n_kept)
-    again = _call_batch_loss(masked_batch_loss, model, tok, unigram, BATCH_SEEDS[0])
+    touched: list = []
+    again = _call_batch_loss(masked_batch_loss, model, tok, unigram, BATCH_SEEDS[0], touched=touched)
     if not (torch.equal(again[2], first[2]) and torch.equal(again[1], first[1])):
         raise Wrong("two calls with the same seeded generator gave different batches: every random draw must come "
                     "from the generator you are given")
+    if touched:
+        raise Wrong(f"your function changed {GLOBAL_GENERATORS[touched[0]]}. The batch looks right, but every "
+                    "random number drawn after your function in the notebook now depends on it: draw every random "
+                    "number from `generator`, the one you are given (pass it on to mask_tokens), and leave the "
+                    "global generators as they were")
     return (f"{len(BATCH_TEXTS)} texts → a padded batch, {n_sel} of {n_eligible} text tokens selected over "
             f"{len(BATCH_SEEDS) + len(FATES_SEEDS)} batches ({n_mask / n_sel:.0%} [MASK], {n_rnd / n_sel:.0%} random, "
             f"{n_kept / n_sel:.0%} unchanged), no padding or special token selected, the loss the model gives on "
@@ -842,7 +869,8 @@ question(
         "whole-word masking (and SpanBERT's spans of whole words) makes the task harder and the training signal "
         "richer",
     hint="cover one piece of a long word in a sentence and guess it; then cover the whole word and guess the same "
-         "piece. How many candidates are left in each case?")
+         "piece. How many candidates are left in each case?",
+    giveaways=["the leak whole-word masking closes", "what a [MASK] on one piece gives away"])
 
 question(
     "share_in_loss", variable="share_in_loss", choices=["1.5%", "12%", "15%", "85%", "100%"], answer="15%",

@@ -35,6 +35,7 @@ import torch.nn.functional as F
 
 from ..embeddings import ZScorer, combine_layers, cosine_matrix
 from ..embeddings import sense_centroids as reference_centroids
+from .calls import GLOBAL_GENERATORS
 from .core import Wrong, exercise, question
 from .hints import close, expect_shape, expect_tensor, first_mismatch, fmt_index, fmt_shape
 
@@ -711,9 +712,17 @@ def _as_number(answer, case: str) -> float:
     raise Wrong(f"anisotropy_estimate should return a number, got {type(answer).__name__} ({case})")
 
 
-def _call_anisotropy(fn, X, case, allow_nan=False, **kwargs) -> float:
+def _call_anisotropy(fn, X, case, allow_nan=False, touched=None, **kwargs) -> float:
+    """The student's estimate on a copy of X, as a number; with a list ``touched``, the global generators the call
+    changed are added to it."""
+    from .remote import value_and_generators   # the check's side only: the sandbox never imports it
+
     arg = X.clone()
-    answer = fn(arg, **kwargs)
+    if touched is None:
+        answer = fn(arg, **kwargs)
+    else:
+        answer, changed = value_and_generators(fn, (arg,), kwargs)
+        touched.extend(c for c in changed if c not in touched)
     if not torch.equal(arg, X):
         raise Wrong(f"anisotropy_estimate changed X in place (normalising with /= ?) ({case}): compute a new, "
                     "normalised tensor and leave X as it was")
@@ -782,7 +791,8 @@ def check_anisotropy(anisotropy_estimate):
                     "moved to the next row makes neighbours twice as likely; a draw that skips a neighbour never "
                     "pairs them)")
     # 4. the generator: the same seed gives the same estimate
-    again = _call_anisotropy(anisotropy_estimate, X, case, generator=gen())
+    touched: list = []
+    again = _call_anisotropy(anisotropy_estimate, X, case, touched=touched, generator=gen())
     if again != got:
         raise Wrong(f"two calls with generators seeded alike (seed {ANISOTROPY_SEED}) gave {got:.6f} and "
                     f"{again:.6f}: pass the generator argument on to every random draw (torch.randint)")
@@ -808,6 +818,10 @@ def check_anisotropy(anisotropy_estimate):
         raise Wrong(f"generators seeded {ANISOTROPY_SEED} and {ANISOTROPY_SEED + 2} gave the same estimate, "
                     f"{got:.6f}: draw every pair from the generator you are given, and do not reseed torch's global "
                     "one")
+    if touched:
+        raise Wrong(f"your function changed {GLOBAL_GENERATORS[touched[0]]}. The estimates look right, but every "
+                    "random number drawn after your function in the notebook now depends on it: draw every pair "
+                    "from `generator`, the one you are given, and leave the global generators as they were")
     # 7. without a generator (the default)
     _call_anisotropy(anisotropy_estimate, X, f"X {fmt_shape(X.shape)}, no generator", n_pairs=100)
     return (f"within {SIGMAS} standard errors of the exact expected cosine over distinct pairs on two matrices, "

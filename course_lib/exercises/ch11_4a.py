@@ -505,8 +505,9 @@ def check_distillation_loss(distillation_loss):
     with torch.no_grad():
         same = distillation_loss(t.clone(), t.clone(), 2.0)
     if not close(torch.as_tensor(same, dtype=torch.float32), torch.tensor(0.0)):
-        raise Wrong("a student that gives the teacher's scores exactly should have loss 0 (the KL of a distribution "
-                    "to itself)")
+        raise Wrong(f"a student that gives the teacher's scores exactly should have loss 0 (the KL of a distribution "
+                    f"to itself); yours is {float(torch.as_tensor(same)):.4g} (scores {fmt_shape(t.shape)}, the "
+                    "student's equal to the teacher's, T = 2)")
     from .remote import value_and_grad   # the check's side only: the sandbox never imports it
 
     s, t, T = distill_inputs(1)
@@ -530,7 +531,8 @@ question(
     hint="think about which vector the embedded model's own training objective made into a sentence summary, and "
          "which vector it never trained for that.",
     giveaways=["pooled its token vectors into one sentence vector", "fine-tuned with mean pooling",
-               "trained with mean pooling", "a SentenceBERT, section 5"],  # the last: a pointer to where it is said
+               "trained with mean pooling", "a SentenceBERT, section 5",
+               "made one vector of each sentence into its summary"],  # the last: a pointer to where it is said
 )
 
 question(
@@ -544,7 +546,8 @@ question(
     hint="what must a network learn before a sentence's label follows from its vector, and how much of that can "
          "500 labelled sentences teach? Which of the three yardsticks needs nothing but which words a sentence "
          "contains?",
-    giveaways=["memorises its training sentences", "about what word counts reach"],
+    giveaways=["memorises its training sentences", "about what word counts reach",
+               "a favour to it"],  # a setting chosen in its favour: a hint that it still falls short
 )
 
 question(

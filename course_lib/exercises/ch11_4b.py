@@ -74,15 +74,16 @@ def check_align_labels(align_word_labels):
             if got == want:
                 continue
             bad = next(i for i, (g, w) in enumerate(zip(got, want)) if g != w)
+            case = f" (tags {list(tags)}, word ids {wids}: you returned {_show(got)})"
             if wids[bad] is None:
                 raise Wrong(f"position {bad} is a special token or padding (word id None): its label is -100, "
-                            f"so the loss ignores it; you gave {got[bad]!r}")
+                            f"so the loss ignores it; you gave {got[bad]!r}" + case)
             if policy == "first" and got == align_labels(tags, wids, "every"):
                 raise Wrong("with policy 'first' only the first piece of a word keeps its tag; later pieces of the "
-                            "same word get -100 (compare each word id with the previous one)")
+                            "same word get -100 (compare each word id with the previous one)" + case)
             if policy == "every" and got == align_labels(tags, wids, "first"):
                 raise Wrong("with policy 'every' (the chapter's) every piece of a word gets the word's tag, "
-                            "continuation pieces included -- no -100 inside a word")
+                            "continuation pieces included -- no -100 inside a word" + case)
             raise Wrong(f"policy {policy!r}, tags {list(tags)}, word ids {wids}: expected {_show(want)}, "
                         f"got {_show(got)} (first difference at position {bad})")
     return "both alignments right, special tokens and padding -100"
@@ -199,8 +200,34 @@ def _hidden_cases(n: int = 40, seed: int = 11):
         yield gold, pred
 
 
-@exercise("entity_f1", needs=["entity_f1"])
-def check_entity_f1(entity_f1):
+def _check_read_entities(read_entities, sentences) -> None:
+    """read_entities on each sentence: the (type, first, last) entities conlleval reads, in any order."""
+    for tags in sentences:
+        want = get_entities(tags)
+        got = read_entities(list(tags))
+        try:
+            got = [tuple(e) for e in got]
+        except TypeError:
+            got = None
+        case = f"read_entities({tags}) returned {got}; expected {want}"
+        if got is not None and sorted(got, key=str) == sorted(((a, b, t) for t, a, b in want), key=str) and want:
+            raise Wrong(f"{case}: each entity is (type, first, last), the type first")
+        try:
+            spans = sorted((str(t), int(a), int(b)) for t, a, b in got)
+        except (TypeError, ValueError):
+            raise Wrong(f"read_entities({tags}) should return a list of (type, first, last) triples such as "
+                        f"{want or [('PER', 0, 1)]}; got {got!r}") from None
+        if spans == sorted(want) and len(got) == len(want):
+            continue
+        if spans == sorted((t, a, b + 1) for t, a, b in want):
+            raise Wrong(f"{case}: last is the index of the entity's last word, included (not one past it, as in a "
+                        "slice)")
+        raise Wrong(f"{case} (an I- after O or another type starts an entity; a B-, O or another type ends the one "
+                    "before; the last entity ends with the sentence)")
+
+
+@exercise("entity_f1", needs=["entity_f1", "read_entities"])
+def check_entity_f1(entity_f1, read_entities):
     cases = [(g, p, why) for g, p, why in EDGE] + [(g, p, None) for g, p in _hidden_cases()]
     for gold, pred, why in cases:
         ref = entity_scores(gold, pred).micro
@@ -237,7 +264,11 @@ def check_entity_f1(entity_f1):
         hint = f" ({why})" if why else ""
         raise Wrong(f"for {shown}: expected P/R/F1 = {want[0]:.3f}/{want[1]:.3f}/{want[2]:.3f}, got "
                     f"{p:.3f}/{r:.3f}/{f:.3f}{hint}")
-    return f"equal to seqeval's micro P/R/F1 on {len(cases)} cases, edge cases included"
+    # the scores can be right with entities read in another form (first and last swapped, a slice's end), used
+    # alike for gold and predicted tags: read_entities is graded on its own too
+    _check_read_entities(read_entities, [s for g, p, _ in cases for s in (*g, *p)])
+    return (f"equal to seqeval's micro P/R/F1 on {len(cases)} cases, edge cases included; read_entities gives "
+            "conlleval's entities")
 
 
 def _typeless_scores(gold, pred) -> tuple[float, float, float]:
@@ -497,5 +528,7 @@ question(
         "span wins by a wide margin) gains a point or two over never answering",
     hint="a threshold sorts questions by one number, how much the best span beats [CLS]. How well must that "
          "number separate answerable from unanswerable questions for some cut to be worth much more than "
-         "saying 'no answer' to all of them?")
+         "saying 'no answer' to all of them?",
+    giveaways=["whether the passage holds an answer is the hard part", "perhaps the threshold was just badly "
+               "chosen"])
 

@@ -25,6 +25,7 @@ from ..spans.ner import count_spans
 from ..spans.ner import enumerate_spans as reference_enumerate
 from ..spans.representations import boundary_representation
 from ..spans.sbo import sbo_input as reference_sbo_input
+from .calls import GLOBAL_GENERATORS
 from .core import Wrong, exercise, question
 from .hints import close
 
@@ -36,9 +37,16 @@ OTHER_SEED = 1000  # added to a run's seed: a sampler that ignores `generator` d
 
 # ----------------------------------------------------------------------------- span_lengths
 
-def _lengths(sample_span_lengths, p, max_len, seed, defaults):
+def _lengths(sample_span_lengths, p, max_len, seed, defaults, touched=None):
+    """The student's DRAWS lengths from a generator seeded ``seed``; the global generators the call changed are
+    added to ``touched``."""
+    from .remote import value_and_generators   # the check's side only: the sandbox never imports it
+
     g = torch.Generator().manual_seed(seed)
-    got = sample_span_lengths(DRAWS, generator=g) if defaults else sample_span_lengths(DRAWS, p, max_len, generator=g)
+    args = (DRAWS,) if defaults else (DRAWS, p, max_len)
+    got, changed = value_and_generators(sample_span_lengths, args, {"generator": g})
+    if touched is not None:
+        touched.extend(c for c in changed if c not in touched)
     if not torch.is_tensor(got):
         try:
             got = torch.as_tensor(got)
@@ -58,7 +66,8 @@ def check_span_lengths(sample_span_lengths):
     for p, max_len, seed in LENGTH_RUNS:
         defaults = (p, max_len) == (0.2, 10)
         where = "with the defaults (p = 0.2, max_len = 10)" if defaults else f"with p = {p}, max_len = {max_len}"
-        got = _lengths(sample_span_lengths, p, max_len, seed, defaults)
+        touched: list = []
+        got = _lengths(sample_span_lengths, p, max_len, seed, defaults, touched)
         if int(got.min()) < 1:
             raise Wrong(f"{where}: a length of {int(got.min())} was drawn; a span has at least one word, so lengths "
                         "start at 1 (the geometric distribution counts trials up to and including the first success)")
@@ -66,12 +75,18 @@ def check_span_lengths(sample_span_lengths):
             raise Wrong(f"{where}: a length of {int(got.max())} was drawn, above the bound of {max_len}")
         again = _lengths(sample_span_lengths, p, max_len, seed, defaults)
         if not torch.equal(got, again):
-            raise Wrong("the same generator seed gave different lengths: pass `generator` to every random call")
+            raise Wrong(f"{where}: two calls with generators seeded alike (seed {seed}) gave different lengths: "
+                        "pass `generator` to every random call")
         other = _lengths(sample_span_lengths, p, max_len, seed + OTHER_SEED, defaults)
         if torch.equal(got, other):
             raise Wrong(f"{where}: generators seeded {seed} and {seed + OTHER_SEED} gave the same {DRAWS:,} lengths, "
                         "so your draws do not come from the generator you are given. Draw every random number from "
                         "`generator`, and do not make or seed a generator (torch's or numpy's) of your own")
+        if touched:
+            raise Wrong(f"{where}: your function changed {GLOBAL_GENERATORS[touched[0]]}. The lengths look right, "
+                        "but every random number drawn after your function in the notebook now depends on it: draw "
+                        "every random number from `generator`, the one you are given, and leave the global "
+                        "generators as they were")
         probs = span_length_distribution(p, max_len)
         observed = torch.bincount(got, minlength=max_len + 1)[1:].double()
         expected = probs * DRAWS

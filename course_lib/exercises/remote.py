@@ -79,11 +79,12 @@ class Exercise:
         idle = self.limits.wall_factor * self.seconds
         return Stopped(death_phrase(how, self.seconds, idle, self.limits.memory_text, where))
 
-    def call(self, fn: str, args: tuple, kwargs: dict, grad_of=None, grad_out: int | None = None):
+    def call(self, fn: str, args: tuple, kwargs: dict, grad_of=None, grad_out: int | None = None, rng: bool = False):
         """Call the student's ``fn`` in the sandbox; with ``grad_of=i``, return ``(value, d value / d args[i])``,
         the gradient computed there by autograd on the graph the student's function built (None without one); with
         ``grad_of=(i, name)``, by the parameter ``name`` of the module ``args[i]`` (:func:`calls.target`); with
-        ``grad_out=k`` too, the gradient of ``value[k]`` (a function returning several things)."""
+        ``grad_out=k`` too, the gradient of ``value[k]`` (a function returning several things). With ``rng=True``
+        (and no ``grad_of``), return ``(value, names)``: the global generators the call changed there."""
         if self.broken is not None or self.over:
             raise self.stopped(self.broken if self.broken is not None else self.ended, fn)
         import torch
@@ -102,6 +103,8 @@ class Exercise:
             request["grad_of"] = int(grad_of) if type(grad_of) is int else [int(grad_of[0]), str(grad_of[1])]
             if grad_out is not None:
                 request["grad_out"] = int(grad_out)
+        elif rng:
+            request["rng"] = True
         self.worker.send(request, calls.dump_args(args, kwargs, callbacks, self.stored))
         try:
             while True:
@@ -119,6 +122,11 @@ class Exercise:
                         if grad is not None and not isinstance(grad, torch.Tensor):
                             raise wire.WireError("a gradient that is not a tensor")
                         return value, grad
+                    if rng:
+                        value, changed = _pair(value)
+                        if not (isinstance(changed, list) and all(c in calls.GLOBAL_GENERATORS for c in changed)):
+                            raise wire.WireError("a list of generators that is not one")
+                        return value, changed
                     return value
                 if ev == "raised":
                     raise _rebuilt(header)
@@ -235,3 +243,18 @@ def value_and_grad(fn, args: tuple, wrt, out: int | None = None):
         return guarded(lambda *a: target.value_and_grad(a, wrt, out), target.__name__)(*args)
     value = fn(*args)
     return value, calls.gradient(calls.part(value, out), calls.target(args, wrt))
+
+
+def value_and_generators(fn, args: tuple, kwargs: dict):
+    """What ``fn(*args, **kwargs)`` returns and the global random generators (torch's, numpy's, Python's; see
+    :data:`calls.GLOBAL_GENERATORS`) whose state the call changed. An exercise that hands the student a generator
+    asks for both: drawing from a global generator, reseeded from the one given, is right in every number the check
+    can see, and wrong in what it does to the rest of the notebook. For a student's function graded in the sandbox,
+    the states are compared there."""
+    target = getattr(fn, "__wrapped__", fn)  # a check gets the student's function wrapped by core.guarded
+    if isinstance(target, Remote):
+        return guarded(lambda *a, **k: target.exercise.call(target.__name__, a, k, rng=True), target.__name__)(
+            *args, **kwargs)
+    with calls.watched_generators() as changed:
+        value = fn(*args, **kwargs)
+    return value, changed

@@ -235,7 +235,12 @@ def serve(rfd: int, wfd: int, namespace: dict, guard: LibraryGuard) -> None:
                 args, kwargs = calls.load_args(payload, callback, store)
                 before = [_snapshot(a) for a in args]
                 with torch.set_grad_enabled(request.get("grad") is True):  # as the check calls it
-                    value = fn(*args, **kwargs)
+                    if request.get("rng") is True:  # the check asks which global generators the call changed
+                        with calls.watched_generators() as changed:
+                            value = fn(*args, **kwargs)
+                        value = (value, changed)
+                    else:
+                        value = fn(*args, **kwargs)
                     wrt = request.get("grad_of")
                     if wrt is not None:  # the check asks for d value / d args[wrt] too: the backward pass runs here
                         out = request.get("grad_out")

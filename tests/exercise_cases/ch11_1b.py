@@ -164,7 +164,8 @@ WRONG_ANSWERS = {
                 out.append(w[i]); i += 1
         words[tuple(out)] = n
     return best, words
-""", "changed the dictionary it was given"),
+""", "changed the dictionary it was given ({('a', 'b'): 1, ('a', 'b', 'c'): 1, ('x', 'y'): 10}; now {('a', 'b'): 1, "
+        "('a', 'b', 'c'): 1, ('xy',): 10}; ('x', 'y'), ('xy',) changed)"),
         (MERGE + """\
     from collections import Counter
     pairs = Counter()

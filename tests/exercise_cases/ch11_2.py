@@ -122,6 +122,15 @@ CASES = {  # case -> (exercise, source of a wrong answer, a part of the message 
         "    fate = torch.rand(input_ids.shape, generator=generator)",
         "    torch.manual_seed(42)\n    fate = torch.rand(input_ids.shape)"),
         "gave the same fate ([MASK], random, unchanged) to"),
+    # every draw from torch's global generator, reseeded from the one given: every number right, the notebook's
+    # later draws not
+    "torch's global generator, reseeded from the one given": ("mlm_masking", masking(
+        "    eligible =", "    if generator is not None:\n"
+        "        torch.manual_seed(int(torch.randint(2 ** 62, (1,), generator=generator)))\n"
+        "    generator = None\n    eligible ="),
+        "your function changed torch's global random generator (torch.manual_seed, or a draw without generator=). "
+        "The corruption looks right, but every random number drawn after your function in the notebook now depends "
+        "on it"),
     "input modified in place": ("mlm_masking", masking("corrupted = input_ids.clone()", "corrupted = input_ids"),
         'mask_tokens changed input_ids in place: corrupt a copy, so that the caller keeps the original ids '
         '(the labels are taken from them) (with the default select_prob=0.15)'),
@@ -327,6 +336,11 @@ CASES.update({
     "the model sees the original text": ("masked_batch", batch("model(b.input_ids, enc.attention_mask",
                                                                "model(enc.input_ids, enc.attention_mask"),
         "your loss is the model's loss on the original, uncorrupted text: the model must see the corrupted ids"),
+    "torch's global generator, reseeded, for the batch": ("masked_batch", batch(
+        "    enc = tokenizer(texts)\n", "    enc = tokenizer(texts)\n"
+        "    torch.manual_seed(int(torch.randint(2 ** 62, (1,), generator=generator)))\n    generator = None\n"),
+        "your function changed torch's global random generator (torch.manual_seed, or a draw without generator=). "
+        "The batch looks right"),
     "loss summed": ("masked_batch", batch("F.cross_entropy(logits[keep], b.labels[keep])",
                                           "F.cross_entropy(logits[keep], b.labels[keep], reduction='sum')"),
         "your loss is the sum over the selected tokens; L_MLM is their mean"),

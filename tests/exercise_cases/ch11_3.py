@@ -267,6 +267,12 @@ def z_score(X, corpus, eps=1e-6):
     "generator ignored": ("anisotropy", AN + DISTINCT.replace(", generator=generator", "")
                           + "    return F.cosine_similarity(X[i], X[j]).mean().item()",
         "two calls with generators seeded alike (seed 11) gave"),
+    "torch's global generator, reseeded from the one given": ("anisotropy", AN + """\
+    if generator is not None:
+        torch.manual_seed(int(torch.randint(2 ** 62, (1,), generator=generator)))
+""" + DISTINCT.replace(", generator=generator", "") + "    return F.cosine_similarity(X[i], X[j]).mean().item()",
+        "your function changed torch's global random generator (torch.manual_seed, or a draw without generator=). "
+        "The estimates look right"),
     "a collision moved to the next row": ("anisotropy", AN + """\
     i = torch.randint(len(X), (n_pairs,), generator=generator)
     j = torch.randint(len(X), (n_pairs,), generator=generator)

@@ -81,7 +81,8 @@ def decode_first_subword(subword_tags, word_ids):
     return [max(ts, key=ts.count) for w, ts in sorted(pieces.items())]
 """
 
-TOKEN_F1 = """\
+READ = F1[:F1.index("def entity_f1")]  # the right read_entities: a wrong entity_f1 that does not call it
+TOKEN_F1 = READ + """\
 def entity_f1(y_true, y_pred):
     key = lambda t: t
     pairs = [(key(a), key(b)) for g, p in zip(y_true, y_pred) for a, b in zip(g, p)]
@@ -115,7 +116,8 @@ WRONG_ANSWERS = {
         (edit(ALIGN, 'policy == "every" or w != previous', "w != previous"), "with policy 'every' (the chapter's)"),
         (edit(ALIGN, 'policy == "every" or w != previous', "True"), "with policy 'first' only the first piece"),
         (edit(ALIGN, "            labels.append(-100)\n        elif", "            labels.append('O')\n        elif"),
-         "special token or padding (word id None): its label is -100"),
+         "special token or padding (word id None): its label is -100, so the loss ignores it; you gave 'O' (tags "
+         "['B-LOC', 'I-LOC', 'O', 'O', 'B-LOC', 'I-LOC', 'O'], word ids [None, 0, 0, 1, 1, 2, 3, 4, 5, 6, None]"),
     ],
     "decode_first_subword": [
         (edit(DECODE, "        if w is not None and w not in seen:\n            seen.add(w)\n            tags.append(tag)",
@@ -128,6 +130,13 @@ WRONG_ANSWERS = {
         (MAJORITY, "you took a majority vote over each word's pieces"),  # was told "last subword"
     ],
     "entity_f1": [
+        # entities read in another form, used alike for gold and predicted tags: the scores are right
+        (edit(F1, "out.append((typ, start, i - 1))", "out.append((start, i - 1, typ))"),
+         "read_entities(['I-PER', 'I-PER', 'O']) returned [(0, 1, 'PER')]; expected [('PER', 0, 1)]: each entity is "
+         "(type, first, last), the type first"),
+        (edit(F1, "out.append((typ, start, i - 1))", "out.append((typ, start, i))"),
+         "read_entities(['I-PER', 'I-PER', 'O']) returned [('PER', 0, 2)]; expected [('PER', 0, 1)]: last is the "
+         "index of the entity's last word, included"),
         (edit(F1, 'if prefix == "B" or (prefix == "I" and start is None):', 'if prefix == "B":'),
          "an I- tag after O (or at the start) starts an entity"),
         (edit(F1, "    p = hit / len(pred) if pred else 0.0\n    r = hit / len(gold) if gold else 0.0",
@@ -139,7 +148,7 @@ WRONG_ANSWERS = {
               "{e for n, s in enumerate(y_true) for e in read_entities(s)}").replace(
             "{(n, *e) for n, s in enumerate(y_pred) for e in read_entities(s)}", "{e for n, s in enumerate(y_pred) for e in read_entities(s)}"),
          "entities are matched within their sentence"),
-        ("def entity_f1(y_true, y_pred):\n    pairs = [(a, b) for g, p in zip(y_true, y_pred) for a, b in zip(g, p)]\n"
+        (READ + "def entity_f1(y_true, y_pred):\n    pairs = [(a, b) for g, p in zip(y_true, y_pred) for a, b in zip(g, p)]\n"
          "    acc = sum(a == b for a, b in pairs) / len(pairs)\n    return acc, acc, acc\n", "token accuracy"),
         (F1 + "\n_f1 = entity_f1\n\ndef entity_f1(y_true, y_pred):\n"
          "    types = sorted({t[2:] for s in y_true + y_pred for t in s if t != 'O'})\n"

@@ -70,6 +70,17 @@ WRONG_ANSWERS = {
          "Draw every random number from `generator`"),
         (edit(LENGTHS, "lengths = torch.arange(1, max_len + 1, dtype=torch.float64)",
               "lengths = torch.arange(1, 11, dtype=torch.float64)"), "above the bound of 4"),
+        # torch's global generator, reseeded from the one given: every length right, the notebook's later draws not
+        (edit(LENGTHS, "    return torch.multinomial(probs / probs.sum(), n, replacement=True, generator=generator) + 1",
+              "    torch.manual_seed(int(torch.randint(2 ** 62, (1,), generator=generator)))\n"
+              "    return torch.multinomial(probs / probs.sum(), n, replacement=True) + 1"),
+         "your function changed torch's global random generator (torch.manual_seed, or a draw without generator=)"),
+        ("import numpy as np\n\n\n" + edit(LENGTHS, "    return torch.multinomial(probs / probs.sum(), n, replacement=True, "
+                                                   "generator=generator) + 1",
+                                           "    np.random.seed(int(torch.randint(2 ** 31, (1,), generator=generator)))\n"
+                                           "    return torch.as_tensor(np.random.choice(lengths.numpy(), size=n, "
+                                           "p=(probs / probs.sum()).numpy())).long()"),
+         "your function changed numpy's global random generator"),
     ],
     "span_enumeration": [
         (edit(ENUM, "range(i, min(i + L, n))", "range(i, min(i + L + 1, n))"), "allows j - i < L"),
