@@ -244,6 +244,25 @@ def _history_recipe(name):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", HISTORIES)
 def test_a_history_only_run_is_the_one_the_notebook_asks_for_and_loads_without_writing(name, empty_cache):
+    if name.startswith("nli-dev-"):  # notebook 11.4a §4: an NLI recipe tried, scored on the development pairs
+        import dataclasses
+
+        from course_lib.finetuning.classify import pretrained_encoder
+        from course_lib.finetuning.data import load_nli
+        from course_lib.finetuning.nli_recipes import RECIPES, dev_run_name, dev_runs, development_pairs
+        from course_lib.finetuning.runs import TrainRun
+
+        shipped = TrainRun.from_dict(json.loads((RUNS / "finetuning" / name / "run.json").read_text()))
+        (recipe, kind), = [(r, k) for r in RECIPES for k in ("cross-encoder", "bi-encoder")
+                           if dev_run_name(r, k) == shipped.name]
+        nli_train = load_nli("train", n=600)
+        runs = dev_runs(recipe, nli_train, development_pairs(nli_train),
+                        lambda lr, epochs: dataclasses.replace(shipped.config, lr=lr, epochs=epochs),
+                        pretrained_encoder()[1], progress=False)
+        run = runs[kind]
+        assert run.shipped and run.epochs == shipped.epochs, f"{name}: run tools/ship_runs.py --only new_histories"
+        assert not [f for f in empty_cache.rglob("*") if f.is_file()], "loading a shipped history wrote into the cache"
+        return
     shipped, make_run, _, train, test, collate = _history_recipe(name)
     if shipped.name.startswith("forgetting-"):  # course-bert fine-tuned, its MLM head scored after every epoch
         import course_lib

@@ -223,6 +223,22 @@ for _run, _what, _call in [
     WHAT[_run] = ("11.4a §3", _what + " (history only)", _call)
 HISTORY_RUNS = {"scratch-cls", "scratch-cls-3000", "full-cls-100", "full-cls-250",  # shipped without weights
                 "forgetting-5e-5", "forgetting-1e-4", "full-cls-lr1e-2"}
+
+
+def _nli_development_runs() -> None:
+    """notebook 11.4a §4: each NLI recipe tried, both models, scored on the development pairs (history only)."""
+    from course_lib.finetuning.nli_recipes import KINDS, RECIPES, dev_run_name
+
+    for recipe in RECIPES:
+        for kind in KINDS:
+            name = dev_run_name(recipe, kind)
+            WHAT[name] = ("11.4a §4", f"NLI {kind}, recipe {recipe}, on the 600 training pairs, scored on 300 "
+                          "development pairs from the rest of SNLI's training file (history only)",
+                          "choose_nli_recipe(nli_train, nli_dev, config, tokenizer)")
+            HISTORY_RUNS.add(name)
+
+
+_nli_development_runs()
 _NER = "wikigold NER: W_K alone on the frozen encoder"
 _SPANS = "GUM entities (1,200 sentences, MiniLM's first 4 layers frozen, 6 epochs)"
 for _run, _what, _call in [

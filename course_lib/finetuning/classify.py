@@ -129,13 +129,11 @@ def train_classifier(model, train: Sequence, test: Sequence, collate, strategy: 
     if s.top is None:
         run = fit(model, train, collate, config, eval_data=test, length=collate.length, info=info, **common)
     else:
-        start = s.first_trained_layer(num_layers(model.bert))
+        start, wrapped = _trained_module(model, s)
         if isinstance(model, SiameseClassifier):  # two sentences, each through the encoder on its own
-            wrapped, collate_fn = SiameseFromLayer(model, start), collate_pair_states
-            states_of, length = pair_state_examples, _pair_length
+            collate_fn, states_of, length = collate_pair_states, pair_state_examples, _pair_length
         else:
-            wrapped, collate_fn = FromLayerWithMask(model, start), collate_states
-            states_of, length = state_examples, _length
+            collate_fn, states_of, length = collate_states, state_examples, _length
         if cache and find_finished(name, key) is not None:
             run = fit(wrapped, train, collate_fn, config, **common)  # found in the cache: no data needed
         else:
@@ -150,6 +148,30 @@ def train_classifier(model, train: Sequence, test: Sequence, collate, strategy: 
     if run.finished:
         _remember_run(model, run.key)
     return run
+
+
+def _trained_module(model, s) -> tuple[int | None, torch.nn.Module]:
+    """(the first layer trained, the module :func:`train_classifier` trains) for the parsed strategy ``s``: the model
+    itself when every layer trains, else its top layers and head wrapped to read the frozen layers' states."""
+    if s.top is None:
+        return None, model
+    start = s.first_trained_layer(num_layers(model.bert))
+    return start, (SiameseFromLayer(model, start) if isinstance(model, SiameseClassifier)
+                   else FromLayerWithMask(model, start))
+
+
+def classifier_history(model, train: Sequence, test: Sequence, collate, strategy: str | int, config: TrainConfig,
+                       *, name: str, cache: bool = True, progress: bool = True, device=None) -> TrainRun:
+    """A run of which a notebook needs only the history (its numbers, not its weights): shipped as that alone
+    (tools/ship_runs.py), if it started from ``model``'s weights; else trained here by :func:`train_classifier`."""
+    from .shipped import find_history, load_history, trainable_fingerprint
+
+    s, key = classifier_run_key(model, train, test, collate, strategy, config)
+    shipped = find_history(name, key) if cache else None
+    if shipped is not None:  # its fingerprint is of the module the training saw, as its weights were at the start
+        return load_history(shipped, trainable_fingerprint(_trained_module(model, s)[1]))
+    return train_classifier(model, train, test, collate, strategy, config, name=name, progress=progress, cache=cache,
+                            device=device)
 
 
 def classify_texts(model: BertForSequenceClassification, tokenizer, texts: Sequence[str],

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import torch
 
-from .classify import classifier_run_key, pretrained_classifier, scratch_classifier, train_classifier
+from .classify import classifier_history, pretrained_classifier, scratch_classifier
 from .runs import TrainConfig, TrainRun
 from .shipped import find_history, load_history, trainable_fingerprint
 
@@ -40,12 +40,8 @@ def pretrained_run(train: Sequence, test: Sequence, collate, config: TrainConfig
 
 
 def _history_run(model, train, test, collate, config, name, cache, progress, device) -> TrainRun:
-    _, key = classifier_run_key(model, train, test, collate, "full", config)
-    shipped = find_history(name, key) if cache else None
-    if shipped is not None:
-        return load_history(shipped, trainable_fingerprint(model))
-    return train_classifier(model, train, test, collate, "full", config, name=name, progress=progress, cache=cache,
-                            device=device)
+    return classifier_history(model, train, test, collate, "full", config, name=name, cache=cache, progress=progress,
+                              device=device)
 
 
 def forgetting_run(mlm_model, tokenizer, train: Sequence, test: Sequence, collate, config: TrainConfig, *,
@@ -94,3 +90,4 @@ def forgetting_run(mlm_model, tokenizer, train: Sequence, test: Sequence, collat
         info["mlm_before"] = mlm_scores()
     return fit(model, train, collate, config, evaluate_fn=both, name=name, key=key, cache=cache, progress=progress,
                device=device, length=collate.length, info=info)
+
