@@ -235,6 +235,10 @@ def _history_recipe(name):
     shipped = TrainRun.from_dict(json.loads((RUNS / "finetuning" / name / "run.json").read_text()))
     info = shipped.info
     train, test = load_sentiment("train", n=info["train_examples"]), load_sentiment("test", n=info["test_examples"])
+    if shipped.name.startswith("scratch-dev-"):  # a setting tried, scored on development sentences (11.4a §3)
+        from course_lib.finetuning.transfer import development_sentences
+
+        test = development_sentences(train)
     collate = SentenceCollator(pretrained_encoder()[1], SENTIMENT_LABELS, max_length=64)
     scratch = shipped.name.startswith("scratch-")
     return (shipped, scratch_run if scratch else pretrained_run,

@@ -139,3 +139,17 @@ def test_the_labelled_data_figure_draws_each_learner_at_its_sizes():
     assert ax.get_xscale() == "log" and [t.get_text() for t in ax.get_xticklabels()] == ["100", "250", "500", "3,000"]
     assert "labelled" in ax.get_xlabel() and "accuracy" in ax.get_ylabel()
     assert len({line.get_color() for line in lines.values() if line.get_label() in curves}) == 3
+
+
+def test_the_development_sentences_are_other_training_sentences_class_balanced_and_seeded():
+    from course_lib.finetuning.transfer import development_sentences
+
+    train = load_sentiment("train", n=500)
+    dev = development_sentences(train)
+    assert len(dev) == 400 and not {e.text for e in dev} & {e.text for e in train}
+    assert not {e.text for e in dev} & {e.text for e in load_sentiment("test")}
+    assert {label: sum(e.label == label for e in dev) for label in SENTIMENT_LABELS} == {"negative": 200, "positive": 200}
+    assert development_sentences(train) == dev
+    with pytest.raises(ValueError, match=r"only 2500 training-file sentences are not among the 500 given; 3000 "
+                                         r"development sentences were asked for"):
+        development_sentences(train, n=3000)

@@ -239,6 +239,23 @@ def _nli_development_runs() -> None:
 
 
 _nli_development_runs()
+
+
+def _scratch_development_runs() -> None:
+    """notebook 11.4a §3: each setting tried for the network from random weights, scored on the development
+    sentences (history only)."""
+    from course_lib.finetuning.transfer import SCRATCH_RECIPES, scratch_dev_name
+
+    for lr, epochs in SCRATCH_RECIPES:
+        name = scratch_dev_name(lr, epochs)
+        WHAT[name] = ("11.4a §3", f"the same network from seeded random weights, every parameter, [CLS], lr {lr:g}, "
+                      f"{epochs} epochs, on the 500 rt-polarity sentences, scored on 400 development sentences from "
+                      "the rest of the training file (history only)",
+                      "choose_scratch_recipe(train, scratch_dev, collate, config)")
+        HISTORY_RUNS.add(name)
+
+
+_scratch_development_runs()
 _NER = "wikigold NER: W_K alone on the frozen encoder"
 _SPANS = "GUM entities (1,200 sentences, MiniLM's first 4 layers frozen, 6 epochs)"
 for _run, _what, _call in [

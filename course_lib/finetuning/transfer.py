@@ -91,3 +91,38 @@ def forgetting_run(mlm_model, tokenizer, train: Sequence, test: Sequence, collat
     return fit(model, train, collate, config, evaluate_fn=both, name=name, key=key, cache=cache, progress=progress,
                device=device, length=collate.length, info=info)
 
+
+
+# the settings tried for the network from random weights, (encoder rate, epochs): the pretrained model's recipe,
+# and ten epochs at two rates
+SCRATCH_RECIPES = ((5e-5, 3), (5e-5, 10), (1e-4, 10))
+
+
+def development_sentences(train: Sequence, n: int = 400, seed: int = 0) -> list:
+    """``n`` class-balanced sentences of the sentiment training file that are not in ``train`` (by their text)."""
+    from .data import SENTIMENT_LABELS, balanced_sample, load_sentiment
+
+    seen = {e.text for e in train}
+    rest = [e for e in load_sentiment("train") if e.text not in seen]
+    if len(rest) < n:
+        raise ValueError(f"only {len(rest)} training-file sentences are not among the {len(train)} given; "
+                         f"{n} development sentences were asked for")
+    return balanced_sample(rest, n, SENTIMENT_LABELS, seed)
+
+
+def scratch_dev_name(lr: float, epochs: int) -> str:
+    return f"scratch-dev-{lr:g}-{epochs}"
+
+
+def choose_scratch_recipe(train: Sequence, dev: Sequence, collate, config, recipes=SCRATCH_RECIPES,
+                          progress: bool = True) -> tuple[tuple[float, int], dict]:
+    """Train the network from random weights with each (lr, epochs) of ``recipes`` on ``train`` and score it on
+    ``dev`` (runs named by :func:`scratch_dev_name`, shipped as their histories); return the setting with the best
+    development accuracy (of equals, the one listed first) and {setting: its run}. ``config(lr, epochs)`` makes the
+    notebook's TrainConfig."""
+    from .nli_recipes import best_recipe
+
+    runs = {(lr, epochs): scratch_run(train, dev, collate, config(lr, epochs=epochs),
+                                      name=scratch_dev_name(lr, epochs), progress=progress)
+            for lr, epochs in recipes}
+    return best_recipe({setting: {"random weights": run.final()} for setting, run in runs.items()}), runs
