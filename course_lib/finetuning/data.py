@@ -76,6 +76,19 @@ def balanced_sample(examples: list, n: int | None, labels: tuple[str, ...], seed
     return out
 
 
+def development_sample(pool: list, train: list, key, n: int, labels: tuple[str, ...], seed: int, apart: str,
+                       unit: str) -> list:
+    """``n`` class-balanced examples of ``pool`` (a training file) whose ``key`` (a sentence, a premise) is none of
+    ``train``'s: a development set to choose a recipe on, never the test set. ``apart`` and ``unit`` word the error
+    ("share no premise with", "pairs")."""
+    taken = {key(e) for e in train}
+    rest = [e for e in pool if key(e) not in taken]
+    if len(rest) < n:
+        raise ValueError(f"only {len(rest)} training-file {unit} {apart} the {len(train)} given; {n} development "
+                         f"{unit} were asked for")
+    return balanced_sample(rest, n, labels, seed)
+
+
 def load_sentiment(split: str = "train", n: int | None = None, seed: int = 0) -> list[SentenceExample]:
     """Movie-review sentences, ``n`` of them class-balanced (all 3,000 train / 1,000 test when n is None)."""
     rows = [SentenceExample(r["text"], r["label"]) for r in _read("sentiment", split)]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .data import NLI_LABELS, balanced_sample, load_nli
+from .data import NLI_LABELS, development_sample, load_nli
 
 
 @dataclass(frozen=True)
@@ -65,12 +65,8 @@ class RecipeChoice:
 
 def development_pairs(train: list, n: int = 300, seed: int = 0) -> list:
     """``n`` class-balanced pairs of SNLI's training file that are not in ``train`` and share no premise with it."""
-    premises = {e.premise for e in train}
-    rest = [e for e in load_nli("train") if e.premise not in premises]
-    if len(rest) < n:
-        raise ValueError(f"only {len(rest)} training-file pairs share no premise with the {len(train)} given; "
-                         f"{n} development pairs were asked for")
-    return balanced_sample(rest, n, NLI_LABELS, seed)
+    return development_sample(load_nli("train"), train, lambda e: e.premise, n, NLI_LABELS, seed,
+                              "share no premise with", "pairs")
 
 
 def best_recipe(dev_accuracy: dict) -> NliRecipe:

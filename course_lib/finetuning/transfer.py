@@ -100,14 +100,10 @@ SCRATCH_RECIPES = ((5e-5, 3), (5e-5, 10), (1e-4, 10))
 
 def development_sentences(train: Sequence, n: int = 400, seed: int = 0) -> list:
     """``n`` class-balanced sentences of the sentiment training file that are not in ``train`` (by their text)."""
-    from .data import SENTIMENT_LABELS, balanced_sample, load_sentiment
+    from .data import SENTIMENT_LABELS, development_sample, load_sentiment
 
-    seen = {e.text for e in train}
-    rest = [e for e in load_sentiment("train") if e.text not in seen]
-    if len(rest) < n:
-        raise ValueError(f"only {len(rest)} training-file sentences are not among the {len(train)} given; "
-                         f"{n} development sentences were asked for")
-    return balanced_sample(rest, n, SENTIMENT_LABELS, seed)
+    return development_sample(load_sentiment("train"), train, lambda e: e.text, n, SENTIMENT_LABELS, seed,
+                              "are not among", "sentences")
 
 
 def scratch_dev_name(lr: float, epochs: int) -> str:
