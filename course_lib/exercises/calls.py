@@ -185,7 +185,6 @@ def apply_after(original, state) -> None:
         original.update(state["dict"])
 
 
-
 GLOBAL_GENERATORS = {"torch": "torch's global random generator (torch.manual_seed, or a draw without generator=)",
                      "numpy": "numpy's global random generator (np.random.seed, or an np.random draw)",
                      "random": "Python's random module (random.seed, or a random.* draw)"}

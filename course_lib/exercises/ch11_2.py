@@ -35,7 +35,6 @@ import torch.nn.functional as F
 from ..pretraining.masking import IGNORE_INDEX
 from ..pretraining.masking import masked_lm_loss as reference_mlm_loss
 from ..pretraining.multilingual import language_sampling_probs
-from .calls import GLOBAL_GENERATORS
 from .core import Wrong, exercise, question, seeded
 from .hints import close, expect_shape, expect_tensor, first_mismatch, fmt_int, fmt_num, fmt_shape, same_gradient
 
@@ -96,7 +95,7 @@ def _call_mask_tokens(mask_tokens, input_ids, unigram, select_prob, seed, touche
         if touched is None:
             return mask_tokens(*args, **kwargs)
         answer, changed = value_and_generators(mask_tokens, args, kwargs)
-        touched.extend(c for c in changed if c not in touched)
+        touched += changed
         return answer
     except Wrong as e:
         msg = str(e)
@@ -286,10 +285,9 @@ def _check_mlm_masking(mask_tokens):
                     f"{agree:.0%} of the tokens both selected, where independent draws agree about 66% of the "
                     "time: draw the fates (and the random tokens) from the generator you are given too, not from "
                     "torch's global one")
-    if touched:
-        raise Wrong(f"your function changed {GLOBAL_GENERATORS[touched[0]]}. The corruption looks right, but every "
-                    "random number drawn after your function in the notebook now depends on it: draw every random "
-                    "number from `generator`, the one you are given, and leave the global generators as they were")
+    from .remote import refuse_global_draws   # the check's side only: the sandbox never imports it
+
+    refuse_global_draws(touched, "The corruption looks right")
     # without a generator (the default): it runs and returns a pair
     small = input_ids[:2, :20].clone()
     _unpack_masking(mask_tokens(small, set(SPECIAL_IDS), MASK, unigram.clone()), small)
@@ -687,7 +685,7 @@ def _call_batch_loss(masked_batch_loss, model, tok, unigram, seed, texts=BATCH_T
             answer = masked_batch_loss(*args)
         else:  # and the global generators it changed
             answer, changed = value_and_generators(masked_batch_loss, args, {})
-            touched.extend(c for c in changed if c not in touched)
+            touched += changed
     except Wrong as err:  # what the student's function raised, in the student's words
         if "raised IndexError: index out of range" in str(err):
             raise Wrong(f"{err}: the model was given an id outside the vocabulary of the tokenizer you were given, "
@@ -834,11 +832,9 @@ def check_masked_batch(masked_batch_loss):
     if not (torch.equal(again[2], first[2]) and torch.equal(again[1], first[1])):
         raise Wrong("two calls with the same seeded generator gave different batches: every random draw must come "
                     "from the generator you are given")
-    if touched:
-        raise Wrong(f"your function changed {GLOBAL_GENERATORS[touched[0]]}. The batch looks right, but every "
-                    "random number drawn after your function in the notebook now depends on it: draw every random "
-                    "number from `generator`, the one you are given (pass it on to mask_tokens), and leave the "
-                    "global generators as they were")
+    from .remote import refuse_global_draws   # the check's side only: the sandbox never imports it
+
+    refuse_global_draws(touched, "The batch looks right", given=" (pass it on to mask_tokens)")
     return (f"{len(BATCH_TEXTS)} texts → a padded batch, {n_sel} of {n_eligible} text tokens selected over "
             f"{len(BATCH_SEEDS) + len(FATES_SEEDS)} batches ({n_mask / n_sel:.0%} [MASK], {n_rnd / n_sel:.0%} random, "
             f"{n_kept / n_sel:.0%} unchanged), no padding or special token selected, the loss the model gives on "

@@ -11,7 +11,7 @@ import math
 
 from . import calls, wire
 from .clock import IdleClock
-from .core import Stopped, guarded
+from .core import Stopped, Wrong, guarded
 from .channel import Broken, Worker
 from .limits import Limits, death_phrase
 
@@ -258,3 +258,14 @@ def value_and_generators(fn, args: tuple, kwargs: dict):
     with calls.watched_generators() as changed:
         value = fn(*args, **kwargs)
     return value, changed
+
+
+def refuse_global_draws(changed: list, looks_right: str, draw: str = "every random number", given: str = "",
+                        where: str = "") -> None:
+    """Say so, as Wrong, when a call changed a global generator (``changed`` from :func:`value_and_generators`):
+    ``looks_right`` names what the check could see ("The lengths look right"), ``draw`` what to take from the
+    generator, ``given`` a hint after it, ``where`` the case it happened in."""
+    if changed:
+        raise Wrong(f"{where}your function changed {calls.GLOBAL_GENERATORS[changed[0]]}. {looks_right}, but every "
+                    f"random number drawn after your function in the notebook now depends on it: draw {draw} from "
+                    f"`generator`, the one you are given{given}, and leave the global generators as they were")

@@ -51,7 +51,7 @@ class RecipeChoice:
     train_pairs: int
     dev_pairs: int
     curves: dict[NliRecipe, dict[str, list[float]]]   # the development accuracy after each epoch
-    runs: dict = None                                  # run name (dev_run_name) -> its TrainRun
+    runs: dict                                         # run name (dev_run_name) -> its TrainRun
 
     def mean(self, recipe: NliRecipe) -> float:
         return sum(self.dev_accuracy[recipe].values()) / len(self.dev_accuracy[recipe])

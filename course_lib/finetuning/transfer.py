@@ -29,17 +29,14 @@ def scratch_run(train: Sequence, test: Sequence, collate, config: TrainConfig, *
     """Fine-tune all of :func:`scratch_classifier` (random weights from ``seed``) on ``train``, scoring ``test``
     after every epoch: the run shipped as its history if there is one (and ``cache``), else trained here."""
     model = scratch_classifier(collate.labels, pooling=pooling, seed=seed, device="cpu")
-    return _history_run(model, train, test, collate, config, name, cache, progress, device)
+    return classifier_history(model, train, test, collate, "full", config, name=name, cache=cache, progress=progress,
+                              device=device)
 
 
 def pretrained_run(train: Sequence, test: Sequence, collate, config: TrainConfig, *, name: str, pooling: str = "cls",
                    seed: int = 0, cache: bool = True, progress: bool = True, device=None) -> TrainRun:
     """The same for :func:`pretrained_classifier` (the embedded encoder, a head from ``seed``)."""
     model = pretrained_classifier(collate.labels, pooling=pooling, seed=seed, device="cpu")
-    return _history_run(model, train, test, collate, config, name, cache, progress, device)
-
-
-def _history_run(model, train, test, collate, config, name, cache, progress, device) -> TrainRun:
     return classifier_history(model, train, test, collate, "full", config, name=name, cache=cache, progress=progress,
                               device=device)
 
@@ -90,7 +87,6 @@ def forgetting_run(mlm_model, tokenizer, train: Sequence, test: Sequence, collat
         info["mlm_before"] = mlm_scores()
     return fit(model, train, collate, config, evaluate_fn=both, name=name, key=key, cache=cache, progress=progress,
                device=device, length=collate.length, info=info)
-
 
 
 # the settings tried for the network from random weights, (encoder rate, epochs): the pretrained model's recipe,
